@@ -1,0 +1,101 @@
+//! Builds `sampler-kernels` into PTX with rustc's NVPTX backend, in a nested cargo.
+//!
+//! Shared, source for source, by `sampler-host/build.rs` (so a plain `cargo build` embeds the
+//! PTX) and by `cargo xtask ptx` (through `#[path]`), so there is one recipe:
+//!
+//! `cargo +nightly rustc --release --target nvptx64-nvidia-cuda -Zbuild-std=core -- --emit=asm`
+//! with `RUSTFLAGS=-Zunstable-options -Cpanic=immediate-abort -Ctarget-cpu=<sm>`.
+//!
+//! The nested cargo gets a scrubbed environment: inherited RUSTFLAGS, RUSTC_WRAPPER, the outer
+//! build's CARGO_* variables or a target dir would change or break the device build.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The SM target used when none is asked for.
+pub const DEFAULT_SM: &str = "sm_90";
+
+/// Variables passed through to the nested cargo; everything else is dropped.
+const KEPT_ENV: &[&str] = &["PATH", "HOME", "CARGO_HOME", "RUSTUP_HOME", "TMPDIR", "USER", "CARGO_NET_OFFLINE"];
+
+/// A scrubbed command for the nightly toolchain's `tool` (cargo or rustc).
+fn nightly(tool: &str) -> Command {
+    let mut cmd = Command::new(tool);
+    cmd.env_clear();
+    for key in KEPT_ENV {
+        if let Some(value) = std::env::var_os(key) {
+            cmd.env(key, value);
+        }
+    }
+    cmd.arg("+nightly");
+    cmd
+}
+
+/// Checks that the nightly toolchain and its rust-src component are installed, and says how
+/// to install whichever is missing.
+pub fn check_toolchain() -> Result<(), String> {
+    let output = nightly("rustc").args(["--print", "sysroot"]).output().map_err(|e| {
+        format!("could not run `rustc +nightly` ({e}). The device crate needs rustup with a nightly toolchain: \
+                 `rustup toolchain install nightly --component rust-src`")
+    })?;
+    if !output.status.success() {
+        return Err(format!(
+            "`rustc +nightly --print sysroot` failed: {}\nInstall the nightly toolchain: \
+             `rustup toolchain install nightly --component rust-src`",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    let sysroot = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    let core_src = sysroot.join("lib/rustlib/src/rust/library/core/Cargo.toml");
+    if !core_src.exists() {
+        return Err(format!(
+            "the nightly toolchain at {} has no rust-src component, which -Zbuild-std=core needs.\n\
+             Install it: `rustup component add rust-src --toolchain nightly`\n\
+             (or point SAMPLER_KERNELS_PTX at a prebuilt PTX file)",
+            sysroot.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Builds the device crate for `sm` (for example `sm_90`) under `target_dir` and returns the
+/// path of the PTX file rustc wrote.
+pub fn build_ptx(workspace_root: &Path, target_dir: &Path, sm: &str) -> Result<PathBuf, String> {
+    if !sm.starts_with("sm_") || !sm[3..].chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(format!("`{sm}` is not an SM target such as sm_90"));
+    }
+    check_toolchain()?;
+    let manifest = workspace_root.join("sampler-kernels/Cargo.toml");
+    let status = nightly("cargo")
+        .args(["rustc", "--release", "--quiet", "--lib", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(target_dir)
+        .args(["--", "--emit=asm"])
+        .env("RUSTFLAGS", format!("-Zunstable-options -Cpanic=immediate-abort -Ctarget-cpu={sm}"))
+        .status()
+        .map_err(|e| format!("could not start the nested cargo for the device crate: {e}"))?;
+    if !status.success() {
+        return Err(format!("the device crate failed to build for {sm} ({status})"));
+    }
+    newest_ptx(&target_dir.join("nvptx64-nvidia-cuda/release/deps"))
+}
+
+/// rustc names the file after the crate hash; stale hashes can linger, so take the newest.
+fn newest_ptx(deps: &Path) -> Result<PathBuf, String> {
+    let entries = std::fs::read_dir(deps).map_err(|e| format!("cannot list {}: {e}", deps.display()))?;
+    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("sampler_kernels-") && name.ends_with(".s")) {
+            continue;
+        }
+        let modified = entry.metadata().and_then(|m| m.modified()).map_err(|e| e.to_string())?;
+        if best.as_ref().is_none_or(|(t, _)| modified > *t) {
+            best = Some((modified, path));
+        }
+    }
+    best.map(|(_, p)| p).ok_or_else(|| format!("no sampler_kernels-*.s under {}", deps.display()))
+}

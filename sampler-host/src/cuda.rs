@@ -1,0 +1,178 @@
+//! CUDA through cudarc: driver loading, context, the sampler's one stream, and its module.
+//!
+//! The driver is loaded at run time (cudarc's dynamic loading), so this crate builds and its
+//! CPU tests run where no CUDA is installed; asking for a GPU there returns
+//! [`Error::NoCudaDevice`].
+//!
+//! Streams and graph capture: cudarc records an event on every `CudaSlice` use when a context
+//! has several streams, and those events break stream capture
+//! (CUDA_ERROR_STREAM_CAPTURE_ISOLATION). The sampler therefore turns event tracking off for
+//! its context and does every step on one stream it owns; ordering between the caller's
+//! streams and ours is the caller's, through events, as with any CUDA library.
+
+use std::sync::Arc;
+
+use cudarc::driver::{
+    sys, CudaContext, CudaFunction, CudaGraph, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig,
+    PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+
+use crate::error::{Error, Result};
+use crate::ptx::{ENTRY_POINTS, SAMPLER_PTX};
+use sampler_kernels::abi::{DemoReduceParams, DEMO_BLOCK_THREADS, DEMO_SHARED_BYTES};
+
+/// A kernel parameter struct from `sampler_kernels::abi`, passed by value.
+///
+/// The newtype exists because cudarc's `DeviceRepr` and the ABI structs both live in other
+/// crates; the wrapper is `repr(transparent)`, so the bytes launched are the struct's.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug)]
+pub struct KernelParams<T>(pub T);
+
+// SAFETY: every T used here is a `#[repr(C)]` struct of plain integers from the ABI module,
+// with no padding the device reads and no host pointers; its layout is asserted there.
+unsafe impl DeviceRepr for KernelParams<DemoReduceParams> {}
+
+/// Maps a driver error to ours, naming what was being done.
+pub(crate) fn cuda_err(op: &'static str) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
+    move |e| Error::Cuda { op, detail: e.to_string() }
+}
+
+/// Number of CUDA devices, or [`Error::NoCudaDevice`] when there is no driver or no device.
+pub fn device_count() -> Result<usize> {
+    // SAFETY: only probes whether the driver library can be opened; loads no symbol.
+    let present = unsafe { cudarc::driver::sys::is_culib_present() };
+    if !present {
+        return Err(Error::NoCudaDevice { detail: "the CUDA driver library (libcuda.so) was not found".into() });
+    }
+    match CudaContext::device_count() {
+        Ok(n) if n > 0 => Ok(n as usize),
+        Ok(_) => Err(Error::NoCudaDevice { detail: "the driver reports 0 devices".into() }),
+        Err(e) => Err(Error::NoCudaDevice { detail: e.to_string() }),
+    }
+}
+
+/// One GPU as the sampler uses it: a context without event tracking, one stream, the module.
+pub struct GpuDevice {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+}
+
+impl GpuDevice {
+    /// Opens device `ordinal`, creates the sampler's stream and loads the embedded PTX.
+    pub fn open(ordinal: usize) -> Result<Self> {
+        let count = device_count()?;
+        if ordinal >= count {
+            return Err(Error::NoCudaDevice { detail: format!("device {ordinal} asked for, {count} present") });
+        }
+        let ctx = CudaContext::new(ordinal).map_err(cuda_err("creating the context"))?;
+        // SAFETY: no slice or stream of this context exists yet, so no tracked event is pending.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().map_err(cuda_err("creating the stream"))?;
+        let module = ctx
+            .load_module(Ptx::from_src(SAMPLER_PTX))
+            .map_err(|e| Error::ModuleLoad { detail: e.to_string() })?;
+        for name in ENTRY_POINTS {
+            module
+                .load_function(name)
+                .map_err(|e| Error::ModuleLoad { detail: format!("entry point {name}: {e}") })?;
+        }
+        Ok(Self { ctx, stream, module })
+    }
+
+    /// The context (event tracking off).
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The stream every launch of this device goes to.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The device's name, as the driver reports it.
+    pub fn name(&self) -> Result<String> {
+        self.ctx.name().map_err(cuda_err("reading the device name"))
+    }
+
+    /// An entry point of the sampler's module.
+    pub fn function(&self, name: &str) -> Result<CudaFunction> {
+        self.module.load_function(name).map_err(|e| Error::ModuleLoad { detail: format!("entry point {name}: {e}") })
+    }
+
+    /// Waits for the stream. Never called inside a capture region.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(cuda_err("synchronizing the stream"))
+    }
+
+    /// Records the work that `enqueue` puts on this device's stream into a CUDA graph.
+    ///
+    /// `enqueue` must only launch kernels and copy between device buffers: anything that
+    /// synchronizes would invalidate the capture, and the driver would report it.
+    pub fn capture<F>(&self, enqueue: F) -> Result<CudaGraph>
+    where
+        F: FnOnce() -> Result<()>,
+    {
+        self.stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(cuda_err("beginning stream capture"))?;
+        let enqueued = enqueue();
+        let ended = self.stream.end_capture(sys::CUgraphInstantiate_flags(0));
+        enqueued?;
+        match ended.map_err(cuda_err("ending stream capture"))? {
+            Some(graph) => Ok(graph),
+            None => Err(Error::Cuda { op: "ending stream capture", detail: "the capture recorded no work".into() }),
+        }
+    }
+
+    /// Enqueues `empty_kernel` (one block of one thread): the launch-overhead floor.
+    pub fn empty_kernel(&self) -> Result<()> {
+        let function = self.function("empty_kernel")?;
+        let config = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: the kernel takes no parameters and touches no memory.
+        unsafe { self.stream.launch_builder(&function).launch(config) }.map_err(cuda_err("launching empty_kernel"))?;
+        Ok(())
+    }
+
+    /// Enqueues `demo_reduce_rows`: for each of `rows` rows of `row_len` values (rows
+    /// `row_stride` apart), writes `[wrapping sum, max]` into `output`.
+    pub fn demo_reduce_rows(
+        &self,
+        input: &CudaSlice<u32>,
+        output: &mut CudaSlice<u32>,
+        row_len: u32,
+        row_stride: u32,
+        rows: u32,
+    ) -> Result<()> {
+        let invalid = |reason: String| Error::InvalidSetting { request: None, field: crate::Field::Logits, reason };
+        if row_stride % 4 != 0 || row_len > row_stride {
+            return Err(invalid(format!("row_stride {row_stride} must be a multiple of 4 and ≥ row_len {row_len}")));
+        }
+        if (rows as usize) * (row_stride as usize) > input.len() || (rows as usize) * 2 > output.len() {
+            return Err(invalid(format!("{rows} rows of stride {row_stride} do not fit the buffers")));
+        }
+        if rows == 0 {
+            return Ok(());
+        }
+        let function = self.function("demo_reduce_rows")?;
+        let (input_ptr, _input_guard) = cudarc::driver::DevicePtr::device_ptr(input, &self.stream);
+        let (output_ptr, _output_guard) = cudarc::driver::DevicePtrMut::device_ptr_mut(output, &self.stream);
+        let params = KernelParams(DemoReduceParams { input: input_ptr, output: output_ptr, row_len, row_stride, rows, _pad: 0 });
+        let config = LaunchConfig {
+            grid_dim: (rows, 1, 1),
+            block_dim: (DEMO_BLOCK_THREADS, 1, 1),
+            shared_mem_bytes: DEMO_SHARED_BYTES,
+        };
+        let mut launch = self.stream.launch_builder(&function);
+        launch.arg(&params);
+        // SAFETY: the parameter struct matches the kernel's by the ABI module; the grid has
+        // `rows` blocks of DEMO_BLOCK_THREADS with DEMO_SHARED_BYTES of shared memory, as the
+        // kernel requires; bounds, stride and alignment (cudarc allocations are 256-byte
+        // aligned, the stride is a multiple of 4) were checked above; both buffers outlive the
+        // launch because the caller holds them and the stream orders later frees.
+        unsafe { launch.launch(config) }.map_err(cuda_err("launching demo_reduce_rows"))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,27 @@
+//! sampler-host: the sonic sampler's host side.
+//!
+//! The sonic sampler does all of LLM token sampling for a batch whose requests each carry their
+//! own settings: grammar bitmask, repetition/frequency/presence penalties, logit bias,
+//! temperature, min-p, top-k, top-p, greedy or seeded random choice. Two backends compute the
+//! same function, token for token (docs/SEMANTICS.md is the contract):
+//!
+//! - [`reference::CpuReference`]: the CPU reference backend; it defines what every kernel must
+//!   compute and serves where there is no GPU.
+//! - the GPU sampler on CUDA, loaded dynamically through cudarc ([`cuda`]), running the PTX that
+//!   `build.rs` builds from `sampler-kernels` and embeds in this crate.
+//!
+//! Both sit behind [`backend::Backend`], so a caller can swap one for the other.
+//!
+//! Error handling: every fallible function returns [`Error`]; nothing here unwraps or panics
+//! on bad input.
+
+pub mod backend;
+pub mod cuda;
+pub mod error;
+pub mod logits;
+pub mod ptx;
+pub mod reference;
+pub mod settings;
+pub mod state;
+
+pub use error::{Error, Field, Result};

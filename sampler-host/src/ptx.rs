@@ -1,0 +1,9 @@
+//! The PTX module built from `sampler-kernels` by `build.rs`, embedded in the binary.
+//!
+//! Embedding keeps deployment to one file: a GPU machine needs the driver, not a toolchain.
+
+/// The module text, for `cuModuleLoadData`.
+pub const SAMPLER_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/sampler_kernels.ptx"));
+
+/// Every entry point the host launches; module load checks that each one is present.
+pub const ENTRY_POINTS: &[&str] = &["demo_reduce_rows", "empty_kernel"];

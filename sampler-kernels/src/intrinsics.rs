@@ -1,0 +1,266 @@
+//! Thin wrappers over the PTX instructions the kernels need, written with `asm!`.
+//!
+//! rustc's NVPTX backend has no stable intrinsics for most of these, and `core::arch::nvptx`
+//! covers only a few, so each one is spelled out here with the PTX it emits. Everything is
+//! `#[inline(always)]`: a call that survived inlining would need a `.func` and a stack frame,
+//! both of which the PTX check rejects.
+//!
+//! Safety, in general: these are only meaningful inside a kernel launch. Warp-synchronous
+//! instructions (`*.sync` with a member mask) require every lane named in the mask to execute
+//! the same instruction, and block barriers require every thread of the block to arrive.
+#![allow(clippy::missing_safety_doc)]
+
+use core::arch::{asm, global_asm};
+
+// The block's dynamic shared memory. Its size is set at launch; kernels carve it up by byte
+// offsets from `shared_base()`.
+global_asm!(".extern .shared .align 16 .b8 SMEM[];");
+
+macro_rules! special_register {
+    ($(#[$doc:meta])* $name:ident, $reg:literal) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name() -> u32 {
+            let value: u32;
+            // SAFETY: reading a special register has no side effect and no precondition.
+            unsafe { asm!(concat!("mov.u32 {0}, ", $reg, ";"), out(reg32) value, options(pure, nomem, nostack)) };
+            value
+        }
+    };
+}
+
+special_register!(
+    /// `mov.u32 %r, %tid.x`: the thread's index in its block.
+    thread_idx_x, "%tid.x"
+);
+special_register!(
+    /// `mov.u32 %r, %ntid.x`: threads per block along x.
+    block_dim_x, "%ntid.x"
+);
+special_register!(
+    /// `mov.u32 %r, %ctaid.x`: the block's index in the grid along x.
+    block_idx_x, "%ctaid.x"
+);
+special_register!(
+    /// `mov.u32 %r, %ctaid.y`: the block's index in the grid along y.
+    block_idx_y, "%ctaid.y"
+);
+special_register!(
+    /// `mov.u32 %r, %nctaid.x`: blocks in the grid along x.
+    grid_dim_x, "%nctaid.x"
+);
+special_register!(
+    /// `mov.u32 %r, %laneid`: the thread's lane in its warp, 0..32.
+    lane_id, "%laneid"
+);
+
+/// The warp's index in its block, for a one-dimensional block.
+#[inline(always)]
+pub fn warp_id() -> u32 {
+    thread_idx_x() >> 5
+}
+
+/// Every lane of a warp, as a member mask.
+pub const FULL_MASK: u32 = 0xffff_ffff;
+
+/// `shfl.sync.bfly.b32 d, v, lane_xor, 0x1f, mask`: the value of lane `lane_id ^ lane_xor`.
+///
+/// # Safety
+/// Every lane in `mask` executes this call, converged, with the same `lane_xor` and `mask`.
+#[inline(always)]
+pub unsafe fn shfl_xor_u32(mask: u32, value: u32, lane_xor: u32) -> u32 {
+    let out: u32;
+    // SAFETY: the caller guarantees the lanes in `mask` reach this instruction together.
+    unsafe {
+        asm!("shfl.sync.bfly.b32 {0}, {1}, {2}, 0x1f, {3};",
+             out(reg32) out, in(reg32) value, in(reg32) lane_xor, in(reg32) mask,
+             options(nomem, nostack))
+    };
+    out
+}
+
+/// `shfl.sync.down.b32 d, v, delta, 0x1f, mask`: the value of lane `lane_id + delta`, or the
+/// lane's own value where that lane is outside the warp.
+///
+/// # Safety
+/// As for [`shfl_xor_u32`].
+#[inline(always)]
+pub unsafe fn shfl_down_u32(mask: u32, value: u32, delta: u32) -> u32 {
+    let out: u32;
+    // SAFETY: the caller guarantees the lanes in `mask` reach this instruction together.
+    unsafe {
+        asm!("shfl.sync.down.b32 {0}, {1}, {2}, 0x1f, {3};",
+             out(reg32) out, in(reg32) value, in(reg32) delta, in(reg32) mask,
+             options(nomem, nostack))
+    };
+    out
+}
+
+/// `shfl.sync.idx.b32 d, v, src_lane, 0x1f, mask`: the value of lane `src_lane` (a broadcast).
+///
+/// # Safety
+/// As for [`shfl_xor_u32`].
+#[inline(always)]
+pub unsafe fn shfl_idx_u32(mask: u32, value: u32, src_lane: u32) -> u32 {
+    let out: u32;
+    // SAFETY: the caller guarantees the lanes in `mask` reach this instruction together.
+    unsafe {
+        asm!("shfl.sync.idx.b32 {0}, {1}, {2}, 0x1f, {3};",
+             out(reg32) out, in(reg32) value, in(reg32) src_lane, in(reg32) mask,
+             options(nomem, nostack))
+    };
+    out
+}
+
+/// `vote.sync.ballot.b32 d, p, mask`: bit `i` is set when lane `i` passed `true`.
+///
+/// # Safety
+/// Every lane in `mask` executes this call, converged, with the same `mask`.
+#[inline(always)]
+pub unsafe fn ballot(mask: u32, predicate: bool) -> u32 {
+    let out: u32;
+    // SAFETY: the caller guarantees the lanes in `mask` reach this instruction together.
+    unsafe {
+        asm!("{{ .reg .pred p; setp.ne.u32 p, {1}, 0; vote.sync.ballot.b32 {0}, p, {2}; }}",
+             out(reg32) out, in(reg32) predicate as u32, in(reg32) mask,
+             options(nomem, nostack))
+    };
+    out
+}
+
+/// `vote.sync.any.pred d, p, mask`: whether any lane in `mask` passed `true`.
+///
+/// # Safety
+/// As for [`ballot`].
+#[inline(always)]
+pub unsafe fn vote_any(mask: u32, predicate: bool) -> bool {
+    let out: u32;
+    // SAFETY: the caller guarantees the lanes in `mask` reach this instruction together.
+    unsafe {
+        asm!("{{ .reg .pred p, q; setp.ne.u32 p, {1}, 0; vote.sync.any.pred q, p, {2}; selp.u32 {0}, 1, 0, q; }}",
+             out(reg32) out, in(reg32) predicate as u32, in(reg32) mask,
+             options(nomem, nostack))
+    };
+    out != 0
+}
+
+/// `vote.sync.all.pred d, p, mask`: whether every lane in `mask` passed `true`.
+///
+/// # Safety
+/// As for [`ballot`].
+#[inline(always)]
+pub unsafe fn vote_all(mask: u32, predicate: bool) -> bool {
+    let out: u32;
+    // SAFETY: the caller guarantees the lanes in `mask` reach this instruction together.
+    unsafe {
+        asm!("{{ .reg .pred p, q; setp.ne.u32 p, {1}, 0; vote.sync.all.pred q, p, {2}; selp.u32 {0}, 1, 0, q; }}",
+             out(reg32) out, in(reg32) predicate as u32, in(reg32) mask,
+             options(nomem, nostack))
+    };
+    out != 0
+}
+
+/// `bar.sync 0`: block-wide barrier; also orders shared-memory accesses across it.
+///
+/// # Safety
+/// Every thread of the block reaches this same barrier (no thread has returned early and
+/// no thread is on a path that skips it).
+#[inline(always)]
+pub unsafe fn sync_threads() {
+    // SAFETY: the caller guarantees that the whole block arrives.
+    unsafe { asm!("bar.sync 0;", options(nostack)) };
+}
+
+/// `bar.warp.sync mask`: waits for the lanes in `mask` and orders their memory accesses.
+///
+/// # Safety
+/// Every lane in `mask` executes this call with the same `mask`.
+#[inline(always)]
+pub unsafe fn sync_warp(mask: u32) {
+    // SAFETY: the caller guarantees that the lanes in `mask` arrive.
+    unsafe { asm!("bar.warp.sync {0};", in(reg32) mask, options(nostack)) };
+}
+
+/// `mov.u32 %r, SMEM`: the shared-window address of the block's dynamic shared memory.
+#[inline(always)]
+pub fn shared_base() -> u32 {
+    let addr: u32;
+    // SAFETY: taking the address of the shared symbol touches no memory.
+    unsafe { asm!("mov.u32 {0}, SMEM;", out(reg32) addr, options(pure, nomem, nostack)) };
+    addr
+}
+
+/// `ld.shared.u32 d, [addr]`.
+///
+/// # Safety
+/// `addr` is 4-byte aligned and inside the dynamic shared memory given at launch; no other
+/// thread writes it without a barrier in between.
+#[inline(always)]
+pub unsafe fn ld_shared_u32(addr: u32) -> u32 {
+    let value: u32;
+    // SAFETY: the caller guarantees alignment, bounds and the absence of a race.
+    unsafe { asm!("ld.shared.u32 {0}, [{1}];", out(reg32) value, in(reg32) addr, options(nostack, readonly)) };
+    value
+}
+
+/// `st.shared.u32 [addr], v`.
+///
+/// # Safety
+/// As for [`ld_shared_u32`], for a write.
+#[inline(always)]
+pub unsafe fn st_shared_u32(addr: u32, value: u32) {
+    // SAFETY: the caller guarantees alignment, bounds and the absence of a race.
+    unsafe { asm!("st.shared.u32 [{0}], {1};", in(reg32) addr, in(reg32) value, options(nostack)) };
+}
+
+/// `ld.shared.u64 d, [addr]`.
+///
+/// # Safety
+/// `addr` is 8-byte aligned; otherwise as for [`ld_shared_u32`].
+#[inline(always)]
+pub unsafe fn ld_shared_u64(addr: u32) -> u64 {
+    let value: u64;
+    // SAFETY: the caller guarantees alignment, bounds and the absence of a race.
+    unsafe { asm!("ld.shared.u64 {0}, [{1}];", out(reg64) value, in(reg32) addr, options(nostack, readonly)) };
+    value
+}
+
+/// `st.shared.u64 [addr], v`.
+///
+/// # Safety
+/// `addr` is 8-byte aligned; otherwise as for [`st_shared_u32`].
+#[inline(always)]
+pub unsafe fn st_shared_u64(addr: u32, value: u64) {
+    // SAFETY: the caller guarantees alignment, bounds and the absence of a race.
+    unsafe { asm!("st.shared.u64 [{0}], {1};", in(reg32) addr, in(reg64) value, options(nostack)) };
+}
+
+/// `ld.global.nc.v4.u32 {a, b, c, d}, [ptr]`: a 16-byte load through the non-coherent
+/// (read-only) data path.
+///
+/// # Safety
+/// `ptr` is 16-byte aligned, points to 16 readable bytes of global memory, and nothing writes
+/// those bytes while the kernel runs.
+#[inline(always)]
+pub unsafe fn ld_global_nc_v4_u32(ptr: *const u32) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: the caller guarantees alignment, bounds and that the data is read-only.
+    unsafe {
+        asm!("ld.global.nc.v4.u32 {{{0}, {1}, {2}, {3}}}, [{4}];",
+             out(reg32) a, out(reg32) b, out(reg32) c, out(reg32) d, in(reg64) ptr,
+             options(nostack, readonly, pure))
+    };
+    [a, b, c, d]
+}
+
+/// `ld.global.nc.u32 d, [ptr]`: a 4-byte read-only load, for the ragged ends of a row.
+///
+/// # Safety
+/// `ptr` is 4-byte aligned and readable; nothing writes it while the kernel runs.
+#[inline(always)]
+pub unsafe fn ld_global_nc_u32(ptr: *const u32) -> u32 {
+    let value: u32;
+    // SAFETY: the caller guarantees alignment, bounds and that the data is read-only.
+    unsafe { asm!("ld.global.nc.u32 {0}, [{1}];", out(reg32) value, in(reg64) ptr, options(nostack, readonly, pure)) };
+    value
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs the sonic sampler's GPU work on a machine with a GPU and no Rust toolchain.
+#   ./run.sh            GPU tests (REQUIRE_GPU=1: a missing GPU fails), ends with "N passed, N failed"
+#   ./run.sh bench [--quick] [--out DIR]   the benchmark
+#   ./run.sh sanitize   the GPU tests under compute-sanitizer (memcheck, racecheck, initcheck, synccheck)
+set -u
+here="$(cd "$(dirname "$0")" && pwd)"
+export REQUIRE_GPU=1
+
+run_tests() {
+  local wrap=("$@") passed=0 failed=0 t out p f
+  for t in "$here"/tests/*; do
+    echo "== ${wrap[*]:-} $(basename "$t")"
+    out=$("${wrap[@]}" "$t" --test-threads=1 2>&1)
+    local rc=$?
+    echo "$out"
+    p=$(echo "$out" | sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\1/p' | tail -1)
+    f=$(echo "$out" | sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\2/p' | tail -1)
+    if [ -z "$p" ]; then p=0; f=1; fi          # crashed before libtest's summary
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi  # e.g. a sanitizer error exit
+    passed=$((passed + p)); failed=$((failed + f))
+  done
+  echo "${passed} passed, ${failed} failed"
+  [ "$failed" -eq 0 ]
+}
+
+case "${1:-test}" in
+  test) run_tests ;;
+  bench) shift; exec "$here/sonic-bench" "$@" ;;
+  sanitize)
+    rc=0
+    for tool in memcheck racecheck initcheck synccheck; do
+      run_tests compute-sanitizer --tool "$tool" --error-exitcode 1 || rc=1
+    done
+    exit $rc ;;
+  *) echo "usage: run.sh [test|bench|sanitize]"; exit 2 ;;
+esac

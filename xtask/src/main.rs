@@ -1,0 +1,153 @@
+//! `cargo xtask`: the project's automation, in Rust so it needs nothing but cargo.
+//!
+//! - `ptx [--sm sm_90]`        build the device crate to PTX (same recipe as sampler-host's build.rs)
+//! - `ptx-check [--sm sm_90]`  build, then assemble every entry point with ptxas and check it
+//! - `test`                    ptx-check, then every workspace test (the README's test command)
+//! - `bundle`                  GPU test binaries + benchmark + PTX + run script, for a GPU machine
+//! - `bench [--quick]`         bundle, then run the benchmark here (needs a GPU)
+
+#[path = "../../sampler-host/ptx_build.rs"]
+mod ptx_build;
+mod ptx_check;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    let status = cmd.status().with_context(|| format!("could not start {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed: {status}");
+    }
+    Ok(())
+}
+
+fn sm_arg(args: &[String]) -> String {
+    args.iter()
+        .position(|a| a == "--sm")
+        .and_then(|i| args.get(i + 1).cloned())
+        .unwrap_or_else(|| ptx_build::DEFAULT_SM.to_string())
+}
+
+/// Builds the PTX into target/ptx/<sm> (the directory build.rs uses, so the two share a cache).
+fn build_ptx(sm: &str) -> Result<PathBuf> {
+    let root = workspace_root();
+    let ptx = ptx_build::build_ptx(&root, &root.join("target/ptx").join(sm), sm).map_err(anyhow::Error::msg)?;
+    let out = root.join("target/ptx").join(format!("sampler_kernels.{sm}.ptx"));
+    std::fs::copy(&ptx, &out).with_context(|| format!("copying {}", ptx.display()))?;
+    Ok(out)
+}
+
+fn cmd_test() -> Result<()> {
+    let ptx = build_ptx(ptx_build::DEFAULT_SM)?;
+    ptx_check::check(&ptx, ptx_build::DEFAULT_SM)?;
+    run(cargo().current_dir(workspace_root()).args(["test", "--workspace"]))?;
+    println!("xtask test: PTX checks and every workspace test passed");
+    Ok(())
+}
+
+/// Test executables that `cargo test --no-run --message-format=json` reports for a package.
+fn test_executables(package: &str) -> Result<Vec<PathBuf>> {
+    let output = cargo()
+        .current_dir(workspace_root())
+        .args(["test", "--release", "--no-run", "--message-format=json", "-p", package])
+        .output()
+        .context("cargo test --no-run")?;
+    if !output.status.success() {
+        bail!("building the test binaries failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    }
+    let mut executables = Vec::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        // Integration-test targets only: unit-test harnesses of the lib and bins hold no GPU test.
+        let is_test_build = message["profile"]["test"].as_bool() == Some(true);
+        let is_test_target = message["target"]["kind"].as_array().is_some_and(|k| k.iter().any(|v| v == "test"));
+        if let (true, true, Some(exe)) = (is_test_build, is_test_target, message["executable"].as_str()) {
+            executables.push(PathBuf::from(exe));
+        }
+    }
+    Ok(executables)
+}
+
+const RUN_SCRIPT: &str = include_str!("bundle_run.sh");
+
+fn cmd_bundle() -> Result<PathBuf> {
+    let root = workspace_root();
+    let bundle = root.join("bundle");
+    if bundle.exists() {
+        std::fs::remove_dir_all(&bundle)?;
+    }
+    std::fs::create_dir_all(bundle.join("tests"))?;
+    let ptx = build_ptx(ptx_build::DEFAULT_SM)?;
+    ptx_check::check(&ptx, ptx_build::DEFAULT_SM)?;
+    std::fs::copy(&ptx, bundle.join("sampler_kernels.ptx"))?;
+    for exe in test_executables("sampler-tests")? {
+        let name = exe.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        // Drop cargo's hash suffix so the script and the results name tests plainly.
+        let plain = name.rsplit_once('-').map(|(stem, _)| stem.to_string()).unwrap_or(name);
+        std::fs::copy(&exe, bundle.join("tests").join(plain))?;
+    }
+    run(cargo().current_dir(&root).args(["build", "--release", "-p", "sampler-tests", "--bin", "sonic-bench"]))?;
+    std::fs::copy(root.join("target/release/sonic-bench"), bundle.join("sonic-bench"))?;
+    let script = bundle.join("run.sh");
+    std::fs::write(&script, RUN_SCRIPT)?;
+    run(Command::new("chmod").arg("+x").arg(&script))?;
+    let size = dir_size(&bundle)?;
+    println!("bundle: {} ({:.1} MB)", bundle.display(), size as f64 / 1e6);
+    if size > 30_000_000 {
+        bail!("the bundle is {size} bytes, over the 30 MB budget");
+    }
+    Ok(bundle)
+}
+
+fn dir_size(dir: &Path) -> Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        total += if meta.is_dir() { dir_size(&entry.path())? } else { meta.len() };
+    }
+    Ok(total)
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("ptx") => {
+            let path = build_ptx(&sm_arg(&args))?;
+            println!("{}", path.display());
+        }
+        Some("ptx-check") => {
+            let sm = sm_arg(&args);
+            let path = build_ptx(&sm)?;
+            ptx_check::check(&path, &sm)?;
+        }
+        Some("test") => cmd_test()?,
+        Some("bundle") => {
+            cmd_bundle()?;
+        }
+        Some("bench") => {
+            let bundle = cmd_bundle()?;
+            let mut cmd = Command::new(bundle.join("run.sh"));
+            cmd.arg("bench");
+            if args.iter().any(|a| a == "--quick") {
+                cmd.arg("--quick");
+            }
+            run(&mut cmd)?;
+        }
+        _ => {
+            eprintln!("usage: cargo xtask <ptx|ptx-check|test|bundle|bench> [--sm sm_90] [--quick]");
+            std::process::exit(2);
+        }
+    }
+    Ok(())
+}
