@@ -18,6 +18,7 @@
 pub mod backend;
 pub mod cuda;
 pub mod error;
+pub mod gpu;
 pub mod logits;
 pub mod ptx;
 pub mod reference;

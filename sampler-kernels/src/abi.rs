@@ -30,3 +30,135 @@ const _: () = assert!(core::mem::align_of::<DemoReduceParams>() == 8);
 pub const DEMO_BLOCK_THREADS: u32 = 256;
 /// Dynamic shared memory `demo_reduce_rows` needs: one `[sum, max]` pair per warp.
 pub const DEMO_SHARED_BYTES: u32 = (DEMO_BLOCK_THREADS / 32) * 8;
+
+// ---------------------------------------------------------------------------------------------
+// The sampler step: three kernels (`sample_tiles`, `sample_rows`, `sample_exact`) share one
+// parameter struct, `StepParams`, and read per-row settings from device memory.
+
+/// Threads per block of every sampler kernel.
+pub const SAMPLER_THREADS: u32 = 512;
+/// Tokens each thread of a tile handles (two 16-byte loads of f32, one of bf16/f16).
+pub const TOKENS_PER_THREAD: u32 = 8;
+/// Tokens per vocab tile: one stage-1 block, one chunk of the exact pass.
+pub const TILE_TOKENS: u32 = SAMPLER_THREADS * TOKENS_PER_THREAD;
+/// Candidates each tile keeps for stage 2, in key order.
+pub const TILE_CANDIDATES: usize = 32;
+/// Mass bands per tile: offsets 0..=36 below the tile's ceiling (docs/SEMANTICS.md).
+pub const MASS_BANDS: usize = 37;
+/// Largest merged candidate list stage 2 sorts in shared memory; longer rows take the exact pass.
+pub const MERGE_CAPACITY: u32 = 2048;
+/// Most tiles a row may have (so stage 2 scans tile masses in one block): V ≤ 2,097,152.
+pub const MAX_TILES: u32 = SAMPLER_THREADS * 1;
+/// Most top log-probabilities a row may ask for.
+pub const MAX_TOP_LOGPROBS: u32 = 20;
+/// Largest bucket the exact pass sorts in shared memory before it refines further.
+pub const EXACT_BUCKET_CAPACITY: u32 = 4096;
+
+/// Logit element types, as `StepParams::dtype`.
+pub const DTYPE_F32: u32 = 0;
+pub const DTYPE_BF16: u32 = 1;
+pub const DTYPE_F16: u32 = 2;
+
+/// `RowSettings::flags`: the row has a grammar bitmask row.
+pub const ROW_HAS_BITMASK: u32 = 1 << 0;
+/// `RowSettings::flags`: write the chosen token's log-probability.
+pub const ROW_WANT_LOGPROB: u32 = 1 << 1;
+/// `RowSettings::flags`: bits 8..16 hold the number of top log-probabilities (≤ 20).
+pub const ROW_TOP_LOGPROBS_SHIFT: u32 = 8;
+
+/// One batch row's settings, in device memory, rewritten by the host before each step (one
+/// copy for the whole batch) or by the caller directly. The kernels check every field they use
+/// and answer garbage with `STATUS_INVALID_SETTINGS` for that row alone.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RowSettings {
+    pub temperature: f32,
+    pub top_p: f32,
+    pub min_p: f32,
+    pub repetition_penalty: f32,
+    pub frequency_penalty: f32,
+    pub presence_penalty: f32,
+    /// 0 disables top-k.
+    pub top_k: u32,
+    /// Request slot: row of the penalty counts, seed and step arrays.
+    pub slot: u32,
+    /// First logit-bias entry of this row in the step's bias arrays.
+    pub bias_offset: u32,
+    /// Number of logit-bias entries (token ids distinct, checked by the host).
+    pub bias_len: u32,
+    /// `ROW_*` flags.
+    pub flags: u32,
+    pub _pad: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<RowSettings>() == 48);
+const _: () = assert!(core::mem::align_of::<RowSettings>() == 4);
+
+/// What stage 1 leaves for stage 2 about one (row, tile).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct TileRecord {
+    /// The tile's largest packed keys, largest first; 0 pads. `candidates[0]` is the tile max.
+    pub candidates: [u64; TILE_CANDIDATES],
+    /// `band_mass[d]`: Σ frac_weight over the tile's tokens whose ceiling is `band_ceiling - d`.
+    pub band_mass: [u64; MASS_BANDS],
+    /// `soft_ceil` of the tile's largest finite value (meaningful when `valid > 0`).
+    pub band_ceiling: f32,
+    /// Tokens with a processed value above -inf.
+    pub valid: u32,
+    /// Tokens whose processed value is +inf.
+    pub infinite: u32,
+    /// 1 when `band_mass` was computed (rows that need mass), else 0.
+    pub has_mass: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<TileRecord>() == 8 * (TILE_CANDIDATES + MASS_BANDS) + 16);
+const _: () = assert!(core::mem::align_of::<TileRecord>() == 8);
+
+/// The parameter of all three sampler kernels. Pointers are device addresses.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StepParams {
+    /// Logits, `rows` rows of `vocab` elements of `dtype`, rows `row_stride` elements apart.
+    pub logits: u64,
+    pub row_stride: u64,
+    /// `u32` in device memory: rows active in this step (≤ `rows`); the rest of the grid idles.
+    pub active_rows: u64,
+    /// `RowSettings[rows]`.
+    pub settings: u64,
+    /// Grammar bitmask, `i32[rows][bitmask_words]`; rows without `ROW_HAS_BITMASK` ignore it.
+    pub bitmask: u64,
+    /// Step bias arrays: `u32` token ids and `f32` values.
+    pub bias_tokens: u64,
+    pub bias_values: u64,
+    /// Penalty state: `u32[slots][counts_stride]`, bit 31 = seen in the prompt, bits 0..31 = output count.
+    pub counts: u64,
+    /// Per slot `u64` seed and step counter.
+    pub seeds: u64,
+    pub steps: u64,
+    /// `TileRecord[rows][tiles]`.
+    pub records: u64,
+    /// `u32[rows]`: 1 when stage 2 left the row to the exact pass.
+    pub exact_flags: u64,
+    /// Outputs: `i32[rows]` tokens, `u32[rows]` status, `f32[rows]` log-probabilities,
+    /// `i32[rows][20]` and `f32[rows][20]` top log-probabilities.
+    pub out_tokens: u64,
+    pub out_status: u64,
+    pub out_logprobs: u64,
+    pub out_top_tokens: u64,
+    pub out_top_logprobs: u64,
+    pub dtype: u32,
+    pub vocab: u32,
+    pub rows: u32,
+    pub tiles: u32,
+    pub bitmask_words: u32,
+    pub bias_capacity: u32,
+    pub slots: u32,
+    pub counts_stride: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<StepParams>() == 17 * 8 + 8 * 4);
+const _: () = assert!(core::mem::align_of::<StepParams>() == 8);
+
+/// Bytes of dynamic shared memory each sampler kernel is launched with.
+pub const SAMPLER_SHARED_BYTES: u32 = 40 * 1024;

@@ -235,7 +235,7 @@ pub unsafe fn st_shared_u64(addr: u32, value: u64) {
     unsafe { asm!("st.shared.u64 [{0}], {1};", in(reg32) addr, in(reg64) value, options(nostack)) };
 }
 
-/// `ld.global.nc.v4.u32 {a, b, c, d}, [ptr]`: a 16-byte load through the non-coherent
+/// `cvta.to.global.u64` then `ld.global.nc.v4.u32 {a, b, c, d}, [g]`: a 16-byte load through the non-coherent
 /// (read-only) data path.
 ///
 /// # Safety
@@ -246,14 +246,14 @@ pub unsafe fn ld_global_nc_v4_u32(ptr: *const u32) -> [u32; 4] {
     let (a, b, c, d): (u32, u32, u32, u32);
     // SAFETY: the caller guarantees alignment, bounds and that the data is read-only.
     unsafe {
-        asm!("ld.global.nc.v4.u32 {{{0}, {1}, {2}, {3}}}, [{4}];",
+        asm!("{{ .reg .u64 g; cvta.to.global.u64 g, {4}; ld.global.nc.v4.u32 {{{0}, {1}, {2}, {3}}}, [g]; }}",
              out(reg32) a, out(reg32) b, out(reg32) c, out(reg32) d, in(reg64) ptr,
              options(nostack, readonly, pure))
     };
     [a, b, c, d]
 }
 
-/// `ld.global.nc.u32 d, [ptr]`: a 4-byte read-only load, for the ragged ends of a row.
+/// `cvta.to.global.u64` then `ld.global.nc.u32 d, [g]`: a 4-byte read-only load, for the ragged ends of a row.
 ///
 /// # Safety
 /// `ptr` is 4-byte aligned and readable; nothing writes it while the kernel runs.
@@ -261,6 +261,72 @@ pub unsafe fn ld_global_nc_v4_u32(ptr: *const u32) -> [u32; 4] {
 pub unsafe fn ld_global_nc_u32(ptr: *const u32) -> u32 {
     let value: u32;
     // SAFETY: the caller guarantees alignment, bounds and that the data is read-only.
-    unsafe { asm!("ld.global.nc.u32 {0}, [{1}];", out(reg32) value, in(reg64) ptr, options(nostack, readonly, pure)) };
+    unsafe {
+        asm!("{{ .reg .u64 g; cvta.to.global.u64 g, {1}; ld.global.nc.u32 {0}, [g]; }}",
+             out(reg32) value, in(reg64) ptr, options(nostack, readonly, pure))
+    };
     value
+}
+
+/// `shfl.sync.up.b32 d, v, delta, 0, mask`: the value of lane `lane_id - delta`, or the lane's
+/// own value for the first `delta` lanes (the building block of warp prefix scans).
+///
+/// # Safety
+/// As for [`shfl_xor_u32`].
+#[inline(always)]
+pub unsafe fn shfl_up_u32(mask: u32, value: u32, delta: u32) -> u32 {
+    let out: u32;
+    // SAFETY: the caller guarantees the lanes in `mask` reach this instruction together.
+    unsafe {
+        asm!("shfl.sync.up.b32 {0}, {1}, {2}, 0, {3};",
+             out(reg32) out, in(reg32) value, in(reg32) delta, in(reg32) mask,
+             options(nomem, nostack))
+    };
+    out
+}
+
+/// `atom.shared.add.u32 old, [addr], v`: adds `v` and returns the previous value.
+///
+/// # Safety
+/// `addr` is 4-byte aligned and inside the launch's dynamic shared memory.
+#[inline(always)]
+pub unsafe fn atom_add_shared_u32(addr: u32, value: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller guarantees alignment and bounds; the operation itself is atomic.
+    unsafe { asm!("atom.shared.add.u32 {0}, [{1}], {2};", out(reg32) old, in(reg32) addr, in(reg32) value, options(nostack)) };
+    old
+}
+
+/// `atom.shared.add.u64 old, [addr], v`: adds `v` and returns the previous value.
+///
+/// # Safety
+/// `addr` is 8-byte aligned and inside the launch's dynamic shared memory.
+#[inline(always)]
+pub unsafe fn atom_add_shared_u64(addr: u32, value: u64) -> u64 {
+    let old: u64;
+    // SAFETY: the caller guarantees alignment and bounds; the operation itself is atomic.
+    unsafe { asm!("atom.shared.add.u64 {0}, [{1}], {2};", out(reg64) old, in(reg32) addr, in(reg64) value, options(nostack)) };
+    old
+}
+
+/// Shuffles a `u64` as two 32-bit halves with [`shfl_xor_u32`].
+///
+/// # Safety
+/// As for [`shfl_xor_u32`].
+#[inline(always)]
+pub unsafe fn shfl_xor_u64(mask: u32, value: u64, lane_xor: u32) -> u64 {
+    // SAFETY: forwarded from the caller.
+    let (lo, hi) = unsafe { (shfl_xor_u32(mask, value as u32, lane_xor), shfl_xor_u32(mask, (value >> 32) as u32, lane_xor)) };
+    ((hi as u64) << 32) | lo as u64
+}
+
+/// Shuffles a `u64` up by `delta` lanes with [`shfl_up_u32`].
+///
+/// # Safety
+/// As for [`shfl_xor_u32`].
+#[inline(always)]
+pub unsafe fn shfl_up_u64(mask: u32, value: u64, delta: u32) -> u64 {
+    // SAFETY: forwarded from the caller.
+    let (lo, hi) = unsafe { (shfl_up_u32(mask, value as u32, delta), shfl_up_u32(mask, (value >> 32) as u32, delta)) };
+    ((hi as u64) << 32) | lo as u64
 }

@@ -43,3 +43,105 @@ pub fn fresh_rng(test: &str) -> Xoshiro256PlusPlus {
 pub fn random_u32s(rng: &mut impl Rng, n: usize) -> Vec<u32> {
     (0..n).map(|_| rng.next_u32()).collect()
 }
+
+/// Uniform in (0, 1).
+pub fn unit(rng: &mut impl Rng) -> f64 {
+    ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+}
+
+/// `N(0, sigma²)` by Box–Muller.
+pub fn normal(rng: &mut impl Rng, sigma: f64) -> f32 {
+    let (a, b) = (unit(rng), unit(rng));
+    (sigma * (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()) as f32
+}
+
+/// Shapes of logit rows the GPU tests draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowShape {
+    /// N(0, 2) plus about 20 tokens boosted by +8..+14: LLM-like.
+    Peaked,
+    /// N(0, 0.5): high entropy, wide nuclei, forces the exact pass.
+    Flat,
+}
+
+/// One row of logits of the given shape.
+pub fn logit_row(rng: &mut impl Rng, shape: RowShape, vocab: usize) -> Vec<f32> {
+    match shape {
+        RowShape::Peaked => {
+            let mut row: Vec<f32> = (0..vocab).map(|_| normal(rng, 2.0)).collect();
+            for _ in 0..vocab.min(20) {
+                let t = (rng.next_u64() % vocab as u64) as usize;
+                row[t] += 8.0 + 6.0 * unit(rng) as f32;
+            }
+            row
+        }
+        RowShape::Flat => (0..vocab).map(|_| normal(rng, 0.5)).collect(),
+    }
+}
+
+/// `rng` reduced to `0..n`.
+pub fn below(rng: &mut impl Rng, n: u64) -> u64 {
+    rng.next_u64() % n
+}
+
+/// Random valid settings covering every feature, on and off, including top-k above the tile
+/// lists and wide nuclei.
+pub fn mixed_params(rng: &mut impl Rng, vocab: usize) -> sampler_host::settings::SamplingParams {
+    use sampler_host::settings::SamplingParams;
+    let mut p = if below(rng, 4) == 0 {
+        SamplingParams::greedy()
+    } else {
+        let t = 0.3 + unit(rng) as f32 * 1.2;
+        SamplingParams::random(t, rng.next_u64())
+    };
+    match below(rng, 5) {
+        0 | 1 => {}
+        2 | 3 => p.top_k = 1 + below(rng, 128) as u32,
+        _ => p.top_k = 129 + below(rng, 4000) as u32,
+    }
+    if below(rng, 5) < 3 {
+        p.top_p = 0.5 + 0.49 * unit(rng) as f32;
+    }
+    if below(rng, 3) == 0 {
+        p.min_p = 0.001 + 0.2 * unit(rng) as f32;
+    }
+    if below(rng, 2) == 0 {
+        p.repetition_penalty = 0.8 + 0.7 * unit(rng) as f32;
+        p.frequency_penalty = unit(rng) as f32 - 0.3;
+        p.presence_penalty = unit(rng) as f32 - 0.3;
+    }
+    if below(rng, 3) == 0 {
+        let n = 1 + below(rng, 30) as usize;
+        let mut ids: Vec<u32> = (0..n).map(|_| below(rng, vocab as u64) as u32).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        p.logit_bias = ids.into_iter().map(|t| (t, (unit(rng) as f32 - 0.5) * 20.0)).collect();
+    }
+    if below(rng, 3) == 0 {
+        p.logprobs = true;
+        p.top_logprobs = below(rng, 21) as u32;
+    }
+    p
+}
+
+/// A random XGrammar bitmask row allowing each token with probability `allow`.
+pub fn bitmask_row(rng: &mut impl Rng, vocab: usize, allow: f64) -> Vec<i32> {
+    let words = vocab.div_ceil(32);
+    (0..words)
+        .map(|_| {
+            let mut w = 0u32;
+            for b in 0..32 {
+                if unit(rng) < allow {
+                    w |= 1 << b;
+                }
+            }
+            w as i32
+        })
+        .collect()
+}
+
+/// Random prompt tokens.
+pub fn prompt(rng: &mut impl Rng, vocab: usize) -> Vec<u32> {
+    let n = (rng.next_u64() % 64) as usize;
+    (0..n).map(|_| (rng.next_u64() % vocab as u64) as u32).collect()
+}

@@ -1,0 +1,280 @@
+//! Demo: sample tokens from a logits file (.npy or .safetensors) with settings from the
+//! command line, and print the tokens and the time per step.
+//!
+//! ```text
+//! sonic-sample <file.npy|file.safetensors> [--tensor NAME] [--temperature T] [--top-k K]
+//!     [--top-p P] [--min-p M] [--repetition-penalty R] [--frequency-penalty F]
+//!     [--presence-penalty P] [--seed S] [--steps N] [--backend auto|cpu|gpu]
+//! ```
+//! The array is `rows × vocab` (or one row) of f32, bf16 or f16. Every row is one request;
+//! each step samples all rows again from the same logits, so penalties accumulate.
+
+use std::fmt;
+use std::time::Instant;
+
+use half::{bf16, f16};
+use sampler_host::backend::{Backend, Batch, BatchRow};
+use sampler_host::logits::{HostLogits, LogitsData};
+use sampler_host::reference::CpuReference;
+use sampler_host::settings::SamplingParams;
+
+const USAGE: &str =
+    "usage: sonic-sample <file.npy|file.safetensors> [--tensor NAME] [--temperature T] \
+[--top-k K] [--top-p P] [--min-p M] [--repetition-penalty R] [--frequency-penalty F] \
+[--presence-penalty P] [--seed S] [--steps N] [--backend auto|cpu|gpu]";
+
+#[derive(Debug)]
+struct DemoError(String);
+
+impl fmt::Display for DemoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<sampler_host::Error> for DemoError {
+    fn from(e: sampler_host::Error) -> Self {
+        DemoError(e.to_string())
+    }
+}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, DemoError> {
+    Err(DemoError(msg.into()))
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum BackendChoice {
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+struct Args {
+    path: String,
+    tensor: Option<String>,
+    params: SamplingParams,
+    steps: usize,
+    backend: BackendChoice,
+}
+
+fn parse_num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, DemoError> {
+    let Some(v) = v else {
+        return err(format!("{flag} needs a value"));
+    };
+    v.parse()
+        .map_err(|_| DemoError(format!("{flag}: cannot parse {v:?}")))
+}
+
+fn parse_args() -> Result<Args, DemoError> {
+    let mut it = std::env::args().skip(1);
+    let mut path = None;
+    let mut args = Args {
+        path: String::new(),
+        tensor: None,
+        params: SamplingParams::default(),
+        steps: 1,
+        backend: BackendChoice::Auto,
+    };
+    while let Some(a) = it.next() {
+        let p = &mut args.params;
+        match a.as_str() {
+            "-h" | "--help" => return err(USAGE),
+            "--tensor" => args.tensor = Some(parse_num(&a, it.next())?),
+            "--temperature" => p.temperature = parse_num(&a, it.next())?,
+            "--top-k" => p.top_k = parse_num(&a, it.next())?,
+            "--top-p" => p.top_p = parse_num(&a, it.next())?,
+            "--min-p" => p.min_p = parse_num(&a, it.next())?,
+            "--repetition-penalty" => p.repetition_penalty = parse_num(&a, it.next())?,
+            "--frequency-penalty" => p.frequency_penalty = parse_num(&a, it.next())?,
+            "--presence-penalty" => p.presence_penalty = parse_num(&a, it.next())?,
+            "--seed" => p.seed = parse_num(&a, it.next())?,
+            "--steps" => args.steps = parse_num(&a, it.next())?,
+            "--backend" => {
+                let v: String = parse_num(&a, it.next())?;
+                args.backend = match v.as_str() {
+                    "auto" => BackendChoice::Auto,
+                    "cpu" => BackendChoice::Cpu,
+                    "gpu" => BackendChoice::Gpu,
+                    _ => return err(format!("--backend: expected auto, cpu or gpu, got {v:?}")),
+                };
+            }
+            s if s.starts_with("--") => return err(format!("unknown option {s}\n{USAGE}")),
+            _ if path.is_none() => path = Some(a),
+            _ => return err(format!("unexpected argument {a:?}\n{USAGE}")),
+        }
+    }
+    match path {
+        Some(p) => args.path = p,
+        None => return err(USAGE),
+    }
+    Ok(args)
+}
+
+/// A logits array read from disk.
+enum Owned {
+    F32(Vec<f32>),
+    Bf16(Vec<bf16>),
+    F16(Vec<f16>),
+}
+
+struct Loaded {
+    data: Owned,
+    rows: usize,
+    vocab: usize,
+}
+
+fn shape_2d(shape: &[usize]) -> Result<(usize, usize), DemoError> {
+    match shape {
+        [v] => Ok((1, *v)),
+        [r, v] => Ok((*r, *v)),
+        _ => err(format!("expected a 1-D or 2-D array, got shape {shape:?}")),
+    }
+}
+
+fn load_npy(bytes: &[u8]) -> Result<Loaded, DemoError> {
+    let io = |e: std::io::Error| DemoError(format!("npy: {e}"));
+    let npy = npyz::NpyFile::new(bytes).map_err(io)?;
+    if npy.order() != npyz::Order::C {
+        return err("npy: Fortran-order arrays are not supported");
+    }
+    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
+    let (rows, vocab) = shape_2d(&shape)?;
+    let data = match npy.try_data::<f32>() {
+        Ok(r) => Owned::F32(r.collect::<Result<_, _>>().map_err(io)?),
+        Err(npy) => match npy.try_data::<f16>() {
+            Ok(r) => Owned::F16(r.collect::<Result<_, _>>().map_err(io)?),
+            Err(npy) => return err(format!("npy: dtype {:?} is not f32 or f16", npy.dtype())),
+        },
+    };
+    Ok(Loaded { data, rows, vocab })
+}
+
+fn load_safetensors(bytes: &[u8], name: Option<&str>) -> Result<Loaded, DemoError> {
+    use safetensors::{Dtype, SafeTensors};
+    let st = SafeTensors::deserialize(bytes).map_err(|e| DemoError(format!("safetensors: {e}")))?;
+    let name = match name {
+        Some(n) => n.to_string(),
+        None => {
+            let names = st.names();
+            match names.as_slice() {
+                [one] => one.to_string(),
+                _ => {
+                    return err(format!(
+                        "safetensors: pick one tensor with --tensor, from {names:?}"
+                    ))
+                }
+            }
+        }
+    };
+    let t = st
+        .tensor(&name)
+        .map_err(|e| DemoError(format!("safetensors: {e}")))?;
+    let (rows, vocab) = shape_2d(t.shape())?;
+    let b = t.data();
+    let data = match t.dtype() {
+        Dtype::F32 => Owned::F32(
+            b.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        ),
+        Dtype::BF16 => Owned::Bf16(
+            b.chunks_exact(2)
+                .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])))
+                .collect(),
+        ),
+        Dtype::F16 => Owned::F16(
+            b.chunks_exact(2)
+                .map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]])))
+                .collect(),
+        ),
+        d => return err(format!("safetensors: dtype {d:?} is not F32, BF16 or F16")),
+    };
+    Ok(Loaded { data, rows, vocab })
+}
+
+fn load(path: &str, tensor: Option<&str>) -> Result<Loaded, DemoError> {
+    let bytes = std::fs::read(path).map_err(|e| DemoError(format!("cannot read {path}: {e}")))?;
+    if path.ends_with(".npy") {
+        load_npy(&bytes)
+    } else if path.ends_with(".safetensors") {
+        load_safetensors(&bytes, tensor)
+    } else {
+        err(format!("{path}: expected a .npy or .safetensors file"))
+    }
+}
+
+fn make_backend(
+    choice: BackendChoice,
+    vocab: usize,
+    rows: usize,
+) -> Result<Box<dyn Backend>, DemoError> {
+    match choice {
+        // GPU HOOK: the lead wires the CUDA backend here (auto = GPU when one loads, else CPU).
+        BackendChoice::Auto | BackendChoice::Cpu => {
+            Ok(Box::new(CpuReference::new(vocab, rows.max(1))?))
+        }
+        BackendChoice::Gpu => err("GPU backend not available in this build"),
+    }
+}
+
+fn run() -> Result<(), DemoError> {
+    let args = parse_args()?;
+    let loaded = load(&args.path, args.tensor.as_deref())?;
+    let (rows, vocab) = (loaded.rows, loaded.vocab);
+    let logits = match &loaded.data {
+        Owned::F32(d) => HostLogits::new(LogitsData::F32(d), rows, vocab, vocab)?,
+        Owned::Bf16(d) => HostLogits::new(LogitsData::Bf16(d), rows, vocab, vocab)?,
+        Owned::F16(d) => HostLogits::new(LogitsData::F16(d), rows, vocab, vocab)?,
+    };
+    let mut backend = make_backend(args.backend, vocab, rows)?;
+    for r in 0..rows as u64 {
+        let params = args
+            .params
+            .clone()
+            .with_seed(args.params.seed.wrapping_add(r));
+        backend.add_request(r, params, &[])?;
+    }
+    let batch = Batch {
+        logits,
+        rows: (0..rows as u64).map(BatchRow::new).collect(),
+    };
+    println!(
+        "{}: {rows} rows × vocab {vocab} ({:?}), backend {}, {} steps",
+        args.path,
+        logits.dtype(),
+        backend.name(),
+        args.steps
+    );
+    let mut tokens = vec![Vec::with_capacity(args.steps); rows];
+    let mut times = Vec::with_capacity(args.steps);
+    for _ in 0..args.steps {
+        let t0 = Instant::now();
+        let outs = backend.sample(&batch)?;
+        times.push(t0.elapsed());
+        for (row, o) in tokens.iter_mut().zip(outs) {
+            row.push(o.token);
+        }
+    }
+    for (r, t) in tokens.iter().enumerate() {
+        println!("row {r}: {t:?}");
+    }
+    for (s, t) in times.iter().enumerate() {
+        println!("step {s}: {:.3} ms", t.as_secs_f64() * 1e3);
+    }
+    if !times.is_empty() {
+        let total: f64 = times.iter().map(|t| t.as_secs_f64()).sum();
+        println!(
+            "mean {:.3} ms per step ({:.3} ms per row)",
+            total * 1e3 / times.len() as f64,
+            total * 1e3 / (times.len() * rows.max(1)) as f64
+        );
+    }
+    Ok(())
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("sonic-sample: {e}");
+        std::process::exit(2);
+    }
+}

@@ -1,0 +1,619 @@
+//! The GPU sampler: device state, the per-step upload, the three-kernel step, graph capture,
+//! and the [`Backend`] implementation.
+//!
+//! Memory is allocated once, in [`GpuSampler::new`], for the capacity fixed there (rows per
+//! step, live requests, vocab, bias entries per step). A step allocates nothing and never
+//! synchronizes until the caller reads the outputs, so it can be captured in a CUDA graph.
+//!
+//! Per step the host writes one contiguous upload buffer (header with the active row count,
+//! per-row settings, bias entries, bitmask rows) with one copy; penalty counts, seeds and step
+//! counters stay on the device and the kernels advance them.
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+
+use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use sampler_kernels::abi::{
+    RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, MAX_TILES, MAX_TOP_LOGPROBS,
+    ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS, TILE_TOKENS,
+};
+use sampler_kernels::logit::bitmask_words;
+use sampler_kernels::status::STATUS_OK;
+
+use crate::backend::{validate_batch, Backend, Batch, BatchRow, RowOutput};
+use crate::cuda::{cuda_err, GpuDevice, KernelParams};
+use crate::error::{Error, Field, Result};
+use crate::logits::{LogitsData, LogitsDtype};
+use crate::settings::SamplingParams;
+use crate::state::RequestTable;
+
+// SAFETY: `StepParams` is a `#[repr(C)]` struct of u64/u32 device addresses and sizes from the
+// ABI module, whose size and alignment are asserted there.
+unsafe impl cudarc::driver::DeviceRepr for KernelParams<StepParams> {}
+
+/// Capacity of a [`GpuSampler`], fixed at creation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuSamplerConfig {
+    /// Vocabulary size of every step.
+    pub vocab: usize,
+    /// Most rows one step may have.
+    pub max_batch: usize,
+    /// Most requests registered at once (each holds a row of penalty counts on the device).
+    pub max_requests: usize,
+    /// Most logit-bias entries over all rows of one step.
+    pub max_bias_entries: usize,
+}
+
+impl GpuSamplerConfig {
+    /// A configuration with room for `max_batch` rows, four times as many live requests, and
+    /// 1024 bias entries per row on average.
+    pub fn new(vocab: usize, max_batch: usize) -> Self {
+        Self { vocab, max_batch, max_requests: max_batch * 4, max_bias_entries: max_batch * 1024 }
+    }
+}
+
+/// Logits that already live on the device: `rows` rows of `vocab` elements, `row_stride`
+/// elements apart. Borrowing the slice keeps it alive as long as this view (and a graph
+/// captured with it) exists.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceLogits<'a> {
+    ptr: u64,
+    dtype: LogitsDtype,
+    rows: usize,
+    row_stride: usize,
+    elements: usize,
+    _borrow: PhantomData<&'a ()>,
+}
+
+impl<'a> DeviceLogits<'a> {
+    /// f32 logits.
+    pub fn f32(slice: &'a CudaSlice<f32>, rows: usize, row_stride: usize) -> Self {
+        Self::from_parts(device_address(slice), LogitsDtype::F32, rows, row_stride, slice.len())
+    }
+
+    /// bf16 or f16 logits held as their 16-bit patterns.
+    pub fn half_bits(slice: &'a CudaSlice<u16>, dtype: LogitsDtype, rows: usize, row_stride: usize) -> Self {
+        Self::from_parts(device_address(slice), dtype, rows, row_stride, slice.len())
+    }
+
+    fn from_parts(ptr: u64, dtype: LogitsDtype, rows: usize, row_stride: usize, elements: usize) -> Self {
+        Self { ptr, dtype, rows, row_stride, elements, _borrow: PhantomData }
+    }
+}
+
+fn device_address<T>(slice: &CudaSlice<T>) -> u64 {
+    let stream = slice.stream().clone();
+    let (ptr, _guard) = slice.device_ptr(&stream);
+    ptr
+}
+
+fn device_address_mut<T>(slice: &mut CudaSlice<T>) -> u64 {
+    let stream = slice.stream().clone();
+    let (ptr, _guard) = slice.device_ptr_mut(&stream);
+    ptr
+}
+
+fn dtype_code(dtype: LogitsDtype) -> u32 {
+    match dtype {
+        LogitsDtype::F32 => DTYPE_F32,
+        LogitsDtype::Bf16 => DTYPE_BF16,
+        LogitsDtype::F16 => DTYPE_F16,
+    }
+}
+
+fn dtype_bytes(dtype: LogitsDtype) -> usize {
+    match dtype {
+        LogitsDtype::F32 => 4,
+        LogitsDtype::Bf16 | LogitsDtype::F16 => 2,
+    }
+}
+
+/// Views a slice of plain numbers as bytes.
+fn as_bytes<T: Copy>(values: &[T]) -> &[u8] {
+    // SAFETY: callers pass f32, u16-backed half types, u32 and ABI structs: plain data with no
+    // padding read as meaningful; the byte view covers exactly the slice's memory.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) }
+}
+
+/// Offsets inside the per-step upload buffer.
+#[derive(Clone, Copy, Debug)]
+struct UploadLayout {
+    settings: usize,
+    bias_tokens: usize,
+    bias_values: usize,
+    bitmask: usize,
+    total: usize,
+}
+
+impl UploadLayout {
+    fn new(max_batch: usize, max_bias: usize, bitmask_words: usize) -> Self {
+        let settings = 16;
+        let bias_tokens = settings + max_batch * std::mem::size_of::<RowSettings>();
+        let bias_values = bias_tokens + max_bias * 4;
+        let bitmask = (bias_values + max_bias * 4).next_multiple_of(16);
+        let total = bitmask + max_batch * bitmask_words * 4;
+        Self { settings, bias_tokens, bias_values, bitmask, total }
+    }
+}
+
+/// A step captured in a CUDA graph. Replaying it samples `rows` rows of the logits it was
+/// captured with (whose contents may change between replays), with the settings of the last
+/// [`GpuSampler::upload_step`].
+pub struct StepGraph {
+    graph: CudaGraph,
+    rows: usize,
+}
+
+impl StepGraph {
+    /// Enqueues one replay on the sampler's stream.
+    pub fn replay(&self) -> Result<()> {
+        self.graph.launch().map_err(cuda_err("replaying the step graph"))
+    }
+
+    /// Rows the graph was captured for (an upload may activate fewer).
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+}
+
+/// The GPU sampler. See the module documentation.
+pub struct GpuSampler {
+    gpu: GpuDevice,
+    config: GpuSamplerConfig,
+    tiles: u32,
+    counts_stride: usize,
+    bitmask_words: usize,
+    layout: UploadLayout,
+    stage_tiles: CudaFunction,
+    stage_rows: CudaFunction,
+    stage_exact: CudaFunction,
+    table: RequestTable,
+    slots: HashMap<u64, u32>,
+    free_slots: Vec<u32>,
+    /// Host staging of the upload buffer, reused every step.
+    staging: Vec<u8>,
+    upload: CudaSlice<u8>,
+    counts: CudaSlice<u32>,
+    seeds: CudaSlice<u64>,
+    steps: CudaSlice<u64>,
+    records: CudaSlice<u8>,
+    exact_flags: CudaSlice<u32>,
+    out_tokens: CudaSlice<i32>,
+    out_status: CudaSlice<u32>,
+    out_logprobs: CudaSlice<f32>,
+    out_top_tokens: CudaSlice<i32>,
+    out_top_logprobs: CudaSlice<f32>,
+    /// Device copy of host logits for [`Backend::sample`].
+    logits_staging: CudaSlice<u8>,
+    /// Rows of the last upload, and which of them asked for logprobs.
+    uploaded: Vec<(u64, bool, u32)>,
+}
+
+impl GpuSampler {
+    /// Allocates everything a step will need, once.
+    pub fn new(gpu: GpuDevice, config: GpuSamplerConfig) -> Result<Self> {
+        let capacity = |what: &'static str, requested: usize, limit: usize| {
+            if requested == 0 || requested > limit {
+                Err(Error::CapacityExceeded { what, requested, capacity: limit })
+            } else {
+                Ok(())
+            }
+        };
+        capacity("vocab", config.vocab, (MAX_TILES * TILE_TOKENS) as usize)?;
+        capacity("batch rows", config.max_batch, 65_535)?;
+        capacity("requests", config.max_requests, u32::MAX as usize)?;
+        let tiles = config.vocab.div_ceil(TILE_TOKENS as usize) as u32;
+        let counts_stride = config.vocab.next_multiple_of(8);
+        let words = bitmask_words(config.vocab as u32) as usize;
+        let layout = UploadLayout::new(config.max_batch, config.max_bias_entries.max(1), words);
+        let stream = gpu.stream().clone();
+        let alloc_err = cuda_err("allocating sampler memory");
+        let b = config.max_batch;
+        let sampler = Self {
+            stage_tiles: gpu.function("sample_tiles")?,
+            stage_rows: gpu.function("sample_rows")?,
+            stage_exact: gpu.function("sample_exact")?,
+            table: RequestTable::new(config.vocab),
+            slots: HashMap::new(),
+            free_slots: (0..config.max_requests as u32).rev().collect(),
+            staging: vec![0u8; layout.total],
+            upload: stream.alloc_zeros::<u8>(layout.total).map_err(alloc_err)?,
+            counts: stream.alloc_zeros::<u32>(config.max_requests * counts_stride).map_err(cuda_err("allocating penalty counts"))?,
+            seeds: stream.alloc_zeros::<u64>(config.max_requests).map_err(cuda_err("allocating seeds"))?,
+            steps: stream.alloc_zeros::<u64>(config.max_requests).map_err(cuda_err("allocating steps"))?,
+            records: stream
+                .alloc_zeros::<u8>(b * tiles as usize * std::mem::size_of::<TileRecord>())
+                .map_err(cuda_err("allocating tile records"))?,
+            exact_flags: stream.alloc_zeros::<u32>(b).map_err(cuda_err("allocating flags"))?,
+            out_tokens: stream.alloc_zeros::<i32>(b).map_err(cuda_err("allocating outputs"))?,
+            out_status: stream.alloc_zeros::<u32>(b).map_err(cuda_err("allocating outputs"))?,
+            out_logprobs: stream.alloc_zeros::<f32>(b).map_err(cuda_err("allocating outputs"))?,
+            out_top_tokens: stream
+                .alloc_zeros::<i32>(b * MAX_TOP_LOGPROBS as usize)
+                .map_err(cuda_err("allocating outputs"))?,
+            out_top_logprobs: stream
+                .alloc_zeros::<f32>(b * MAX_TOP_LOGPROBS as usize)
+                .map_err(cuda_err("allocating outputs"))?,
+            logits_staging: stream
+                .alloc_zeros::<u8>(b * config.vocab * 4)
+                .map_err(cuda_err("allocating the logits staging buffer"))?,
+            gpu,
+            config,
+            tiles,
+            counts_stride,
+            bitmask_words: words,
+            layout,
+            uploaded: Vec::new(),
+        };
+        sampler.gpu.synchronize()?;
+        Ok(sampler)
+    }
+
+    /// The device this sampler runs on.
+    pub fn device(&self) -> &GpuDevice {
+        &self.gpu
+    }
+
+    /// Capacity fixed at creation.
+    pub fn config(&self) -> GpuSamplerConfig {
+        self.config
+    }
+
+    fn slot_of(&self, id: u64) -> Result<u32> {
+        self.slots.get(&id).copied().ok_or(Error::UnknownRequest { request: id })
+    }
+
+    /// Writes a slot's penalty row (prompt bits, zero counts), seed and step. Synchronous: this
+    /// is request management, outside any step.
+    fn write_slot(&mut self, slot: u32, prompt: &[u32], seed: u64) -> Result<()> {
+        let mut row = vec![0u32; self.counts_stride];
+        for &t in prompt {
+            if let Some(c) = row.get_mut(t as usize) {
+                *c = 0x8000_0000;
+            }
+        }
+        let stream = self.gpu.stream().clone();
+        let start = slot as usize * self.counts_stride;
+        let mut counts = self.counts.slice_mut(start..start + self.counts_stride);
+        stream.memcpy_htod(&row, &mut counts).map_err(cuda_err("writing penalty counts"))?;
+        let s = slot as usize;
+        stream.memcpy_htod(&[seed], &mut self.seeds.slice_mut(s..s + 1)).map_err(cuda_err("writing a seed"))?;
+        stream.memcpy_htod(&[0u64], &mut self.steps.slice_mut(s..s + 1)).map_err(cuda_err("writing a step"))?;
+        self.gpu.synchronize()
+    }
+
+    /// Builds and uploads one step's settings, bias entries and bitmask rows, in one copy.
+    /// `rows[i]` is the request of logits row `i`. Validates everything first; on error
+    /// nothing is uploaded.
+    pub fn upload_step(&mut self, rows: &[BatchRow<'_>]) -> Result<()> {
+        if rows.len() > self.config.max_batch {
+            return Err(Error::CapacityExceeded { what: "batch rows", requested: rows.len(), capacity: self.config.max_batch });
+        }
+        let mut settings = Vec::with_capacity(rows.len());
+        let mut bias_tokens = Vec::new();
+        let mut bias_values = Vec::new();
+        let mut seen = std::collections::HashSet::with_capacity(rows.len());
+        let mut uploaded = Vec::with_capacity(rows.len());
+        let mut mask_rows = 0usize;
+        for (i, row) in rows.iter().enumerate() {
+            let state = self.table.get(row.request).ok_or(Error::UnknownRequest { request: row.request })?;
+            if !seen.insert(row.request) {
+                return Err(Error::DuplicateRequest { request: row.request });
+            }
+            let p: &SamplingParams = &state.params;
+            let mut flags = 0;
+            if let Some(mask) = row.bitmask {
+                if mask.len() < self.bitmask_words {
+                    return Err(Error::InvalidSetting {
+                        request: Some(row.request),
+                        field: Field::Bitmask,
+                        reason: format!("{} words given, vocab {} needs {}", mask.len(), self.config.vocab, self.bitmask_words),
+                    });
+                }
+                flags |= ROW_HAS_BITMASK;
+                mask_rows = i + 1;
+            }
+            if p.logprobs {
+                flags |= ROW_WANT_LOGPROB;
+            }
+            flags |= p.top_logprobs << ROW_TOP_LOGPROBS_SHIFT;
+            settings.push(RowSettings {
+                temperature: p.temperature,
+                top_p: p.top_p,
+                min_p: p.min_p,
+                repetition_penalty: p.repetition_penalty,
+                frequency_penalty: p.frequency_penalty,
+                presence_penalty: p.presence_penalty,
+                top_k: p.top_k,
+                slot: self.slot_of(row.request)?,
+                bias_offset: bias_tokens.len() as u32,
+                bias_len: p.logit_bias.len() as u32,
+                flags,
+                _pad: 0,
+            });
+            for &(t, v) in &p.logit_bias {
+                bias_tokens.push(t);
+                bias_values.push(v);
+            }
+            uploaded.push((row.request, p.logprobs, p.top_logprobs));
+        }
+        if bias_tokens.len() > self.config.max_bias_entries {
+            return Err(Error::CapacityExceeded {
+                what: "logit-bias entries in one step",
+                requested: bias_tokens.len(),
+                capacity: self.config.max_bias_entries,
+            });
+        }
+        let l = self.layout;
+        let staging = &mut self.staging;
+        staging[0..4].copy_from_slice(&(rows.len() as u32).to_le_bytes());
+        let put = |staging: &mut Vec<u8>, at: usize, bytes: &[u8]| staging[at..at + bytes.len()].copy_from_slice(bytes);
+        put(staging, l.settings, as_bytes(&settings));
+        put(staging, l.bias_tokens, as_bytes(&bias_tokens));
+        put(staging, l.bias_values, as_bytes(&bias_values));
+        let words = self.bitmask_words;
+        for (i, row) in rows.iter().enumerate() {
+            if let Some(mask) = row.bitmask {
+                put(staging, l.bitmask + i * words * 4, as_bytes(&mask[..words]));
+            }
+        }
+        let used = if mask_rows > 0 { l.bitmask + mask_rows * words * 4 } else { l.bitmask };
+        let stream = self.gpu.stream().clone();
+        stream
+            .memcpy_htod(&self.staging[..used], &mut self.upload.slice_mut(0..used))
+            .map_err(cuda_err("uploading the step settings"))?;
+        self.uploaded = uploaded;
+        Ok(())
+    }
+
+    fn step_params(&mut self, logits: &DeviceLogits<'_>, rows: usize) -> StepParams {
+        let l = self.layout;
+        let upload = device_address_mut(&mut self.upload);
+        StepParams {
+            logits: logits.ptr,
+            row_stride: logits.row_stride as u64,
+            active_rows: upload,
+            settings: upload + l.settings as u64,
+            bitmask: upload + l.bitmask as u64,
+            bias_tokens: upload + l.bias_tokens as u64,
+            bias_values: upload + l.bias_values as u64,
+            counts: device_address_mut(&mut self.counts),
+            seeds: device_address_mut(&mut self.seeds),
+            steps: device_address_mut(&mut self.steps),
+            records: device_address_mut(&mut self.records),
+            exact_flags: device_address_mut(&mut self.exact_flags),
+            out_tokens: device_address_mut(&mut self.out_tokens),
+            out_status: device_address_mut(&mut self.out_status),
+            out_logprobs: device_address_mut(&mut self.out_logprobs),
+            out_top_tokens: device_address_mut(&mut self.out_top_tokens),
+            out_top_logprobs: device_address_mut(&mut self.out_top_logprobs),
+            dtype: dtype_code(logits.dtype),
+            vocab: self.config.vocab as u32,
+            rows: rows as u32,
+            tiles: self.tiles,
+            bitmask_words: self.bitmask_words as u32,
+            bias_capacity: self.config.max_bias_entries.max(1) as u32,
+            slots: self.config.max_requests as u32,
+            counts_stride: self.counts_stride as u32,
+        }
+    }
+
+    fn check_logits(&self, logits: &DeviceLogits<'_>, rows: usize) -> Result<()> {
+        let invalid = |reason: String| Error::InvalidSetting { request: None, field: Field::Logits, reason };
+        if rows > self.config.max_batch {
+            return Err(Error::CapacityExceeded { what: "batch rows", requested: rows, capacity: self.config.max_batch });
+        }
+        if logits.rows < rows {
+            return Err(invalid(format!("{} logits rows for {rows} batch rows", logits.rows)));
+        }
+        if logits.row_stride < self.config.vocab {
+            return Err(invalid(format!("row stride {} is below the vocab {}", logits.row_stride, self.config.vocab)));
+        }
+        if rows > 0 && (rows - 1) * logits.row_stride + self.config.vocab > logits.elements {
+            return Err(invalid(format!("{} elements cannot hold {rows} rows of stride {}", logits.elements, logits.row_stride)));
+        }
+        Ok(())
+    }
+
+    /// Enqueues the three kernels of one step for `rows` grid rows (the upload says how many
+    /// are active). Nothing here synchronizes or allocates.
+    fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize) -> Result<()> {
+        if rows == 0 {
+            return Ok(());
+        }
+        let params = KernelParams(self.step_params(logits, rows));
+        let stream = self.gpu.stream().clone();
+        let block = (SAMPLER_THREADS, 1, 1);
+        let tiles_cfg = LaunchConfig { grid_dim: (self.tiles, rows as u32, 1), block_dim: block, shared_mem_bytes: SAMPLER_SHARED_BYTES };
+        let rows_cfg = LaunchConfig { grid_dim: (rows as u32, 1, 1), block_dim: block, shared_mem_bytes: SAMPLER_SHARED_BYTES };
+        for (function, config, what) in [
+            (&self.stage_tiles, tiles_cfg, "launching sample_tiles"),
+            (&self.stage_rows, rows_cfg, "launching sample_rows"),
+            (&self.stage_exact, rows_cfg, "launching sample_exact"),
+        ] {
+            let mut launch = stream.launch_builder(function);
+            launch.arg(&params);
+            // SAFETY: `StepParams` matches the kernels' parameter by the ABI module; every
+            // pointer in it addresses a buffer this sampler allocated for `max_batch` rows,
+            // `max_requests` slots and the vocab (rows ≤ max_batch was checked), or the caller's
+            // logits, checked against rows, stride and length; the grid and block shapes and
+            // the shared-memory size are the ones the kernels document.
+            unsafe { launch.launch(config) }.map_err(cuda_err(what))?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues one step on device logits with the settings of the last [`Self::upload_step`].
+    pub fn enqueue_step(&mut self, logits: &DeviceLogits<'_>) -> Result<()> {
+        let rows = self.uploaded.len();
+        self.check_logits(logits, rows)?;
+        self.enqueue(logits, rows)
+    }
+
+    /// Captures a step for up to `rows` rows of `logits` into a CUDA graph. Replays use the
+    /// logits' contents, settings, seeds and penalty state current at replay time.
+    ///
+    /// # Safety
+    /// The graph keeps the logits' device address. The caller keeps that memory allocated,
+    /// with at least the shape given here, for as long as it replays the graph (the borrow in
+    /// `DeviceLogits` ends with this call, so that the caller can write new logits between
+    /// replays).
+    pub unsafe fn capture_step(&mut self, logits: &DeviceLogits<'_>, rows: usize) -> Result<StepGraph> {
+        self.check_logits(logits, rows)?;
+        let gpu_stream = self.gpu.stream().clone();
+        gpu_stream
+            .begin_capture(cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(cuda_err("beginning stream capture"))?;
+        let enqueued = self.enqueue(logits, rows);
+        let ended = gpu_stream.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
+        enqueued?;
+        let graph = ended
+            .map_err(cuda_err("ending stream capture"))?
+            .ok_or(Error::Cuda { op: "ending stream capture", detail: "the capture recorded no work".into() })?;
+        Ok(StepGraph { graph, rows })
+    }
+
+    /// Waits for the step and reads the outputs of the rows of the last upload.
+    pub fn read_outputs(&mut self) -> Result<Vec<RowOutput>> {
+        let n = self.uploaded.len();
+        let stream = self.gpu.stream().clone();
+        let dl = |e| Error::Cuda { op: "reading the outputs", detail: format!("{e}") };
+        let tokens = stream.clone_dtoh(&self.out_tokens.slice(0..n)).map_err(dl)?;
+        let status = stream.clone_dtoh(&self.out_status.slice(0..n)).map_err(dl)?;
+        let logprobs = stream.clone_dtoh(&self.out_logprobs.slice(0..n)).map_err(dl)?;
+        let top_n = MAX_TOP_LOGPROBS as usize;
+        let top_tokens = stream.clone_dtoh(&self.out_top_tokens.slice(0..n * top_n)).map_err(dl)?;
+        let top_lps = stream.clone_dtoh(&self.out_top_logprobs.slice(0..n * top_n)).map_err(dl)?;
+        let mut out = Vec::with_capacity(n);
+        for (i, &(request, want_lp, top)) in self.uploaded.iter().enumerate() {
+            let ok = status[i] == STATUS_OK;
+            let mut row = RowOutput { token: tokens[i], status: status[i], logprob: None, top_logprobs: Vec::new() };
+            if ok {
+                if want_lp {
+                    row.logprob = Some(logprobs[i]);
+                }
+                for j in 0..top as usize {
+                    let t = top_tokens[i * top_n + j];
+                    if t >= 0 {
+                        row.top_logprobs.push((t as u32, top_lps[i * top_n + j]));
+                    }
+                }
+            }
+            if let Some(state) = self.table.get_mut(request) {
+                state.record(row.token);
+            }
+            out.push(row);
+        }
+        Ok(out)
+    }
+
+    /// How many rows of the last step the exact pass finished (stage 2 could not decide them
+    /// from the tile lists). Synchronous; for tests and the benchmark.
+    pub fn exact_rows_last_step(&self) -> Result<usize> {
+        let n = self.uploaded.len();
+        let stream = self.gpu.stream().clone();
+        let flags = stream.clone_dtoh(&self.exact_flags.slice(0..n)).map_err(cuda_err("reading the exact-pass flags"))?;
+        Ok(flags.iter().filter(|&&f| f != 0).count())
+    }
+
+    fn stage_host_logits(&mut self, batch: &Batch<'_>) -> Result<DeviceLogits<'static>> {
+        let logits = &batch.logits;
+        let rows = batch.rows.len();
+        let vocab = self.config.vocab;
+        let elem = dtype_bytes(logits.dtype());
+        let bytes: Vec<u8>;
+        let compact: &[u8] = match logits.data() {
+            LogitsData::F32(d) => as_bytes(d),
+            LogitsData::Bf16(d) => as_bytes(d),
+            LogitsData::F16(d) => as_bytes(d),
+        };
+        // Copy rows as they are when the stride equals the vocab; otherwise pack them.
+        let src: &[u8] = if logits.row_stride() == vocab {
+            &compact[..rows * vocab * elem]
+        } else {
+            let stride = logits.row_stride() * elem;
+            bytes = (0..rows).flat_map(|r| compact[r * stride..r * stride + vocab * elem].iter().copied()).collect();
+            &bytes
+        };
+        let stream = self.gpu.stream().clone();
+        if !src.is_empty() {
+            stream
+                .memcpy_htod(src, &mut self.logits_staging.slice_mut(0..src.len()))
+                .map_err(cuda_err("uploading logits"))?;
+        }
+        let ptr = device_address_mut(&mut self.logits_staging);
+        Ok(DeviceLogits::from_parts(ptr, logits.dtype(), rows, vocab, rows * vocab))
+    }
+}
+
+impl Backend for GpuSampler {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn vocab(&self) -> usize {
+        self.config.vocab
+    }
+
+    fn max_batch(&self) -> usize {
+        self.config.max_batch
+    }
+
+    fn add_request(&mut self, id: u64, params: SamplingParams, prompt: &[u32]) -> Result<()> {
+        if self.slots.contains_key(&id) {
+            return Err(Error::DuplicateRequest { request: id });
+        }
+        let Some(&slot) = self.free_slots.last() else {
+            return Err(Error::CapacityExceeded { what: "requests", requested: self.slots.len() + 1, capacity: self.config.max_requests });
+        };
+        let seed = params.seed;
+        self.table.add(id, params, prompt)?;
+        if let Err(e) = self.write_slot(slot, prompt, seed) {
+            let _ = self.table.drop_request(id);
+            return Err(e);
+        }
+        self.free_slots.pop();
+        self.slots.insert(id, slot);
+        Ok(())
+    }
+
+    fn reset_request(&mut self, id: u64, prompt: &[u32]) -> Result<()> {
+        let slot = self.slot_of(id)?;
+        self.table.reset(id, prompt)?;
+        let seed = self.table.get(id).map(|s| s.params.seed).unwrap_or(0);
+        self.write_slot(slot, prompt, seed)
+    }
+
+    fn update_request(&mut self, id: u64, params: SamplingParams) -> Result<()> {
+        let slot = self.slot_of(id)?;
+        let seed = params.seed;
+        self.table.update_params(id, params)?;
+        let s = slot as usize;
+        let stream = self.gpu.stream().clone();
+        stream.memcpy_htod(&[seed], &mut self.seeds.slice_mut(s..s + 1)).map_err(cuda_err("writing a seed"))?;
+        self.gpu.synchronize()
+    }
+
+    fn drop_request(&mut self, id: u64) -> Result<()> {
+        let slot = self.slot_of(id)?;
+        self.table.drop_request(id)?;
+        self.slots.remove(&id);
+        self.free_slots.push(slot);
+        Ok(())
+    }
+
+    fn request_step(&self, id: u64) -> Result<u64> {
+        let slot = self.slot_of(id)? as usize;
+        let stream = self.gpu.stream().clone();
+        let step = stream.clone_dtoh(&self.steps.slice(slot..slot + 1)).map_err(cuda_err("reading a step counter"))?;
+        step.first().copied().ok_or(Error::Cuda { op: "reading a step counter", detail: "empty read".into() })
+    }
+
+    fn sample(&mut self, batch: &Batch<'_>) -> Result<Vec<RowOutput>> {
+        validate_batch(batch, &self.table, self.config.max_batch)?;
+        self.upload_step(&batch.rows)?;
+        let logits = self.stage_host_logits(batch)?;
+        self.enqueue_step(&logits)?;
+        self.read_outputs()
+    }
+}

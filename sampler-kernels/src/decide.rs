@@ -1,0 +1,122 @@
+//! Decisions on processed logits: min-p threshold, top-p stopping test, draw target, and the
+//! device-side sanity check of settings. Integer where it matters, so both sides agree.
+
+use crate::fixed::soft_ln;
+
+/// `p24` for `top_p`: `max(1, trunc(p * 2^24))`. `p * 2^24` is exact (power-of-two scale).
+#[inline]
+pub fn top_p_units(p: f32) -> u32 {
+    let u = (p * 16_777_216.0) as u32;
+    if u == 0 {
+        1
+    } else {
+        u
+    }
+}
+
+/// `top_p == 1` keeps everything (no top-p pass at all).
+#[inline]
+pub fn top_p_disabled(p: f32) -> bool {
+    p >= 1.0
+}
+
+/// Has a prefix of mass `mass` reached fraction `p24 / 2^24` of `total`?
+/// Exact: `mass * 2^24 >= total * p24`; no overflow for `total < 2^103`.
+#[inline]
+pub fn top_p_reached(mass: u128, total: u128, p24: u32) -> bool {
+    (mass << 24) >= total * (p24 as u128)
+}
+
+/// min-p threshold in logit space: keep `x >= max + soft_ln(min_p)`. `min_p <= 0` disables
+/// (returns `-inf`, which keeps every finite token).
+#[inline]
+pub fn min_p_threshold(max: f32, min_p: f32) -> f32 {
+    if min_p.is_nan() || min_p <= 0.0 {
+        return f32::NEG_INFINITY;
+    }
+    max + soft_ln(min_p)
+}
+
+/// `floor(total * r64 / 2^64)` without 256-bit arithmetic; `< total` whenever `total > 0`.
+#[inline]
+pub fn draw_target(total: u128, r64: u64) -> u128 {
+    let hi = total >> 64;
+    let lo = (total as u64) as u128;
+    hi * (r64 as u128) + ((lo * (r64 as u128)) >> 64)
+}
+
+/// Settings a kernel accepts; anything else makes it emit `STATUS_INVALID_SETTINGS`.
+/// Same rules as the host validation (docs/SEMANTICS.md §5).
+#[inline]
+pub fn settings_valid(
+    temperature: f32,
+    top_p: f32,
+    min_p: f32,
+    repetition: f32,
+    frequency: f32,
+    presence: f32,
+) -> bool {
+    temperature.is_finite()
+        && temperature >= 0.0
+        && top_p > 0.0
+        && top_p <= 1.0
+        && (0.0..=1.0).contains(&min_p)
+        && repetition.is_finite()
+        && repetition > 0.0
+        && frequency.is_finite()
+        && presence.is_finite()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p_units() {
+        assert_eq!(top_p_units(0.5), 1 << 23);
+        assert_eq!(top_p_units(1e-30), 1);
+        assert_eq!(top_p_units(0.9), (0.9f32 as f64 * 16_777_216.0) as u32);
+        assert!(top_p_disabled(1.0));
+        assert!(!top_p_disabled(0.999_999_94));
+    }
+
+    #[test]
+    fn reached() {
+        assert!(top_p_reached(50, 100, 1 << 23));
+        assert!(!top_p_reached(49, 100, 1 << 23));
+        let big = (1u128 << 103) - 1;
+        assert!(top_p_reached(big, big, (1 << 24) - 1));
+    }
+
+    #[test]
+    fn targets() {
+        assert_eq!(draw_target(10, 0), 0);
+        assert_eq!(draw_target(10, u64::MAX), 9);
+        assert_eq!(draw_target(1u128 << 64, 12345), 12345);
+        let z = (3u128 << 90) + 987_654_321;
+        for r in [0u64, 1, 1 << 63, u64::MAX, 0x1234_5678_9abc_def0] {
+            let u = draw_target(z, r);
+            assert!(u < z);
+            // Compare with a 256-bit-free f64 estimate.
+            let est = (z as f64) * (r as f64) / 18_446_744_073_709_551_616.0;
+            assert!(((u as f64) - est).abs() <= est * 1e-12 + 2.0);
+        }
+    }
+
+    #[test]
+    fn min_p() {
+        assert_eq!(min_p_threshold(3.0, 0.0), f32::NEG_INFINITY);
+        assert_eq!(min_p_threshold(3.0, 1.0), 3.0);
+        assert_eq!(min_p_threshold(f32::INFINITY, 0.1), f32::INFINITY);
+    }
+
+    #[test]
+    fn valid() {
+        assert!(settings_valid(1.0, 1.0, 0.0, 1.0, 0.0, 0.0));
+        assert!(!settings_valid(f32::NAN, 1.0, 0.0, 1.0, 0.0, 0.0));
+        assert!(!settings_valid(1.0, 0.0, 0.0, 1.0, 0.0, 0.0));
+        assert!(!settings_valid(1.0, 1.0, 1.5, 1.0, 0.0, 0.0));
+        assert!(!settings_valid(1.0, 1.0, 0.0, 0.0, 0.0, 0.0));
+        assert!(!settings_valid(1.0, 1.0, 0.0, 1.0, f32::INFINITY, 0.0));
+    }
+}

@@ -1,0 +1,94 @@
+//! Order-preserving packed sort keys: one `u64` per token that orders by (value desc, index asc).
+//!
+//! Every "order" in the contract (top-k, top-p prefix, greedy argmax, top logprobs) is the
+//! order of these keys, largest first. A single integer comparison gives the same answer on
+//! the host and the GPU (radix sort, warp max) with ties broken toward the lower index.
+
+/// `-0.0` becomes `+0.0` so that equal values compare as ties.
+#[inline]
+pub fn canonical(x: f32) -> f32 {
+    if x == 0.0 {
+        0.0
+    } else {
+        x
+    }
+}
+
+/// Maps a non-NaN `f32` to a `u32` whose unsigned order is the float order
+/// (`-inf` → smallest, `+inf` → largest). `-0.0` and `+0.0` map alike.
+#[inline]
+pub fn ordered_bits(x: f32) -> u32 {
+    let b = canonical(x).to_bits();
+    if b & 0x8000_0000 != 0 {
+        !b
+    } else {
+        b | 0x8000_0000
+    }
+}
+
+/// Inverse of [`ordered_bits`] (returns `+0.0` for either zero).
+#[inline]
+pub fn from_ordered_bits(o: u32) -> f32 {
+    if o & 0x8000_0000 != 0 {
+        f32::from_bits(o & 0x7fff_ffff)
+    } else {
+        f32::from_bits(!o)
+    }
+}
+
+/// Packed key: larger key = earlier in (value desc, index asc) order.
+#[inline]
+pub fn sort_key(x: f32, index: u32) -> u64 {
+    ((ordered_bits(x) as u64) << 32) | (!index) as u64
+}
+
+/// Value part of a key.
+#[inline]
+pub fn key_value(key: u64) -> f32 {
+    from_ordered_bits((key >> 32) as u32)
+}
+
+/// Token index part of a key.
+#[inline]
+pub fn key_index(key: u64) -> u32 {
+    !(key as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_matches_floats() {
+        let vals = [
+            f32::NEG_INFINITY,
+            -f32::MAX,
+            -1.5,
+            -f32::MIN_POSITIVE,
+            -1e-45,
+            0.0,
+            1e-45,
+            f32::MIN_POSITIVE,
+            1.0,
+            f32::MAX,
+            f32::INFINITY,
+        ];
+        for w in vals.windows(2) {
+            assert!(ordered_bits(w[0]) < ordered_bits(w[1]), "{} {}", w[0], w[1]);
+        }
+        assert_eq!(ordered_bits(-0.0), ordered_bits(0.0));
+        for &v in &vals {
+            assert_eq!(from_ordered_bits(ordered_bits(v)).to_bits(), v.to_bits());
+        }
+    }
+
+    #[test]
+    fn ties_go_to_lower_index() {
+        assert!(sort_key(1.0, 3) > sort_key(1.0, 4));
+        assert!(sort_key(-0.0, 9) < sort_key(0.0, 8));
+        assert!(sort_key(2.0, 100) > sort_key(1.0, 0));
+        let k = sort_key(-3.25, 12345);
+        assert_eq!(key_value(k), -3.25);
+        assert_eq!(key_index(k), 12345);
+    }
+}

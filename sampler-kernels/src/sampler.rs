@@ -1,0 +1,1430 @@
+//! The sampler step on the GPU (device only): three kernels that compute docs/SEMANTICS.md.
+//!
+//! 1. `sample_tiles`, one block per (vocab tile, row): reads the tile once, applies the whole
+//!    prologue (bitmask, penalties, bias, temperature) through `logit::process_logit`, and leaves
+//!    a `TileRecord`: the tile's 32 largest packed keys, its valid and +inf counts, and — for rows
+//!    that need mass — the exact fixed-point mass per band below the tile's ceiling.
+//! 2. `sample_rows`, one block per row: greedy rows take the largest key. Random rows merge the
+//!    tile lists, sort them, and decide min-p, top-k and top-p exactly on the merged prefix that
+//!    is provably complete; rows without truncation sample by walking the tile masses and
+//!    re-reading one tile. A row whose decision needs tokens outside the lists is flagged.
+//! 3. `sample_exact`, one block per row, idle unless flagged: exact radix selection over the
+//!    whole row (count for top-k, fixed-point mass for top-p), then the index-order walk.
+//!
+//! Every decision goes through the shared functions of `keys`, `fixed`, `decide` and `philox`,
+//! on integers or on f32 values computed exactly as the CPU reference computes them.
+//! No kernel allocates, and no kernel waits on the host.
+
+use crate::abi::*;
+use crate::block::*;
+use crate::decide::{draw_target, min_p_threshold, settings_valid, top_p_disabled, top_p_reached, top_p_units};
+use crate::fixed::{band_scale, frac_weight, soft_ceil, weight, BAND_FLOOR};
+use crate::intrinsics::*;
+use crate::keys::{key_index, key_value, ordered_bits, sort_key};
+use crate::logit::{process_logit, widen_bf16, widen_f16, LogitParams};
+use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
+use crate::philox::{random_u64, STREAM_TOKEN};
+use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
+
+const CANDIDATES: u32 = TILE_CANDIDATES as u32;
+const RECORD_BYTES: u64 = core::mem::size_of::<TileRecord>() as u64;
+/// Ceilings at or beyond this magnitude would make band arithmetic inexact in f32.
+const BAND_LIMIT: f32 = 4_194_304.0;
+/// Positions of the merged list each stage-2 thread owns (2048 / 512).
+const OWN: usize = (MERGE_CAPACITY / SAMPLER_THREADS) as usize;
+
+// Broadcast slots inside SM_RESULT.
+const RES_SELECT: u32 = SM_RESULT;
+const RES_COUNTER: u32 = SM_RESULT + 64;
+const RES_U128: u32 = SM_RESULT + 96;
+const RES_TOKEN: u32 = SM_RESULT + 128;
+
+// ---------------------------------------------------------------------------------------------
+// Unrolled loops. Per-thread arrays must only ever be indexed by constants, or they move to
+// local memory (the PTX check rejects that); these spell each index out.
+
+#[inline(always)]
+fn each8<F: FnMut(usize)>(mut f: F) {
+    f(0);
+    f(1);
+    f(2);
+    f(3);
+    f(4);
+    f(5);
+    f(6);
+    f(7);
+}
+
+#[inline(always)]
+fn each_own<F: FnMut(usize)>(mut f: F) {
+    const _: () = assert!(OWN == 4);
+    f(0);
+    f(1);
+    f(2);
+    f(3);
+}
+
+#[inline(always)]
+fn each_n<const N: usize, F: FnMut(usize)>(mut f: F) {
+    if N == 1 {
+        f(0);
+    } else if N == 8 {
+        each8(f);
+    } else {
+        let mut i = 0;
+        while i < N {
+            f(i);
+            i += 1;
+        }
+    }
+}
+
+/// Bands are read from global memory, not registers, so a plain loop is fine here.
+#[inline(always)]
+fn each_band<F: FnMut(usize)>(mut f: F) {
+    let mut d = 0;
+    while d < MASS_BANDS {
+        f(d);
+        d += 1;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows: settings, validity, addresses.
+
+#[derive(Clone, Copy)]
+struct Row {
+    index: u32,
+    settings: RowSettings,
+    params: LogitParams,
+    /// Byte address of the row's first logit.
+    logits: u64,
+    /// The row start is 16-byte aligned, so whole tiles load with 16-byte vectors.
+    vector_ok: bool,
+    /// Byte address of the slot's penalty counts, 0 when the row has no penalty.
+    counts: u64,
+    /// Byte address of the row's bitmask words, 0 when the row has no mask.
+    bitmask: u64,
+}
+
+#[inline(always)]
+unsafe fn active_rows(p: &StepParams) -> u32 {
+    // SAFETY: `active_rows` points to one u32 the host wrote before the launch.
+    let active = unsafe { (p.active_rows as *const u32).read_volatile() };
+    if active < p.rows {
+        active
+    } else {
+        p.rows
+    }
+}
+
+#[inline(always)]
+unsafe fn read_settings(p: &StepParams, row: u32) -> RowSettings {
+    // SAFETY: `row < rows` (callers check), and `settings` holds `rows` entries.
+    unsafe { (p.settings as *const RowSettings).add(row as usize).read_volatile() }
+}
+
+#[inline(always)]
+fn top_n(s: &RowSettings) -> u32 {
+    (s.flags >> ROW_TOP_LOGPROBS_SHIFT) & 0xff
+}
+
+/// The fields that guard memory accesses are in range (stage 1 reads nothing otherwise).
+#[inline(always)]
+fn row_addressable(p: &StepParams, s: &RowSettings) -> bool {
+    s.slot < p.slots
+        && s.bias_offset <= p.bias_capacity
+        && s.bias_len <= p.bias_capacity - s.bias_offset
+        && (s.flags & ROW_HAS_BITMASK == 0 || p.bitmask != 0)
+}
+
+/// Whole-row validity, bias ids included. Called by the whole block.
+#[inline(always)]
+unsafe fn row_valid(p: &StepParams, s: &RowSettings) -> bool {
+    let basic = row_addressable(p, s)
+        && settings_valid(
+            s.temperature,
+            s.top_p,
+            s.min_p,
+            s.repetition_penalty,
+            s.frequency_penalty,
+            s.presence_penalty,
+        )
+        && top_n(s) <= MAX_TOP_LOGPROBS;
+    let mut bad = 0u32;
+    if basic {
+        let mut i = thread_idx_x();
+        while i < s.bias_len {
+            // SAFETY: bias_offset + i < bias_offset + bias_len ≤ bias_capacity (row_addressable).
+            let token = unsafe { (p.bias_tokens as *const u32).add((s.bias_offset + i) as usize).read() };
+            bad += (token >= p.vocab) as u32;
+            i += SAMPLER_THREADS;
+        }
+    }
+    // SAFETY: the whole block calls this function together.
+    basic && unsafe { block_sum_u32(bad) } == 0
+}
+
+#[inline(always)]
+fn row_setup(p: &StepParams, index: u32, settings: RowSettings) -> Row {
+    let penalties = settings.repetition_penalty != 1.0
+        || settings.frequency_penalty != 0.0
+        || settings.presence_penalty != 0.0;
+    let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
+    let logits = p.logits + index as u64 * p.row_stride * element;
+    Row {
+        index,
+        settings,
+        params: LogitParams {
+            repetition: settings.repetition_penalty,
+            frequency: settings.frequency_penalty,
+            presence: settings.presence_penalty,
+            temperature: settings.temperature,
+        },
+        logits,
+        vector_ok: logits % 16 == 0,
+        counts: if penalties { p.counts + settings.slot as u64 * p.counts_stride as u64 * 4 } else { 0 },
+        bitmask: if settings.flags & ROW_HAS_BITMASK != 0 {
+            p.bitmask + index as u64 * p.bitmask_words as u64 * 4
+        } else {
+            0
+        },
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The prologue over one tile.
+
+#[inline(always)]
+fn widen_pair(word: u32, dtype: u32) -> (f32, f32) {
+    if dtype == DTYPE_BF16 {
+        (widen_bf16(word as u16), widen_bf16((word >> 16) as u16))
+    } else {
+        (widen_f16(word as u16), widen_f16((word >> 16) as u16))
+    }
+}
+
+/// Raw logits of this thread's 8 tokens starting at `base`; tokens past the vocab read as NaN
+/// (which the prologue turns into -inf).
+#[inline(always)]
+unsafe fn load_raw8(p: &StepParams, r: &Row, base: u32) -> [f32; 8] {
+    let mut raw = [f32::NAN; 8];
+    if base >= p.vocab {
+        return raw;
+    }
+    if r.vector_ok && base + 8 <= p.vocab {
+        if p.dtype == DTYPE_F32 {
+            let ptr = (r.logits + base as u64 * 4) as *const u32;
+            // SAFETY: 8 tokens inside the row; 16-byte aligned (row start aligned, base % 8 == 0).
+            let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
+            raw = [
+                f32::from_bits(a[0]),
+                f32::from_bits(a[1]),
+                f32::from_bits(a[2]),
+                f32::from_bits(a[3]),
+                f32::from_bits(b[0]),
+                f32::from_bits(b[1]),
+                f32::from_bits(b[2]),
+                f32::from_bits(b[3]),
+            ];
+        } else {
+            // SAFETY: as above; 8 half-width tokens are one 16-byte vector.
+            let q = unsafe { ld_global_nc_v4_u32((r.logits + base as u64 * 2) as *const u32) };
+            let (r0, r1) = widen_pair(q[0], p.dtype);
+            let (r2, r3) = widen_pair(q[1], p.dtype);
+            let (r4, r5) = widen_pair(q[2], p.dtype);
+            let (r6, r7) = widen_pair(q[3], p.dtype);
+            raw = [r0, r1, r2, r3, r4, r5, r6, r7];
+        }
+        return raw;
+    }
+    each8(|j| {
+        let t = base + j as u32;
+        if t < p.vocab {
+            // SAFETY: token t < vocab lies inside the row.
+            raw[j] = unsafe {
+                if p.dtype == DTYPE_F32 {
+                    ((r.logits + t as u64 * 4) as *const f32).read()
+                } else {
+                    let bits = ((r.logits + t as u64 * 2) as *const u16).read();
+                    if p.dtype == DTYPE_BF16 {
+                        widen_bf16(bits)
+                    } else {
+                        widen_f16(bits)
+                    }
+                }
+            };
+        }
+    });
+    raw
+}
+
+/// Processed values of this thread's 8 tokens of tile `tile`: the prologue of SEMANTICS.md.
+///
+/// # Safety
+/// The whole block calls it together with the same `tile` (the bias table needs barriers).
+#[inline(always)]
+unsafe fn process8(p: &StepParams, r: &Row, tile: u32) -> [f32; 8] {
+    let tid = thread_idx_x();
+    let tile_start = tile * TILE_TOKENS;
+    let base = tile_start + tid * TOKENS_PER_THREAD;
+    let has_bias = r.settings.bias_len > 0;
+    // SAFETY (whole block): the bias table lives at SM_BIAS, TILE_TOKENS f32; the barrier before
+    // clearing keeps earlier readers safe, the one after scattering publishes it.
+    unsafe {
+        if has_bias {
+            sync_threads();
+            each8(|j| {
+                st_shared_u32(smem(SM_BIAS + (tid * TOKENS_PER_THREAD + j as u32) * 4), 0);
+            });
+            sync_threads();
+            let mut i = tid;
+            while i < r.settings.bias_len {
+                let entry = (r.settings.bias_offset + i) as usize;
+                let token = (p.bias_tokens as *const u32).add(entry).read();
+                let value = (p.bias_values as *const u32).add(entry).read();
+                if token >= tile_start && token - tile_start < TILE_TOKENS {
+                    st_shared_u32(smem(SM_BIAS + (token - tile_start) * 4), value);
+                }
+                i += SAMPLER_THREADS;
+            }
+            sync_threads();
+        }
+    }
+    // SAFETY: addresses derive from checked rows, slots and `base < vocab`.
+    let raw = unsafe { load_raw8(p, r, base) };
+    let mask_word = if r.bitmask != 0 && base < p.vocab {
+        // SAFETY: word base/32 < bitmask_words for base < vocab.
+        unsafe { ((r.bitmask + (base / 32) as u64 * 4) as *const u32).read() }
+    } else {
+        u32::MAX
+    };
+    let mut counts = [0u32; 8];
+    if r.counts != 0 && base < p.vocab {
+        let ptr = (r.counts + base as u64 * 4) as *const u32;
+        // SAFETY: counts rows are counts_stride (a multiple of 8, ≥ vocab) long and 16-byte
+        // aligned, so base..base+8 is inside and aligned.
+        let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
+        counts = [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]];
+    }
+    let mut x = [f32::NEG_INFINITY; 8];
+    each8(|j| {
+        if base + (j as u32) < p.vocab {
+            let allowed = (mask_word >> ((base & 31) + j as u32)) & 1 == 1;
+            let bias = if has_bias {
+                // SAFETY: this thread's own slot of the bias table.
+                f32::from_bits(unsafe { ld_shared_u32(smem(SM_BIAS + (tid * TOKENS_PER_THREAD + j as u32) * 4)) })
+            } else {
+                0.0
+            };
+            let c = counts[j];
+            x[j] = process_logit(raw[j], allowed, c != 0, c & 0x7fff_ffff, bias, &r.params);
+        }
+    });
+    x
+}
+
+#[inline(always)]
+fn keys8(x: &[f32; 8], base: u32) -> [u64; 8] {
+    let mut k = [0u64; 8];
+    each8(|j| {
+        if x[j] > f32::NEG_INFINITY {
+            k[j] = sort_key(x[j], base + j as u32);
+        }
+    });
+    k
+}
+
+// ---------------------------------------------------------------------------------------------
+// Selection inside one block (stage 1).
+
+/// The lower bound `lb ≥ floor` such that exactly `min(k, #{keys ≥ floor})` of the block's
+/// nonzero keys are `≥ lb`: an MSD radix select on 8-bit digits that stops as soon as the
+/// bucket it is in must be taken whole.
+///
+/// # Safety
+/// The whole block calls it together.
+#[inline(always)]
+unsafe fn block_select_top<const N: usize>(keys: &[u64; N], k: u32, floor: u64) -> u64 {
+    let tid = thread_idx_x();
+    let mut mine = 0u32;
+    each_n::<N, _>(|j| {
+        mine += (keys[j] != 0 && keys[j] >= floor) as u32;
+    });
+    // SAFETY (whole block): histogram and result slots are in the shared map; barriers
+    // separate clearing, counting, scanning and reading.
+    unsafe {
+        if block_sum_u32(mine) <= k {
+            return floor;
+        }
+        let mut prefix = 0u64;
+        let mut need = k;
+        let mut level = 0u32;
+        while level < 64 {
+            let shift = 56 - level;
+            if tid < 256 {
+                st_shared_u32(smem(SM_HIST + tid * 4), 0);
+            }
+            sync_threads();
+            each_n::<N, _>(|j| {
+                let key = keys[j];
+                if key != 0 && key >= floor && (level == 0 || (key >> (64 - level)) == prefix) {
+                    atom_add_shared_u32(smem(SM_HIST + ((key >> shift) & 255) as u32 * 4), 1);
+                }
+            });
+            sync_threads();
+            let h = if tid < 256 { ld_shared_u32(smem(SM_HIST + (255 - tid) * 4)) } else { 0 };
+            let (excl, _) = block_exclusive_scan_u32(h);
+            if tid < 256 && excl < need && need <= excl + h {
+                st_shared_u32(smem(RES_SELECT), 255 - tid);
+                st_shared_u32(smem(RES_SELECT + 4), need - excl);
+                st_shared_u32(smem(RES_SELECT + 8), h);
+            }
+            sync_threads();
+            let digit = ld_shared_u32(smem(RES_SELECT));
+            need = ld_shared_u32(smem(RES_SELECT + 4));
+            let bucket = ld_shared_u32(smem(RES_SELECT + 8));
+            sync_threads();
+            prefix = (prefix << 8) | digit as u64;
+            level += 8;
+            if bucket == need {
+                let lb = if level == 64 { prefix } else { prefix << (64 - level) };
+                return if lb > floor { lb } else { floor };
+            }
+        }
+        if prefix > floor {
+            prefix
+        } else {
+            floor
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage 1.
+
+#[inline(always)]
+fn record_ptr(p: &StepParams, row: u32, tile: u32) -> u64 {
+    p.records + (row as u64 * p.tiles as u64 + tile as u64) * RECORD_BYTES
+}
+
+/// Stage 1: one block per (tile, row); see the module header.
+///
+/// # Safety
+/// Launch with grid `(tiles, rows)`, `SAMPLER_THREADS` threads and `SAMPLER_SHARED_BYTES` of
+/// dynamic shared memory; every pointer in `p` is valid for the sizes `StepParams` documents.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
+    let (tile, row) = (block_idx_x(), block_idx_y());
+    // SAFETY: reads one u32 and one settings entry inside their buffers.
+    if block_dim_x() != SAMPLER_THREADS || tile >= p.tiles || row >= unsafe { active_rows(&p) } {
+        return;
+    }
+    // SAFETY: row < rows.
+    let s = unsafe { read_settings(&p, row) };
+    if !row_addressable(&p, &s) {
+        return; // stage 2 reports the row as invalid; nothing here may read through it
+    }
+    let r = row_setup(&p, row, s);
+    let tid = thread_idx_x();
+    let base = tile * TILE_TOKENS + tid * TOKENS_PER_THREAD;
+    // SAFETY: the whole block runs this function with the same tile.
+    let x = unsafe { process8(&p, &r, tile) };
+    let keys = keys8(&x, base);
+    let mut thread_max = 0u64;
+    let (mut valid, mut infinite) = (0u32, 0u32);
+    each8(|j| {
+        thread_max = if keys[j] > thread_max { keys[j] } else { thread_max };
+        valid += (keys[j] != 0) as u32;
+        infinite += (x[j] == f32::INFINITY) as u32;
+    });
+    let greedy = s.temperature == 0.0;
+    let wants_candidates = !greedy || top_n(&s) > 0;
+    let wants_mass = wants_candidates || s.flags & ROW_WANT_LOGPROB != 0;
+    let rec = record_ptr(&p, row, tile);
+
+    // SAFETY (whole block, uniform branches): shared slots from the map; the record belongs to
+    // this (row, tile) alone.
+    unsafe {
+        let tile_max = block_max_u64(thread_max);
+        let valid = block_sum_u32(valid);
+        let infinite = block_sum_u32(infinite);
+
+        if wants_candidates {
+            let floor = block_select_top(&[thread_max], CANDIDATES, 1);
+            let lb = block_select_top(&keys, CANDIDATES, floor);
+            if tid == 0 {
+                st_shared_u32(smem(RES_COUNTER), 0);
+            }
+            sync_threads();
+            each8(|j| {
+                if keys[j] != 0 && keys[j] >= lb {
+                    let pos = atom_add_shared_u32(smem(RES_COUNTER), 1);
+                    if pos < CANDIDATES {
+                        st_shared_u64(smem(SM_SORT + pos * 8), keys[j]);
+                    }
+                }
+            });
+            sync_threads();
+            if warp_id() == 0 {
+                let n = ld_shared_u32(smem(RES_COUNTER));
+                let lane = lane_id();
+                let v = if lane < n && lane < CANDIDATES { ld_shared_u64(smem(SM_SORT + lane * 8)) } else { 0 };
+                let sorted = warp_sort_desc(v);
+                ((rec as *mut u64).add(lane as usize)).write(sorted);
+            }
+            sync_threads();
+        } else if tid == 0 {
+            (rec as *mut u64).write(tile_max);
+        }
+
+        let mut has_mass = 0u32;
+        let mut ceiling = 0.0f32;
+        if wants_mass && valid > 0 && infinite == 0 {
+            ceiling = soft_ceil(key_value(tile_max));
+            if ceiling < BAND_LIMIT && ceiling > -BAND_LIMIT {
+                has_mass = 1;
+                if tid < MASS_BANDS as u32 {
+                    st_shared_u64(smem(SM_BAND + tid * 8), 0);
+                }
+                sync_threads();
+                each8(|j| {
+                    if keys[j] != 0 {
+                        let c = soft_ceil(x[j]);
+                        let d = ceiling - c;
+                        if d <= BAND_FLOOR as f32 {
+                            atom_add_shared_u64(smem(SM_BAND + (d as u32) * 8), frac_weight(x[j] - c) as u64);
+                        }
+                    }
+                });
+                sync_threads();
+                if tid < MASS_BANDS as u32 {
+                    let band = (rec + 8 * TILE_CANDIDATES as u64) as *mut u64;
+                    band.add(tid as usize).write(ld_shared_u64(smem(SM_BAND + tid * 8)));
+                }
+            }
+        }
+        if tid == 0 {
+            let tail = (rec + 8 * (TILE_CANDIDATES + MASS_BANDS) as u64) as *mut u32;
+            tail.write(ceiling.to_bits());
+            tail.add(1).write(valid);
+            tail.add(2).write(infinite);
+            tail.add(3).write(has_mass);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Row summaries, shared by stages 2 and 3.
+
+#[derive(Clone, Copy)]
+struct TileView {
+    rec: u64,
+}
+
+impl TileView {
+    #[inline(always)]
+    unsafe fn candidate(&self, i: u32) -> u64 {
+        // SAFETY: i < TILE_CANDIDATES (callers), inside this record.
+        unsafe { (self.rec as *const u64).add(i as usize).read() }
+    }
+    #[inline(always)]
+    unsafe fn tail(&self, i: usize) -> u32 {
+        // SAFETY: the four u32 after candidates and bands.
+        unsafe { ((self.rec + 8 * (TILE_CANDIDATES + MASS_BANDS) as u64) as *const u32).add(i).read() }
+    }
+    #[inline(always)]
+    unsafe fn ceiling(&self) -> f32 {
+        // SAFETY: forwarded.
+        f32::from_bits(unsafe { self.tail(0) })
+    }
+    #[inline(always)]
+    unsafe fn valid(&self) -> u32 {
+        // SAFETY: forwarded.
+        unsafe { self.tail(1) }
+    }
+    #[inline(always)]
+    unsafe fn infinite(&self) -> u32 {
+        // SAFETY: forwarded.
+        unsafe { self.tail(2) }
+    }
+    #[inline(always)]
+    unsafe fn has_mass(&self) -> bool {
+        // SAFETY: forwarded.
+        (unsafe { self.tail(3) }) != 0
+    }
+    /// Σ band_mass[d] · E[mc − (ceiling − d)]: this tile's exact share of the row mass.
+    #[inline(always)]
+    unsafe fn mass(&self, mc: f32) -> u128 {
+        // SAFETY: forwarded; band d < MASS_BANDS.
+        unsafe {
+            if self.valid() == 0 {
+                return 0;
+            }
+            let ceiling = self.ceiling();
+            let band = (self.rec + 8 * TILE_CANDIDATES as u64) as *const u64;
+            let mut total = 0u128;
+            each_band(|d| {
+                let s = band.add(d).read();
+                if s != 0 {
+                    total += s as u128 * band_scale(ceiling - d as f32, mc) as u128;
+                }
+            });
+            total
+        }
+    }
+}
+
+#[inline(always)]
+fn tile_view(p: &StepParams, row: u32, tile: u32) -> TileView {
+    TileView { rec: record_ptr(p, row, tile) }
+}
+
+#[derive(Clone, Copy)]
+struct Summary {
+    max_key: u64,
+    valid: u32,
+    infinite: u32,
+    /// soft_ceil of the row max (finite rows).
+    mc: f32,
+    /// Exact row mass (finite rows: Σ W; infinite rows: the +inf count), when `mass_ok`.
+    z: u128,
+    mass_ok: bool,
+}
+
+impl Summary {
+    #[inline(always)]
+    fn infinite_row(&self) -> bool {
+        self.infinite > 0
+    }
+    #[inline(always)]
+    fn weight_of(&self, key: u64) -> u128 {
+        let x = key_value(key);
+        if key == 0 {
+            0
+        } else if self.infinite_row() {
+            (x == f32::INFINITY) as u128
+        } else {
+            weight(x, self.mc)
+        }
+    }
+    #[inline(always)]
+    fn logprob_of(&self, key: u64, ln_z: f64) -> f32 {
+        if key == 0 {
+            f32::NEG_INFINITY
+        } else if self.infinite_row() {
+            infinite_row_logprob(key_value(key), self.infinite)
+        } else {
+            token_logprob(key_value(key), self.mc, ln_z)
+        }
+    }
+}
+
+/// Folds the row's tile records.
+///
+/// # Safety
+/// The whole block calls it together; stage 1 has written the row's records.
+#[inline(always)]
+unsafe fn summarize(p: &StepParams, row: u32) -> Summary {
+    let tid = thread_idx_x();
+    let (mut max_key, mut valid, mut infinite, mut missing) = (0u64, 0u32, 0u32, 0u32);
+    let mut t = tid;
+    // SAFETY (whole block): tiles < tiles of this row's records.
+    unsafe {
+        while t < p.tiles {
+            let v = tile_view(p, row, t);
+            let k = v.candidate(0);
+            max_key = if k > max_key { k } else { max_key };
+            valid += v.valid();
+            infinite += v.infinite();
+            missing += (v.valid() > 0 && !v.has_mass()) as u32;
+            t += SAMPLER_THREADS;
+        }
+        let max_key = block_max_u64(max_key);
+        let valid = block_sum_u32(valid);
+        let infinite = block_sum_u32(infinite);
+        let missing = block_sum_u32(missing);
+        let mut s = Summary { max_key, valid, infinite, mc: 0.0, z: 0, mass_ok: false };
+        if max_key == 0 {
+            return s;
+        }
+        if infinite > 0 {
+            s.z = infinite as u128;
+            s.mass_ok = true;
+            return s;
+        }
+        s.mc = soft_ceil(key_value(max_key));
+        if missing == 0 && s.mc < BAND_LIMIT && s.mc > -BAND_LIMIT {
+            let mut part = 0u128;
+            let mut t = tid;
+            while t < p.tiles {
+                part += tile_view(p, row, t).mass(s.mc);
+                t += SAMPLER_THREADS;
+            }
+            s.z = block_sum_u128(part);
+            s.mass_ok = true;
+        }
+        s
+    }
+}
+
+/// Writes a row's outputs and advances its request state (thread 0 only).
+#[inline(always)]
+unsafe fn finish(p: &StepParams, row: u32, slot: u32, token: i32, status: u32, logprob: f32) {
+    if thread_idx_x() != 0 {
+        return;
+    }
+    // SAFETY: row < rows, slot < slots (validated), token < vocab ≤ counts_stride.
+    unsafe {
+        (p.out_tokens as *mut i32).add(row as usize).write(token);
+        (p.out_status as *mut u32).add(row as usize).write(status);
+        (p.out_logprobs as *mut f32).add(row as usize).write(logprob);
+        if status == STATUS_INVALID_SETTINGS {
+            return; // a row the kernels refused leaves its request untouched
+        }
+        if token >= 0 {
+            let c = (p.counts as *mut u32).add(slot as usize * p.counts_stride as usize + token as usize);
+            let old = c.read();
+            if old & 0x7fff_ffff != 0x7fff_ffff {
+                c.write(old + 1);
+            }
+        }
+        let step = (p.steps as *mut u64).add(slot as usize);
+        step.write(step.read().wrapping_add(1));
+    }
+}
+
+/// [`finish`] for a walk's result: the chosen key, or 0 when the walk found nothing (which the
+/// integer arithmetic rules out, but a status beats a wrong token).
+#[inline(always)]
+unsafe fn finish_chosen(p: &StepParams, row: u32, slot: u32, key: u64, logprob: f32) {
+    // SAFETY: forwarded.
+    unsafe {
+        if key != 0 {
+            finish(p, row, slot, key_index(key) as i32, STATUS_OK, logprob);
+        } else {
+            finish(p, row, slot, NO_TOKEN, STATUS_NO_VALID_TOKEN, f32::NAN);
+        }
+    }
+}
+
+/// Fills a row's top-logprob outputs from `SM_SORT` positions `0..n_sorted` (thread i < 20
+/// writes entry i; entries past `n` or past the list get token -1 and -inf).
+#[inline(always)]
+unsafe fn write_top(p: &StepParams, row: u32, n: u32, n_sorted: u32, sum: &Summary, ln_z: f64) {
+    let i = thread_idx_x();
+    if i >= MAX_TOP_LOGPROBS {
+        return;
+    }
+    // SAFETY: i < 20 entries of this row; SM_SORT position i < 2048.
+    unsafe {
+        let (mut token, mut lp) = (NO_TOKEN, f32::NEG_INFINITY);
+        if i < n && i < n_sorted {
+            let key = ld_shared_u64(smem(SM_SORT + i * 8));
+            if key != 0 {
+                token = key_index(key) as i32;
+                lp = sum.logprob_of(key, ln_z);
+            }
+        }
+        let at = (row * MAX_TOP_LOGPROBS + i) as usize;
+        (p.out_top_tokens as *mut i32).add(at).write(token);
+        (p.out_top_logprobs as *mut f32).add(at).write(lp);
+    }
+}
+
+#[inline(always)]
+unsafe fn flag_exact(p: &StepParams, row: u32) {
+    if thread_idx_x() == 0 {
+        // SAFETY: row < rows.
+        unsafe { (p.exact_flags as *mut u32).add(row as usize).write(1) };
+    }
+}
+
+#[inline(always)]
+unsafe fn draw(p: &StepParams, slot: u32) -> u64 {
+    // SAFETY: slot < slots (validated).
+    let (seed, step) = unsafe { ((p.seeds as *const u64).add(slot as usize).read(), (p.steps as *const u64).add(slot as usize).read()) };
+    random_u64(seed, step, STREAM_TOKEN)
+}
+
+/// Stores a u128 for the whole block (from one thread) and returns it to everyone.
+///
+/// # Safety
+/// The whole block calls it together; exactly one thread passes `Some`.
+#[inline(always)]
+unsafe fn broadcast_u128(v: Option<u128>) -> u128 {
+    // SAFETY: RES_U128 is a 16-byte slot of the map; barriers order the write and the reads.
+    unsafe {
+        if let Some(v) = v {
+            st_shared_u64(smem(RES_U128), v as u64);
+            st_shared_u64(smem(RES_U128 + 8), (v >> 64) as u64);
+        }
+        sync_threads();
+        let out = ((ld_shared_u64(smem(RES_U128 + 8)) as u128) << 64) | ld_shared_u64(smem(RES_U128)) as u128;
+        sync_threads();
+        out
+    }
+}
+
+/// Samples uniformly in mass among every valid token of the row (no truncation), by walking
+/// the tile masses in index order and re-reading the one tile where `u` falls.
+///
+/// # Safety
+/// The whole block calls it together; `sum.mass_ok` holds.
+#[inline(always)]
+unsafe fn walk_whole_row(p: &StepParams, r: &Row, sum: &Summary, u: u128) -> u64 {
+    let tid = thread_idx_x();
+    // SAFETY (whole block): tiles ≤ MAX_TILES = one per thread; slots from the map.
+    unsafe {
+        let mass = if tid < p.tiles {
+            let v = tile_view(p, r.index, tid);
+            if sum.infinite_row() {
+                v.infinite() as u128
+            } else {
+                v.mass(sum.mc)
+            }
+        } else {
+            0
+        };
+        let (before, _) = block_exclusive_scan_u128(mass);
+        if tid == 0 {
+            st_shared_u32(smem(RES_TOKEN), u32::MAX);
+        }
+        sync_threads();
+        if tid < p.tiles && before <= u && u < before + mass {
+            st_shared_u32(smem(RES_TOKEN), tid);
+            st_shared_u64(smem(RES_U128), (u - before) as u64);
+            st_shared_u64(smem(RES_U128 + 8), ((u - before) >> 64) as u64);
+        }
+        sync_threads();
+        let tile = ld_shared_u32(smem(RES_TOKEN));
+        let rest = ((ld_shared_u64(smem(RES_U128 + 8)) as u128) << 64) | ld_shared_u64(smem(RES_U128)) as u128;
+        sync_threads();
+        if tile == u32::MAX {
+            return 0;
+        }
+        walk_tile(p, r, sum, tile, rest, 0)
+    }
+}
+
+/// Index-order walk inside one tile over tokens with key ≥ `floor`: the token where the running
+/// mass passes `u`, or -1 when the tile's kept mass is ≤ `u`.
+///
+/// # Safety
+/// The whole block calls it together with the same arguments.
+#[inline(always)]
+unsafe fn walk_tile(p: &StepParams, r: &Row, sum: &Summary, tile: u32, u: u128, floor: u64) -> u64 {
+    let tid = thread_idx_x();
+    let base = tile * TILE_TOKENS + tid * TOKENS_PER_THREAD;
+    // SAFETY (whole block): process8 and the scan are called uniformly.
+    unsafe {
+        let x = process8(p, r, tile);
+        let keys = keys8(&x, base);
+        let mut w = [0u128; 8];
+        let mut mine = 0u128;
+        each8(|j| {
+            if keys[j] != 0 && keys[j] >= floor {
+                w[j] = sum.weight_of(keys[j]);
+            }
+            mine += w[j];
+        });
+        let (before, _) = block_exclusive_scan_u128(mine);
+        if tid == 0 {
+            st_shared_u64(smem(RES_TOKEN), 0);
+        }
+        sync_threads();
+        let mut run = before;
+        each8(|j| {
+            if w[j] > 0 && run <= u && u < run + w[j] {
+                st_shared_u64(smem(RES_TOKEN), keys[j]);
+            }
+            run += w[j];
+        });
+        sync_threads();
+        let key = ld_shared_u64(smem(RES_TOKEN));
+        sync_threads();
+        key
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage 2.
+
+/// Merges the tile lists: every key ≥ the largest "last candidate" of a full list, which is
+/// exactly the first `n` keys of the row in order. Leaves them sorted, largest first, in
+/// `SM_SORT` (padded with 0 to a power of two). Returns `(n, complete)`, or `None` when more
+/// than `MERGE_CAPACITY` keys qualify.
+///
+/// # Safety
+/// The whole block calls it together.
+#[inline(always)]
+unsafe fn merge_candidates(p: &StepParams, row: u32) -> Option<(u32, bool, u32)> {
+    let tid = thread_idx_x();
+    // SAFETY (whole block): record reads in bounds; SM_SORT holds MERGE_CAPACITY keys.
+    unsafe {
+        let mut tau = 0u64;
+        let mut t = tid;
+        while t < p.tiles {
+            let v = tile_view(p, row, t);
+            if v.valid() > CANDIDATES {
+                let last = v.candidate(CANDIDATES - 1);
+                tau = if last > tau { last } else { tau };
+            }
+            t += SAMPLER_THREADS;
+        }
+        let tau_safe = block_max_u64(tau);
+        if tid == 0 {
+            st_shared_u32(smem(RES_COUNTER), 0);
+        }
+        sync_threads();
+        let total = p.tiles * CANDIDATES;
+        let mut i = tid;
+        while i < total {
+            let key = tile_view(p, row, i / CANDIDATES).candidate(i % CANDIDATES);
+            if key != 0 && key >= tau_safe {
+                let pos = atom_add_shared_u32(smem(RES_COUNTER), 1);
+                if pos < MERGE_CAPACITY {
+                    st_shared_u64(smem(SM_SORT + pos * 8), key);
+                }
+            }
+            i += SAMPLER_THREADS;
+        }
+        sync_threads();
+        let n = ld_shared_u32(smem(RES_COUNTER));
+        sync_threads();
+        if n > MERGE_CAPACITY {
+            return None;
+        }
+        let padded = pow2_at_least(n);
+        let mut i = n + tid;
+        while i < padded {
+            st_shared_u64(smem(SM_SORT + i * 8), 0);
+            i += SAMPLER_THREADS;
+        }
+        sync_threads();
+        block_sort_desc(padded);
+        Some((n, tau_safe == 0, padded))
+    }
+}
+
+/// Stage 2: one block per row; see the module header.
+///
+/// # Safety
+/// Launch with grid `(rows)`, `SAMPLER_THREADS` threads and `SAMPLER_SHARED_BYTES` of dynamic
+/// shared memory, after `sample_tiles` of the same step on the same stream.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
+    let row = block_idx_x();
+    // SAFETY: one u32 read.
+    if block_dim_x() != SAMPLER_THREADS || row >= unsafe { active_rows(&p) } {
+        return;
+    }
+    let tid = thread_idx_x();
+    // SAFETY: row < rows.
+    let s = unsafe { read_settings(&p, row) };
+    // SAFETY (whole block from here on, all branches uniform): every helper is called by the
+    // whole block; reads and writes stay inside the buffers StepParams describes.
+    unsafe {
+        flag_exact_clear(&p, row);
+        if !row_valid(&p, &s) {
+            finish(&p, row, 0, NO_TOKEN, STATUS_INVALID_SETTINGS, f32::NAN);
+            write_top(&p, row, 0, 0, &empty_summary(), 0.0);
+            return;
+        }
+        let r = row_setup(&p, row, s);
+        let sum = summarize(&p, row);
+        let n_top = top_n(&s);
+        let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
+        if sum.max_key == 0 {
+            finish(&p, row, s.slot, NO_TOKEN, STATUS_NO_VALID_TOKEN, f32::NAN);
+            write_top(&p, row, 0, 0, &sum, 0.0);
+            return;
+        }
+        let greedy = s.temperature == 0.0;
+        if (!greedy || want_lp || n_top > 0) && !sum.mass_ok {
+            flag_exact(&p, row);
+            return;
+        }
+        let ln_z = if sum.infinite_row() { 0.0 } else { ln_mass(sum.z) };
+        let lp_of = |key: u64| if want_lp { sum.logprob_of(key, ln_z) } else { f32::NAN };
+        if greedy && n_top == 0 {
+            finish(&p, row, s.slot, key_index(sum.max_key) as i32, STATUS_OK, lp_of(sum.max_key));
+            return;
+        }
+        let Some((n_s, complete, padded)) = merge_candidates(&p, row) else {
+            flag_exact(&p, row);
+            return;
+        };
+        write_top(&p, row, n_top, n_s, &sum, ln_z);
+        if greedy {
+            finish(&p, row, s.slot, key_index(sum.max_key) as i32, STATUS_OK, lp_of(sum.max_key));
+            return;
+        }
+
+        // Weights and inclusive prefix masses of the merged list; thread t owns positions
+        // OWN·t .. OWN·t + OWN.
+        let first = tid * OWN as u32;
+        let mut keys = [0u64; OWN];
+        let mut prefix = [0u128; OWN];
+        let mut run = 0u128;
+        each_own(|q| {
+            let i = first + q as u32;
+            if i < n_s {
+                keys[q] = ld_shared_u64(smem(SM_SORT + i * 8));
+                run += sum.weight_of(keys[q]);
+            }
+            prefix[q] = run;
+        });
+        let (before, _) = block_exclusive_scan_u128(run);
+        each_own(|q| {
+            prefix[q] += before;
+        });
+
+        // min-p and top-k: both keep a prefix of the order.
+        let max_value = key_value(sum.max_key);
+        let min_p_on = s.min_p > 0.0;
+        let threshold = min_p_threshold(max_value, s.min_p);
+        let mut above = 0u32;
+        each_own(|q| {
+            above += (first + (q as u32) < n_s && key_value(keys[q]) >= threshold) as u32;
+        });
+        let c_m = block_sum_u32(above);
+        let min_p_known = !min_p_on || c_m < n_s || complete;
+        let l_m = if min_p_on { c_m } else { sum.valid };
+        let k_eff = if s.top_k == 0 || s.top_k > sum.valid { sum.valid } else { s.top_k };
+        if !min_p_known && k_eff > n_s {
+            flag_exact(&p, row);
+            return;
+        }
+        let l1 = if min_p_known && l_m < k_eff { l_m } else { k_eff };
+        let z1 = if l1 <= n_s {
+            let mut mine = None;
+            each_own(|q| {
+                if first + q as u32 + 1 == l1 {
+                    mine = Some(prefix[q]);
+                }
+            });
+            broadcast_u128(mine)
+        } else if l1 == sum.valid {
+            sum.z
+        } else {
+            flag_exact(&p, row);
+            return;
+        };
+
+        // top-p: the first position whose prefix mass reaches p·Z1.
+        let kept = if top_p_disabled(s.top_p) {
+            l1
+        } else {
+            let p24 = top_p_units(s.top_p);
+            let limit = if l1 < n_s { l1 } else { n_s };
+            let mut hit = u32::MAX;
+            each_own(|q| {
+                let i = first + q as u32;
+                if i < limit && hit == u32::MAX && top_p_reached(prefix[q], z1, p24) {
+                    hit = i;
+                }
+            });
+            let hit = block_min_u32(hit);
+            if hit == u32::MAX {
+                flag_exact(&p, row);
+                return;
+            }
+            hit + 1
+        };
+
+        let r64 = draw(&p, s.slot);
+        let key = if kept <= n_s {
+            let mut mine = None;
+            each_own(|q| {
+                if first + q as u32 + 1 == kept {
+                    mine = Some(prefix[q]);
+                }
+            });
+            let z_kept = broadcast_u128(mine);
+            let u = draw_target(z_kept, r64);
+            // Re-key the kept prefix by index (ascending), carrying the value bits.
+            each_own(|q| {
+                let i = first + q as u32;
+                let rekeyed = if i < kept {
+                    !(((key_index(keys[q]) as u64) << 32) | key_value(keys[q]).to_bits() as u64)
+                } else {
+                    0
+                };
+                if i < padded {
+                    st_shared_u64(smem(SM_SORT + i * 8), rekeyed);
+                }
+            });
+            sync_threads();
+            block_sort_desc(padded);
+            let mut w = [0u128; OWN];
+            let mut idx = [0u32; OWN];
+            let mut value = [0f32; OWN];
+            let mut mine = 0u128;
+            each_own(|q| {
+                let i = first + q as u32;
+                if i < kept {
+                    let k = !ld_shared_u64(smem(SM_SORT + i * 8));
+                    idx[q] = (k >> 32) as u32;
+                    value[q] = f32::from_bits(k as u32);
+                    w[q] = sum.weight_of(sort_key(value[q], idx[q]));
+                }
+                mine += w[q];
+            });
+            let (before, _) = block_exclusive_scan_u128(mine);
+            if tid == 0 {
+                st_shared_u64(smem(RES_TOKEN), 0);
+            }
+            sync_threads();
+            let mut run = before;
+            each_own(|q| {
+                if w[q] > 0 && run <= u && u < run + w[q] {
+                    st_shared_u64(smem(RES_TOKEN), sort_key(value[q], idx[q]));
+                }
+                run += w[q];
+            });
+            sync_threads();
+            let key = ld_shared_u64(smem(RES_TOKEN));
+            sync_threads();
+            key
+        } else {
+            // Everything valid is kept (kept == valid > n_s): walk the tile masses.
+            walk_whole_row(&p, &r, &sum, draw_target(sum.z, r64))
+        };
+        finish_chosen(&p, row, s.slot, key, if want_lp { sum.logprob_of(key, ln_z) } else { f32::NAN });
+    }
+}
+
+/// Clears the row's exact-pass flag (thread 0), so a stale flag never survives a replay.
+#[inline(always)]
+unsafe fn flag_exact_clear(p: &StepParams, row: u32) {
+    if thread_idx_x() == 0 {
+        // SAFETY: row < rows.
+        unsafe { (p.exact_flags as *mut u32).add(row as usize).write(0) };
+    }
+}
+
+#[inline(always)]
+fn empty_summary() -> Summary {
+    Summary { max_key: 0, valid: 0, infinite: 0, mc: 0.0, z: 0, mass_ok: false }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage 3: the exact pass.
+
+/// What a whole-row selection found: keys ≥ `lower` are selected; `mass` is theirs.
+#[derive(Clone, Copy)]
+struct Selected {
+    lower: u64,
+    mass: u128,
+}
+
+/// Calls `f(key)` for every valid key of the row with key ≥ `floor`, each thread for its own
+/// tokens, tile by tile.
+///
+/// # Safety
+/// The whole block calls it together with the same arguments.
+#[inline(always)]
+unsafe fn for_each_key<F: FnMut(u64)>(p: &StepParams, r: &Row, floor: u64, mut f: F) {
+    let mut tile = 0;
+    while tile < p.tiles {
+        // SAFETY: uniform call by the whole block.
+        let x = unsafe { process8(p, r, tile) };
+        let keys = keys8(&x, tile * TILE_TOKENS + thread_idx_x() * TOKENS_PER_THREAD);
+        each8(|j| {
+            if keys[j] != 0 && keys[j] >= floor {
+                f(keys[j]);
+            }
+        });
+        tile += 1;
+    }
+}
+
+/// Count and mass of the row's keys ≥ `floor`.
+#[inline(always)]
+unsafe fn count_mass_from(p: &StepParams, r: &Row, sum: &Summary, floor: u64) -> (u32, u128) {
+    let (mut count, mut mass) = (0u32, 0u128);
+    // SAFETY: uniform call by the whole block.
+    unsafe {
+        for_each_key(p, r, floor, |key| {
+            count += 1;
+            mass += sum.weight_of(key);
+        });
+        (block_sum_u32(count), block_sum_u128(mass))
+    }
+}
+
+/// What a selection stops at: the first position whose running count reaches `k`, or whose
+/// running mass reaches `p24 / 2^24` of `total`.
+#[derive(Clone, Copy)]
+enum Target {
+    Count(u32),
+    Mass { total: u128, p24: u32 },
+}
+
+impl Target {
+    #[inline(always)]
+    fn reached(&self, count: u32, mass: u128) -> bool {
+        match *self {
+            Target::Count(k) => count >= k,
+            Target::Mass { total, p24 } => top_p_reached(mass, total, p24),
+        }
+    }
+}
+
+/// Exact selection over the whole row, in key order among keys ≥ `floor`: the shortest prefix
+/// that reaches `target`. MSD radix on 8-bit digits with count and mass histograms until the
+/// bucket holding the boundary fits in `SM_SORT`, then a sort of that bucket.
+///
+/// # Safety
+/// The whole block calls it together; the target is reachable by the keys ≥ `floor`.
+#[inline(always)]
+unsafe fn select_exact(p: &StepParams, r: &Row, sum: &Summary, floor: u64, target: Target) -> Selected {
+    let tid = thread_idx_x();
+    let (mut prefix, mut level) = (0u64, 0u32);
+    let (mut acc_count, mut acc_mass) = (0u32, 0u128);
+    // SAFETY (whole block): histogram slots and SM_SORT from the map; uniform loop bounds.
+    unsafe {
+        let in_bucket = |key: u64, prefix: u64, level: u32| level == 0 || (key >> (64 - level)) == prefix;
+        loop {
+            let shift = 56 - level;
+            if tid < 256 {
+                st_shared_u32(smem(SM_HIST + tid * 4), 0);
+                st_shared_u64(smem(SM_HIST_LO + tid * 8), 0);
+                st_shared_u64(smem(SM_HIST_HI + tid * 8), 0);
+            }
+            sync_threads();
+            for_each_key(p, r, floor, |key| {
+                if in_bucket(key, prefix, level) {
+                    let digit = ((key >> shift) & 255) as u32;
+                    let w = sum.weight_of(key);
+                    atom_add_shared_u32(smem(SM_HIST + digit * 4), 1);
+                    let lo = w as u64;
+                    let old = atom_add_shared_u64(smem(SM_HIST_LO + digit * 8), lo);
+                    let carry = (old.wrapping_add(lo) < old) as u64;
+                    let hi = (w >> 64) as u64 + carry;
+                    if hi != 0 {
+                        atom_add_shared_u64(smem(SM_HIST_HI + digit * 8), hi);
+                    }
+                }
+            });
+            sync_threads();
+            // Thread t looks at digit 255 - t, so thread order is key order.
+            let (h, m) = if tid < 256 {
+                let d = 255 - tid;
+                (
+                    ld_shared_u32(smem(SM_HIST + d * 4)),
+                    ((ld_shared_u64(smem(SM_HIST_HI + d * 8)) as u128) << 64)
+                        | ld_shared_u64(smem(SM_HIST_LO + d * 8)) as u128,
+                )
+            } else {
+                (0, 0)
+            };
+            let (c_before, _) = block_exclusive_scan_u32(h);
+            let (m_before, _) = block_exclusive_scan_u128(m);
+            if tid == 0 {
+                // Fallback if rounding ever left the target unreached: the last digit.
+                st_shared_u32(smem(RES_SELECT), 0);
+            }
+            sync_threads();
+            if tid < 256
+                && h > 0
+                && !target.reached(acc_count + c_before, acc_mass + m_before)
+                && target.reached(acc_count + c_before + h, acc_mass + m_before + m)
+            {
+                st_shared_u32(smem(RES_SELECT), 255 - tid);
+            }
+            sync_threads();
+            let digit = ld_shared_u32(smem(RES_SELECT));
+            sync_threads();
+            // Everything above the chosen digit is inside the selection.
+            let above_t = 255 - digit;
+            let (c_above, m_above, bucket) = {
+                let (mut c, mut m2, mut b) = (0u32, 0u128, 0u32);
+                if tid < 256 && tid < above_t {
+                    c = h;
+                    m2 = m;
+                }
+                if tid == above_t {
+                    b = h;
+                }
+                (block_sum_u32(c), block_sum_u128(m2), block_sum_u32(b))
+            };
+            acc_count += c_above;
+            acc_mass += m_above;
+            prefix = (prefix << 8) | digit as u64;
+            level += 8;
+            if bucket <= MERGE_CAPACITY || level == 64 {
+                break;
+            }
+        }
+        // Gather the boundary bucket, sort it, and finish position by position.
+        if tid == 0 {
+            st_shared_u32(smem(RES_COUNTER), 0);
+        }
+        sync_threads();
+        for_each_key(p, r, floor, |key| {
+            if in_bucket(key, prefix, level) {
+                let pos = atom_add_shared_u32(smem(RES_COUNTER), 1);
+                if pos < MERGE_CAPACITY {
+                    st_shared_u64(smem(SM_SORT + pos * 8), key);
+                }
+            }
+        });
+        sync_threads();
+        let n = ld_shared_u32(smem(RES_COUNTER));
+        let n = if n < MERGE_CAPACITY { n } else { MERGE_CAPACITY };
+        sync_threads();
+        let padded = pow2_at_least(n);
+        let mut i = n + tid;
+        while i < padded {
+            st_shared_u64(smem(SM_SORT + i * 8), 0);
+            i += SAMPLER_THREADS;
+        }
+        sync_threads();
+        block_sort_desc(padded);
+        let first = tid * OWN as u32;
+        let mut keys = [0u64; OWN];
+        let mut prefix_mass = [0u128; OWN];
+        let mut run = 0u128;
+        each_own(|q| {
+            let i = first + q as u32;
+            if i < n {
+                keys[q] = ld_shared_u64(smem(SM_SORT + i * 8));
+                run += sum.weight_of(keys[q]);
+            }
+            prefix_mass[q] = run;
+        });
+        let (before, _) = block_exclusive_scan_u128(run);
+        let mut hit = u32::MAX;
+        each_own(|q| {
+            let i = first + q as u32;
+            if i < n && hit == u32::MAX && target.reached(acc_count + i + 1, acc_mass + before + prefix_mass[q]) {
+                hit = i;
+            }
+        });
+        let hit = block_min_u32(hit);
+        let hit = if hit == u32::MAX { if n > 0 { n - 1 } else { 0 } } else { hit };
+        let mut mine = None;
+        each_own(|q| {
+            if first + q as u32 == hit {
+                mine = Some(acc_mass + before + prefix_mass[q]);
+                st_shared_u64(smem(RES_SELECT + 16), keys[q]);
+            }
+        });
+        let mass = broadcast_u128(mine);
+        let lower = ld_shared_u64(smem(RES_SELECT + 16));
+        sync_threads();
+        Selected { lower, mass }
+    }
+}
+
+/// Stage 3: finishes the rows stage 2 flagged, exactly, from the logits; other rows return at
+/// once.
+///
+/// # Safety
+/// Launch with grid `(rows)`, `SAMPLER_THREADS` threads and `SAMPLER_SHARED_BYTES` of dynamic
+/// shared memory, after `sample_rows` of the same step on the same stream.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn sample_exact(p: StepParams) {
+    let row = block_idx_x();
+    // SAFETY: one u32 read each.
+    if block_dim_x() != SAMPLER_THREADS
+        || row >= unsafe { active_rows(&p) }
+        || unsafe { (p.exact_flags as *const u32).add(row as usize).read_volatile() } == 0
+    {
+        return;
+    }
+    // SAFETY: as in stage 2; stage 2 validated this row before flagging it.
+    unsafe {
+        let s = read_settings(&p, row);
+        let r = row_setup(&p, row, s);
+        let mut sum = summarize(&p, row);
+        if !sum.mass_ok {
+            // Bands were not usable (huge ceilings): take the mass token by token.
+            let (_, z) = count_mass_from(&p, &r, &sum, 1);
+            sum.z = z;
+            sum.mass_ok = true;
+        }
+        let ln_z = if sum.infinite_row() { 0.0 } else { ln_mass(sum.z) };
+        let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
+        let n_top = top_n(&s);
+        if n_top > 0 {
+            let k = if n_top < sum.valid { n_top } else { sum.valid };
+            let top = select_exact(&p, &r, &sum, 1, Target::Count(k));
+            if tid_zero() {
+                st_shared_u32(smem(RES_COUNTER), 0);
+            }
+            sync_threads();
+            for_each_key(&p, &r, top.lower, |key| {
+                let pos = atom_add_shared_u32(smem(RES_COUNTER), 1);
+                if pos < MAX_TOP_LOGPROBS {
+                    st_shared_u64(smem(SM_SORT + pos * 8), key);
+                }
+            });
+            sync_threads();
+            let n = ld_shared_u32(smem(RES_COUNTER));
+            let n = if n < MAX_TOP_LOGPROBS { n } else { MAX_TOP_LOGPROBS };
+            sync_threads();
+            let mut i = n + thread_idx_x();
+            while i < 32 {
+                st_shared_u64(smem(SM_SORT + i * 8), 0);
+                i += SAMPLER_THREADS;
+            }
+            sync_threads();
+            block_sort_desc(32);
+            write_top(&p, row, n_top, n, &sum, ln_z);
+        }
+        let lp_of = |key: u64| if want_lp { sum.logprob_of(key, ln_z) } else { f32::NAN };
+        if s.temperature == 0.0 {
+            finish(&p, row, s.slot, key_index(sum.max_key) as i32, STATUS_OK, lp_of(sum.max_key));
+            return;
+        }
+        // K1 = keys ≥ floor1: min-p is a key bound; top-k a count selection on top of it.
+        let max_value = key_value(sum.max_key);
+        let floor_m = if s.min_p > 0.0 { (ordered_bits(min_p_threshold(max_value, s.min_p)) as u64) << 32 } else { 1 };
+        let floor_m = if floor_m == 0 { 1 } else { floor_m };
+        let (n_m, z_m) = if floor_m == 1 { (sum.valid, sum.z) } else { count_mass_from(&p, &r, &sum, floor_m) };
+        let k1 = if s.top_k == 0 || s.top_k > n_m { n_m } else { s.top_k };
+        let (floor1, z1) = if k1 < n_m {
+            let sel = select_exact(&p, &r, &sum, floor_m, Target::Count(k1));
+            (sel.lower, sel.mass)
+        } else {
+            (floor_m, z_m)
+        };
+        let (kept_floor, z_kept) = if top_p_disabled(s.top_p) {
+            (floor1, z1)
+        } else {
+            let sel = select_exact(&p, &r, &sum, floor1, Target::Mass { total: z1, p24: top_p_units(s.top_p) });
+            (sel.lower, sel.mass)
+        };
+        let u = draw_target(z_kept, draw(&p, s.slot));
+        // Index-order walk over the kept keys, tile by tile.
+        let mut acc = 0u128;
+        let mut key = 0u64;
+        let mut tile = 0;
+        while tile < p.tiles {
+            let x = process8(&p, &r, tile);
+            let keys = keys8(&x, tile * TILE_TOKENS + thread_idx_x() * TOKENS_PER_THREAD);
+            let mut mine = 0u128;
+            each8(|j| {
+                if keys[j] != 0 && keys[j] >= kept_floor {
+                    mine += sum.weight_of(keys[j]);
+                }
+            });
+            let m = block_sum_u128(mine);
+            if u < acc + m {
+                key = walk_tile(&p, &r, &sum, tile, u - acc, kept_floor);
+                break;
+            }
+            acc += m;
+            tile += 1;
+        }
+        finish_chosen(&p, row, s.slot, key, lp_of(key));
+    }
+}
+
+#[inline(always)]
+fn tid_zero() -> bool {
+    thread_idx_x() == 0
+}

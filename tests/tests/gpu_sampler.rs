@@ -1,0 +1,296 @@
+//! GPU sampler against the CPU reference: token for token, on fresh random rows with mixed
+//! settings, every vocab size, batch size and dtype the contract names, peaked and flat rows
+//! (the latter force the exact pass), strided device logits, graph replays and edge rows.
+//! Any mismatch fails.
+
+use half::{bf16, f16};
+use rand_xoshiro::rand_core::Rng;
+use sampler_host::backend::{Backend, Batch, BatchRow, RowOutput};
+use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
+use sampler_host::logits::{HostLogits, LogitsData, LogitsDtype};
+use sampler_host::reference::CpuReference;
+use sampler_host::settings::SamplingParams;
+use sampler_tests::{below, bitmask_row, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, unit, RowShape};
+
+const LOGPROB_TOLERANCE: f32 = 1e-3;
+
+/// Compares one row; returns a description of the first difference.
+fn compare(gpu: &RowOutput, cpu: &RowOutput) -> Option<String> {
+    if gpu.token != cpu.token || gpu.status != cpu.status {
+        return Some(format!("token/status gpu {}/{} cpu {}/{}", gpu.token, gpu.status, cpu.token, cpu.status));
+    }
+    match (gpu.logprob, cpu.logprob) {
+        (None, None) => {}
+        (Some(a), Some(b)) if a == b || (a - b).abs() <= LOGPROB_TOLERANCE => {}
+        (a, b) => return Some(format!("logprob gpu {a:?} cpu {b:?}")),
+    }
+    if gpu.top_logprobs.len() != cpu.top_logprobs.len() {
+        return Some(format!("top-logprob count gpu {} cpu {}", gpu.top_logprobs.len(), cpu.top_logprobs.len()));
+    }
+    for (g, c) in gpu.top_logprobs.iter().zip(&cpu.top_logprobs) {
+        if g.0 != c.0 || !(g.1 == c.1 || (g.1 - c.1).abs() <= LOGPROB_TOLERANCE) {
+            return Some(format!("top logprob gpu {g:?} cpu {c:?}"));
+        }
+    }
+    None
+}
+
+/// Logits in the dtype under test; the f32 copy is what the reference sees after widening.
+struct Logits {
+    dtype: LogitsDtype,
+    f32s: Vec<f32>,
+    bf16s: Vec<bf16>,
+    f16s: Vec<f16>,
+}
+
+impl Logits {
+    fn new(dtype: LogitsDtype, values: Vec<f32>) -> Self {
+        let bf16s = values.iter().map(|&v| bf16::from_f32(v)).collect();
+        let f16s = values.iter().map(|&v| f16::from_f32(v)).collect();
+        Self { dtype, f32s: values, bf16s, f16s }
+    }
+    fn host(&self, rows: usize, vocab: usize, stride: usize) -> HostLogits<'_> {
+        let data = match self.dtype {
+            LogitsDtype::F32 => LogitsData::F32(&self.f32s),
+            LogitsDtype::Bf16 => LogitsData::Bf16(&self.bf16s),
+            LogitsDtype::F16 => LogitsData::F16(&self.f16s),
+        };
+        HostLogits::new(data, rows, vocab, stride).expect("host logits")
+    }
+}
+
+fn random_rows(rng: &mut impl Rng, rows: usize, vocab: usize, stride: usize) -> Vec<f32> {
+    let mut all = vec![0.0f32; (rows.max(1) - 1) * stride + vocab];
+    for r in 0..rows {
+        let shape = if below(rng, 10) < 7 { RowShape::Peaked } else { RowShape::Flat };
+        all[r * stride..r * stride + vocab].copy_from_slice(&logit_row(rng, shape, vocab));
+    }
+    // Fill the gaps between strided rows too, so a kernel that reads them gets garbage, not 0.
+    for (i, v) in all.iter_mut().enumerate() {
+        if i % stride >= vocab {
+            *v = f32::NAN;
+        }
+    }
+    all
+}
+
+fn masks(rng: &mut impl Rng, rows: usize, vocab: usize) -> Vec<Option<Vec<i32>>> {
+    (0..rows)
+        .map(|_| match below(rng, 10) {
+            0..=5 => None,
+            6..=8 => {
+                let allow = 0.3 + 0.69 * unit(rng);
+                Some(bitmask_row(rng, vocab, allow))
+            }
+            _ => Some(bitmask_row(rng, vocab, 0.0005)),
+        })
+        .collect()
+}
+
+struct Pair {
+    gpu: GpuSampler,
+    cpu: CpuReference,
+}
+
+impl Pair {
+    fn new(rng: &mut impl Rng, vocab: usize, batch: usize) -> Option<Self> {
+        let device = gpu_or_skip("gpu_sampler")?;
+        let gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+        let cpu = CpuReference::new(vocab, batch).expect("cpu reference");
+        let mut pair = Pair { gpu, cpu };
+        for id in 0..batch as u64 {
+            let params = mixed_params(rng, vocab);
+            let prompt = prompt(rng, vocab);
+            pair.gpu.add_request(id, params.clone(), &prompt).expect("gpu add");
+            pair.cpu.add_request(id, params, &prompt).expect("cpu add");
+        }
+        Some(pair)
+    }
+
+    fn step(&mut self, batch: &Batch<'_>, label: &str) -> usize {
+        let gpu = self.gpu.sample(batch).expect("gpu sample");
+        let cpu = self.cpu.sample(batch).expect("cpu sample");
+        let mut mismatches = 0;
+        for (i, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
+            if let Some(diff) = compare(g, c) {
+                mismatches += 1;
+                if mismatches <= 5 {
+                    let params = self.cpu.table().get(batch.rows[i].request).map(|s| s.params.clone());
+                    eprintln!("{label} row {i}: {diff}; params {params:?}");
+                }
+            }
+        }
+        mismatches
+    }
+}
+
+#[test]
+fn gpu_tokens_equal_reference_on_mixed_batches() {
+    let mut rng = fresh_rng("gpu_tokens_equal_reference_on_mixed_batches");
+    let cases = [
+        (32_000usize, 64usize, LogitsDtype::F32),
+        (50_257, 257, LogitsDtype::Bf16),
+        (50_257, 3, LogitsDtype::F16),
+        (128_256, 64, LogitsDtype::F32),
+        (151_936, 257, LogitsDtype::Bf16),
+        (151_936, 3, LogitsDtype::F32),
+        (151_936, 64, LogitsDtype::F16),
+        (262_144, 1, LogitsDtype::F32),
+        (262_144, 3, LogitsDtype::Bf16),
+    ];
+    let (mut rows_checked, mut total_mismatches, mut exact_rows) = (0usize, 0usize, 0usize);
+    for &(vocab, batch, dtype) in &cases {
+        let Some(mut pair) = Pair::new(&mut rng, vocab, batch) else { return };
+        for step in 0..3 {
+            let values = random_rows(&mut rng, batch, vocab, vocab);
+            let logits = Logits::new(dtype, values);
+            let masks = masks(&mut rng, batch, vocab);
+            let rows = (0..batch)
+                .map(|r| match &masks[r] {
+                    Some(m) => BatchRow::with_bitmask(r as u64, m),
+                    None => BatchRow::new(r as u64),
+                })
+                .collect();
+            let b = Batch { logits: logits.host(batch, vocab, vocab), rows };
+            let label = format!("V={vocab} B={batch} {dtype:?} step {step}");
+            total_mismatches += pair.step(&b, &label);
+            exact_rows += pair.gpu.exact_rows_last_step().expect("flags");
+            rows_checked += batch;
+        }
+    }
+    eprintln!("compared {rows_checked} rows: {total_mismatches} mismatches, {exact_rows} rows took the exact pass");
+    assert_eq!(total_mismatches, 0);
+    assert!(exact_rows > 0, "flat rows must exercise the exact pass");
+}
+
+#[test]
+fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
+    let mut rng = fresh_rng("gpu_strided_device_logits_and_graph_replay_equal_reference");
+    for &(vocab, batch, stride, dtype) in
+        &[(50_257usize, 64usize, 50_260usize, LogitsDtype::F32), (151_936, 3, 151_939, LogitsDtype::Bf16)]
+    {
+        let Some(mut pair) = Pair::new(&mut rng, vocab, batch) else { return };
+        let stream = pair.gpu.device().stream().clone();
+        let len = (batch - 1) * stride + vocab;
+        let mut dev_f32 = stream.alloc_zeros::<f32>(if dtype == LogitsDtype::F32 { len } else { 1 }).expect("alloc");
+        let mut dev_u16 = stream.alloc_zeros::<u16>(if dtype == LogitsDtype::F32 { 1 } else { len }).expect("alloc");
+        // Capture once, before any logits exist; replays see whatever the buffers hold then.
+        let graph = {
+            let view = match dtype {
+                LogitsDtype::F32 => DeviceLogits::f32(&dev_f32, batch, stride),
+                _ => DeviceLogits::half_bits(&dev_u16, dtype, batch, stride),
+            };
+            let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
+            pair.gpu.upload_step(&rows).expect("upload");
+            // SAFETY: both buffers live until the end of this loop iteration, after every replay.
+            unsafe { pair.gpu.capture_step(&view, batch) }.expect("capture")
+        };
+        let mut mismatches = 0;
+        for replay in 0..4 {
+            // New settings for some requests, new logits, new masks.
+            for id in 0..batch as u64 {
+                if below(&mut rng, 3) == 0 {
+                    let params: SamplingParams = mixed_params(&mut rng, vocab);
+                    pair.gpu.update_request(id, params.clone()).expect("update");
+                    pair.cpu.update_request(id, params).expect("update");
+                }
+            }
+            let values = random_rows(&mut rng, batch, vocab, stride);
+            let logits = Logits::new(dtype, values);
+            match dtype {
+                LogitsDtype::F32 => stream.memcpy_htod(&logits.f32s, &mut dev_f32).expect("copy"),
+                LogitsDtype::Bf16 => {
+                    let bits: Vec<u16> = logits.bf16s.iter().map(|v| v.to_bits()).collect();
+                    stream.memcpy_htod(&bits, &mut dev_u16).expect("copy")
+                }
+                LogitsDtype::F16 => {
+                    let bits: Vec<u16> = logits.f16s.iter().map(|v| v.to_bits()).collect();
+                    stream.memcpy_htod(&bits, &mut dev_u16).expect("copy")
+                }
+            }
+            let masks = masks(&mut rng, batch, vocab);
+            let rows: Vec<BatchRow> = (0..batch)
+                .map(|r| match &masks[r] {
+                    Some(m) => BatchRow::with_bitmask(r as u64, m),
+                    None => BatchRow::new(r as u64),
+                })
+                .collect();
+            pair.gpu.upload_step(&rows).expect("upload");
+            graph.replay().expect("replay");
+            let gpu = pair.gpu.read_outputs().expect("outputs");
+            let b = Batch { logits: logits.host(batch, vocab, stride), rows };
+            let cpu = pair.cpu.sample(&b).expect("cpu");
+            for (i, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
+                if let Some(diff) = compare(g, c) {
+                    mismatches += 1;
+                    eprintln!("V={vocab} stride {stride} replay {replay} row {i}: {diff}");
+                }
+            }
+        }
+        assert_eq!(mismatches, 0, "graph replays differ from the reference");
+    }
+}
+
+#[test]
+fn gpu_edge_rows_equal_reference_and_do_not_disturb_neighbours() {
+    let mut rng = fresh_rng("gpu_edge_rows_equal_reference_and_do_not_disturb_neighbours");
+    let vocab = 50_257;
+    let batch = 12;
+    let Some(mut pair) = Pair::new(&mut rng, vocab, batch) else { return };
+    let mut values = random_rows(&mut rng, batch, vocab, vocab);
+    let row = |r: usize| r * vocab..(r + 1) * vocab;
+    values[row(0)].fill(f32::NAN);
+    values[row(1)].fill(f32::NEG_INFINITY);
+    let t = below(&mut rng, vocab as u64) as usize;
+    values[vocab * 2 + t] = f32::INFINITY;
+    for _ in 0..5 {
+        let t = below(&mut rng, vocab as u64) as usize;
+        values[vocab * 3 + t] = f32::INFINITY;
+    }
+    for v in &mut values[row(4)] {
+        *v = if *v > 0.0 { 3e38 } else { -3e38 };
+    }
+    for v in &mut values[row(5)] {
+        *v *= 1e-39; // denormals
+    }
+    let everything_masked = vec![0i32; vocab.div_ceil(32)];
+    let logits = Logits::new(LogitsDtype::F32, values.clone());
+    let rows: Vec<BatchRow> = (0..batch)
+        .map(|r| if r == 6 { BatchRow::with_bitmask(r as u64, &everything_masked) } else { BatchRow::new(r as u64) })
+        .collect();
+    let b = Batch { logits: logits.host(batch, vocab, vocab), rows: rows.clone() };
+    let mut mismatches = pair.step(&b, "edge rows");
+    // The same rows one at a time, from fresh requests with the same settings and state, give
+    // the same tokens as inside the batch.
+    let Some(mut single) = Pair::new(&mut rng, vocab, 1) else { return };
+    let together = pair.cpu.table().clone();
+    for r in 0..batch {
+        let state = together.get(r as u64).expect("request").clone();
+        single.gpu.drop_request(0).expect("drop");
+        single.cpu.drop_request(0).expect("drop");
+        let prompt: Vec<u32> = state.prompt.clone();
+        single.gpu.add_request(0, state.params.clone(), &prompt).expect("add");
+        single.cpu.add_request(0, state.params.clone(), &prompt).expect("add");
+        let one = Logits::new(LogitsDtype::F32, values[row(r)].to_vec());
+        let mask_rows = if r == 6 { vec![BatchRow::with_bitmask(0, &everything_masked)] } else { vec![BatchRow::new(0)] };
+        let b1 = Batch { logits: one.host(1, vocab, vocab), rows: mask_rows };
+        mismatches += single.step(&b1, &format!("edge row {r} alone"));
+    }
+    assert_eq!(mismatches, 0);
+    let cpu_again = {
+        let mut fresh = CpuReference::new(vocab, batch).expect("cpu");
+        for r in 0..batch as u64 {
+            let s = together.get(r).expect("request");
+            fresh.add_request(r, s.params.clone(), &s.prompt).expect("add");
+        }
+        fresh.sample(&b).expect("sample")
+    };
+    assert_eq!(cpu_again[0].status, sampler_kernels::status::STATUS_NO_VALID_TOKEN);
+    assert_eq!(cpu_again[1].status, sampler_kernels::status::STATUS_NO_VALID_TOKEN);
+    assert_eq!(cpu_again[6].status, sampler_kernels::status::STATUS_NO_VALID_TOKEN);
+    assert_eq!(cpu_again[2].token as usize, t_of_single_inf(&values[row(2)]));
+}
+
+fn t_of_single_inf(row: &[f32]) -> usize {
+    row.iter().position(|&v| v == f32::INFINITY).expect("one +inf")
+}
