@@ -160,15 +160,19 @@ pub unsafe fn vote_all(mask: u32, predicate: bool) -> bool {
     out != 0
 }
 
-/// `bar.sync 0`: block-wide barrier; also orders shared-memory accesses across it.
+/// `barrier.sync 0`: block-wide barrier; also orders shared-memory accesses across it.
+///
+/// The non-`.aligned` form on purpose: LLVM does not treat inline asm as convergent, so it may
+/// duplicate a barrier into branches; `bar.sync` (= `barrier.sync.aligned`) would then be
+/// undefined, while `barrier.sync` only needs every thread to arrive at barrier 0 somewhere.
 ///
 /// # Safety
-/// Every thread of the block reaches this same barrier (no thread has returned early and
-/// no thread is on a path that skips it).
+/// Every thread of the block arrives at a barrier 0 the same number of times (no thread has
+/// returned early and no thread is on a path that skips it).
 #[inline(always)]
 pub unsafe fn sync_threads() {
     // SAFETY: the caller guarantees that the whole block arrives.
-    unsafe { asm!("bar.sync 0;", options(nostack)) };
+    unsafe { asm!("barrier.sync 0;", options(nostack)) };
 }
 
 /// `bar.warp.sync mask`: waits for the lanes in `mask` and orders their memory accesses.

@@ -125,6 +125,37 @@ impl Pair {
 }
 
 #[test]
+fn gpu_smoke_small_batch() {
+    let mut rng = fresh_rng("gpu_smoke_small_batch");
+    let (vocab, batch) = (10_000usize, 4usize);
+    let Some(device) = gpu_or_skip("gpu_smoke_small_batch") else { return };
+    let mut gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+    let mut cpu = CpuReference::new(vocab, batch).expect("cpu reference");
+    let settings = [
+        SamplingParams::greedy(),
+        SamplingParams::random(0.8, 7).with_top_k(40),
+        SamplingParams::random(1.0, 8).with_top_p(0.9),
+        SamplingParams::random(1.0, 9),
+    ];
+    for (id, params) in settings.iter().enumerate() {
+        gpu.add_request(id as u64, params.clone(), &[]).expect("add");
+        cpu.add_request(id as u64, params.clone(), &[]).expect("add");
+    }
+    let values = random_rows(&mut rng, batch, vocab, vocab);
+    let logits = Logits::new(LogitsDtype::F32, values);
+    let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
+    let b = Batch { logits: logits.host(batch, vocab, vocab), rows };
+    eprintln!("smoke: sampling");
+    let g = gpu.sample(&b).expect("gpu");
+    let c = cpu.sample(&b).expect("cpu");
+    eprintln!("smoke: gpu {:?}", g.iter().map(|r| r.token).collect::<Vec<_>>());
+    eprintln!("smoke: cpu {:?}", c.iter().map(|r| r.token).collect::<Vec<_>>());
+    for (i, (g, c)) in g.iter().zip(&c).enumerate() {
+        assert_eq!(compare(g, c), None, "row {i}");
+    }
+}
+
+#[test]
 fn gpu_tokens_equal_reference_on_mixed_batches() {
     let mut rng = fresh_rng("gpu_tokens_equal_reference_on_mixed_batches");
     let cases = [
@@ -153,6 +184,7 @@ fn gpu_tokens_equal_reference_on_mixed_batches() {
                 .collect();
             let b = Batch { logits: logits.host(batch, vocab, vocab), rows };
             let label = format!("V={vocab} B={batch} {dtype:?} step {step}");
+            eprintln!("running {label}");
             total_mismatches += pair.step(&b, &label);
             exact_rows += pair.gpu.exact_rows_last_step().expect("flags");
             rows_checked += batch;
