@@ -20,7 +20,7 @@ use cudarc::nvrtc::Ptx;
 
 use crate::error::{Error, Result};
 use crate::ptx::{ENTRY_POINTS, SAMPLER_PTX};
-use sampler_kernels::abi::{DemoReduceParams, DEMO_BLOCK_THREADS, DEMO_SHARED_BYTES};
+use sampler_kernels::abi::{CopyParams, DemoReduceParams, FillParams, DEMO_BLOCK_THREADS, DEMO_SHARED_BYTES, DTYPE_F32};
 
 /// A kernel parameter struct from `sampler_kernels::abi`, passed by value.
 ///
@@ -33,6 +33,10 @@ pub struct KernelParams<T>(pub T);
 // SAFETY: every T used here is a `#[repr(C)]` struct of plain integers from the ABI module,
 // with no padding the device reads and no host pointers; its layout is asserted there.
 unsafe impl DeviceRepr for KernelParams<DemoReduceParams> {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for KernelParams<CopyParams> {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for KernelParams<FillParams> {}
 
 /// Maps a driver error to ours, naming what was being done.
 pub(crate) fn cuda_err(op: &'static str) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
@@ -97,6 +101,14 @@ impl GpuDevice {
         self.ctx.name().map_err(cuda_err("reading the device name"))
     }
 
+    /// Streaming multiprocessors on the device.
+    pub fn sm_count(&self) -> Result<u32> {
+        self.ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map(|n| n.max(1) as u32)
+            .map_err(cuda_err("reading the SM count"))
+    }
+
     /// An entry point of the sampler's module.
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
         self.module.load_function(name).map_err(|e| Error::ModuleLoad { detail: format!("entry point {name}: {e}") })
@@ -133,6 +145,68 @@ impl GpuDevice {
         let config = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
         // SAFETY: the kernel takes no parameters and touches no memory.
         unsafe { self.stream.launch_builder(&function).launch(config) }.map_err(cuda_err("launching empty_kernel"))?;
+        Ok(())
+    }
+
+    /// Enqueues `bench_copy`: `src` to `dst`, 16 bytes per thread step (the benchmark's
+    /// bandwidth ceiling). Copies `min(len)` bytes rounded down to 16.
+    pub fn bench_copy<T>(&self, src: &CudaSlice<T>, dst: &mut CudaSlice<T>) -> Result<()> {
+        let function = self.function("bench_copy")?;
+        let words4 = (src.len().min(dst.len()) * std::mem::size_of::<T>() / 16) as u64;
+        let (src_ptr, _g1) = cudarc::driver::DevicePtr::device_ptr(src, &self.stream);
+        let (dst_ptr, _g2) = cudarc::driver::DevicePtrMut::device_ptr_mut(dst, &self.stream);
+        let params = KernelParams(CopyParams { src: src_ptr, dst: dst_ptr, words4 });
+        let blocks = self.sm_count()? * 8;
+        let config = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let mut launch = self.stream.launch_builder(&function);
+        launch.arg(&params);
+        // SAFETY: cudarc allocations are 256-byte aligned; the kernel touches words4 16-byte
+        // words of each buffer, both at least that long; the buffers are distinct allocations.
+        unsafe { launch.launch(config) }.map_err(cuda_err("launching bench_copy"))?;
+        Ok(())
+    }
+
+    /// Enqueues `bench_fill_logits` into `out`: `rows × vocab` logits of `dtype` (`T` must be
+    /// `f32` for `DTYPE_F32`, `u16` otherwise) with row stride `row_stride`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill_logits<T: cudarc::driver::DeviceRepr>(
+        &self,
+        out: &mut CudaSlice<T>,
+        dtype: u32,
+        rows: usize,
+        vocab: usize,
+        row_stride: usize,
+        seed: u64,
+        shape: u32,
+    ) -> Result<()> {
+        let invalid = |reason: String| Error::InvalidSetting { request: None, field: crate::Field::Logits, reason };
+        if dtype != DTYPE_F32 && dtype != sampler_kernels::abi::DTYPE_BF16 {
+            return Err(invalid(format!("bench_fill_logits writes f32 or bf16, not dtype {dtype}")));
+        }
+        let element = if dtype == DTYPE_F32 { 4 } else { 2 };
+        if std::mem::size_of::<T>() != element {
+            return Err(invalid(format!("element of {} bytes for dtype {dtype}", std::mem::size_of::<T>())));
+        }
+        if rows == 0 || vocab == 0 || row_stride < vocab || (rows - 1) * row_stride + vocab > out.len() {
+            return Err(invalid(format!("{rows} rows of {vocab} (stride {row_stride}) do not fit {} elements", out.len())));
+        }
+        let function = self.function("bench_fill_logits")?;
+        let (out_ptr, _g) = cudarc::driver::DevicePtrMut::device_ptr_mut(out, &self.stream);
+        let params = KernelParams(FillParams {
+            out: out_ptr,
+            seed,
+            row_stride: row_stride as u64,
+            rows: rows as u32,
+            vocab: vocab as u32,
+            dtype,
+            shape,
+        });
+        let config = LaunchConfig { grid_dim: (self.sm_count()? * 16, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let mut launch = self.stream.launch_builder(&function);
+        launch.arg(&params);
+        // SAFETY: the kernel writes rows × vocab elements at stride row_stride, checked above
+        // against the buffer length and element size.
+        unsafe { launch.launch(config) }.map_err(cuda_err("launching bench_fill_logits"))?;
         Ok(())
     }
 

@@ -14,8 +14,9 @@ use std::marker::PhantomData;
 
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use sampler_kernels::abi::{
-    RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, MAX_TILES, MAX_TOP_LOGPROBS,
-    ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS, TILE_TOKENS,
+    RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, MAX_TOP_LOGPROBS,
+    MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
+    TILE_TOKENS,
 };
 use sampler_kernels::logit::bitmask_words;
 use sampler_kernels::status::STATUS_OK;
@@ -145,10 +146,6 @@ pub struct StepGraph {
 }
 
 impl StepGraph {
-    /// Enqueues one replay on the sampler's stream.
-    pub fn replay(&self) -> Result<()> {
-        self.graph.launch().map_err(cuda_err("replaying the step graph"))
-    }
 
     /// Rows the graph was captured for (an upload may activate fewer).
     pub fn rows(&self) -> usize {
@@ -199,7 +196,7 @@ impl GpuSampler {
                 Ok(())
             }
         };
-        capacity("vocab", config.vocab, (MAX_TILES * TILE_TOKENS) as usize)?;
+        capacity("vocab", config.vocab, MAX_VOCAB as usize)?;
         capacity("batch rows", config.max_batch, 65_535)?;
         capacity("requests", config.max_requests, u32::MAX as usize)?;
         let tiles = config.vocab.div_ceil(TILE_TOKENS as usize) as u32;
@@ -471,6 +468,15 @@ impl GpuSampler {
             .map_err(cuda_err("ending stream capture"))?
             .ok_or(Error::Cuda { op: "ending stream capture", detail: "the capture recorded no work".into() })?;
         Ok(StepGraph { graph, rows })
+    }
+
+    /// Enqueues one replay of `graph` for the rows of the last [`Self::upload_step`], which must
+    /// not be more than the graph was captured for (the kernels would leave the rest unsampled).
+    pub fn replay(&mut self, graph: &StepGraph) -> Result<()> {
+        if self.uploaded.len() > graph.rows {
+            return Err(Error::CapacityExceeded { what: "rows uploaded for this graph", requested: self.uploaded.len(), capacity: graph.rows });
+        }
+        graph.graph.launch().map_err(cuda_err("replaying the step graph"))
     }
 
     /// Waits for the step and reads the outputs of the rows of the last upload.

@@ -28,11 +28,12 @@ pub struct CpuReference {
 impl CpuReference {
     /// A sampler for `vocab` tokens and batches of up to `max_batch` rows.
     pub fn new(vocab: usize, max_batch: usize) -> Result<Self> {
-        if vocab == 0 || vocab > i32::MAX as usize {
+        // The fixed-point mass bounds of docs/SEMANTICS.md hold up to 2^20 tokens.
+        if vocab == 0 || vocab > sampler_kernels::abi::MAX_VOCAB as usize {
             return Err(Error::InvalidSetting {
                 request: None,
                 field: Field::Logits,
-                reason: format!("vocab {vocab} is not in 1..2^31"),
+                reason: format!("vocab {vocab} is not in 1..=2^20"),
             });
         }
         Ok(Self {

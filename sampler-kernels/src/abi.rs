@@ -47,12 +47,13 @@ pub const TILE_CANDIDATES: usize = 32;
 pub const MASS_BANDS: usize = 37;
 /// Largest merged candidate list stage 2 sorts in shared memory; longer rows take the exact pass.
 pub const MERGE_CAPACITY: u32 = 2048;
-/// Most tiles a row may have (so stage 2 scans tile masses in one block): V ≤ 2,097,152.
-pub const MAX_TILES: u32 = SAMPLER_THREADS * 1;
+/// Largest vocabulary: the fixed-point mass bounds of docs/SEMANTICS.md hold up to 2^20 tokens.
+pub const MAX_VOCAB: u32 = 1 << 20;
+/// Most tiles a row may have (stage 2 scans tile masses with one thread per tile).
+pub const MAX_TILES: u32 = MAX_VOCAB / TILE_TOKENS;
+const _: () = assert!(MAX_TILES <= SAMPLER_THREADS);
 /// Most top log-probabilities a row may ask for.
 pub const MAX_TOP_LOGPROBS: u32 = 20;
-/// Largest bucket the exact pass sorts in shared memory before it refines further.
-pub const EXACT_BUCKET_CAPACITY: u32 = 4096;
 
 /// Logit element types, as `StepParams::dtype`.
 pub const DTYPE_F32: u32 = 0;
@@ -162,3 +163,41 @@ const _: () = assert!(core::mem::align_of::<StepParams>() == 8);
 
 /// Bytes of dynamic shared memory each sampler kernel is launched with.
 pub const SAMPLER_SHARED_BYTES: u32 = 40 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// Benchmark helpers: a copy kernel (the bandwidth ceiling) and a logits generator, so the
+// benchmark fills gigabytes on the GPU instead of the host.
+
+/// Parameters of `bench_copy`: `words4` 16-byte words from `src` to `dst`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CopyParams {
+    pub src: u64,
+    pub dst: u64,
+    pub words4: u64,
+}
+
+const _: () = assert!(core::mem::size_of::<CopyParams>() == 24);
+const _: () = assert!(core::mem::align_of::<CopyParams>() == 8);
+
+/// Row shapes `bench_fill_logits` draws.
+pub const FILL_PEAKED: u32 = 0;
+pub const FILL_FLAT: u32 = 1;
+
+/// Parameters of `bench_fill_logits`: `rows × vocab` logits (row stride `row_stride`) of
+/// `dtype` (`DTYPE_F32` or `DTYPE_BF16`), drawn from Philox keyed by `seed`: approximately N(0, 2) with about 20 tokens per
+/// row boosted by +8..+14 (`FILL_PEAKED`), or N(0, 0.5) (`FILL_FLAT`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FillParams {
+    pub out: u64,
+    pub seed: u64,
+    pub row_stride: u64,
+    pub rows: u32,
+    pub vocab: u32,
+    pub dtype: u32,
+    pub shape: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<FillParams>() == 40);
+const _: () = assert!(core::mem::align_of::<FillParams>() == 8);

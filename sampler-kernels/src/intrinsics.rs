@@ -334,3 +334,18 @@ pub unsafe fn shfl_up_u64(mask: u32, value: u64, delta: u32) -> u64 {
     let (lo, hi) = unsafe { (shfl_up_u32(mask, value as u32, delta), shfl_up_u32(mask, (value >> 32) as u32, delta)) };
     ((hi as u64) << 32) | lo as u64
 }
+
+/// `cvta.to.global.u64` then `st.global.v4.u32 [g], {a, b, c, d}`: a 16-byte store.
+///
+/// # Safety
+/// `ptr` is 16-byte aligned and points to 16 writable bytes of global memory that no other
+/// thread accesses during the kernel.
+#[inline(always)]
+pub unsafe fn st_global_v4_u32(ptr: *mut u32, v: [u32; 4]) {
+    // SAFETY: the caller guarantees alignment, bounds and exclusive access.
+    unsafe {
+        asm!("{{ .reg .u64 g; cvta.to.global.u64 g, {0}; st.global.v4.u32 [g], {{{1}, {2}, {3}, {4}}}; }}",
+             in(reg64) ptr, in(reg32) v[0], in(reg32) v[1], in(reg32) v[2], in(reg32) v[3],
+             options(nostack))
+    };
+}

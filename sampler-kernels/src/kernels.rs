@@ -98,3 +98,58 @@ pub unsafe extern "ptx-kernel" fn demo_reduce_rows(params: DemoReduceParams) {
 /// Does nothing: the benchmark times its graph replay as the floor under any launch.
 #[no_mangle]
 pub extern "ptx-kernel" fn empty_kernel() {}
+
+/// Grid-stride 16-byte copy: the bandwidth ceiling the benchmark reports against.
+///
+/// # Safety
+/// `src` and `dst` are 16-byte aligned, hold `words4` 16-byte words each, and do not overlap.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn bench_copy(p: crate::abi::CopyParams) {
+    let mut i = (block_idx_x() as u64) * block_dim_x() as u64 + thread_idx_x() as u64;
+    let step = grid_dim_x() as u64 * block_dim_x() as u64;
+    while i < p.words4 {
+        // SAFETY: i < words4; both buffers hold words4 aligned 16-byte words.
+        unsafe {
+            let v = ld_global_nc_v4_u32((p.src as *const u32).wrapping_add(i as usize * 4));
+            st_global_v4_u32((p.dst as *mut u32).wrapping_add(i as usize * 4), v);
+        }
+        i += step;
+    }
+}
+
+/// Fills benchmark logits on the device (see `FillParams`).
+///
+/// # Safety
+/// `out` holds `rows × row_stride` elements of `dtype`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn bench_fill_logits(p: crate::abi::FillParams) {
+    let total = p.rows as u64 * p.vocab as u64;
+    let mut i = (block_idx_x() as u64) * block_dim_x() as u64 + thread_idx_x() as u64;
+    let step = grid_dim_x() as u64 * block_dim_x() as u64;
+    let unit = |w: u32| (w >> 8) as f32 * (1.0 / 16_777_216.0);
+    while i < total {
+        let (row, token) = ((i / p.vocab as u64) as u32, (i % p.vocab as u64) as u32);
+        let w = crate::philox::philox4x32_10([token, row, 0x5eed, 0], [p.seed as u32, (p.seed >> 32) as u32]);
+        // Sum of three uniforms: mean 1.5, variance 1/4; scaled to unit variance.
+        let n = (unit(w[0]) + unit(w[1]) + unit(w[2]) - 1.5) * 2.0;
+        let x = if p.shape == crate::abi::FILL_FLAT {
+            0.5 * n
+        } else {
+            let boost = (w[3] as u64 * p.vocab as u64) >> 32 < 20;
+            2.0 * n + if boost { 8.0 + 6.0 * unit(w[3].rotate_left(16)) } else { 0.0 }
+        };
+        let at = row as usize * p.row_stride as usize + token as usize;
+        // SAFETY: row < rows, token < vocab ≤ row_stride.
+        unsafe {
+            if p.dtype == crate::abi::DTYPE_F32 {
+                (p.out as *mut f32).add(at).write(x);
+            } else {
+                // Round to nearest even into bf16.
+                let b = x.to_bits();
+                let bf = (b.wrapping_add(0x7fff + ((b >> 16) & 1))) >> 16;
+                (p.out as *mut u16).add(at).write(bf as u16);
+            }
+        }
+        i += step;
+    }
+}

@@ -92,3 +92,63 @@ mod tests {
         assert_eq!(key_index(k), 12345);
     }
 }
+
+/// Batcher's odd–even merge network for 8 elements (19 comparators), largest first.
+/// Constant indices only, so on the GPU the array stays in registers.
+#[inline(always)]
+pub fn sort8_desc(mut k: [u64; 8]) -> [u64; 8] {
+    macro_rules! cas {
+        ($i:literal, $j:literal) => {
+            if k[$i] < k[$j] {
+                k.swap($i, $j);
+            }
+        };
+    }
+    cas!(0, 1);
+    cas!(2, 3);
+    cas!(4, 5);
+    cas!(6, 7);
+    cas!(0, 2);
+    cas!(1, 3);
+    cas!(4, 6);
+    cas!(5, 7);
+    cas!(1, 2);
+    cas!(5, 6);
+    cas!(0, 4);
+    cas!(1, 5);
+    cas!(2, 6);
+    cas!(3, 7);
+    cas!(2, 4);
+    cas!(3, 5);
+    cas!(1, 2);
+    cas!(3, 4);
+    cas!(5, 6);
+    k
+}
+
+#[cfg(test)]
+mod sort8_tests {
+    use super::sort8_desc;
+
+    #[test]
+    fn sorts_every_zero_one_input_and_random_keys() {
+        // The 0-1 principle: a comparator network that sorts all 256 binary inputs sorts all.
+        for bits in 0u32..256 {
+            let k: [u64; 8] = core::array::from_fn(|i| ((bits >> i) & 1) as u64);
+            let s = sort8_desc(k);
+            assert!(s.windows(2).all(|w| w[0] >= w[1]), "{k:?} -> {s:?}");
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..1000 {
+            let k: [u64; 8] = core::array::from_fn(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            });
+            let mut want = k;
+            want.sort_unstable_by(|a, b| b.cmp(a));
+            assert_eq!(sort8_desc(k), want);
+        }
+    }
+}

@@ -20,7 +20,7 @@ use crate::block::*;
 use crate::decide::{draw_target, min_p_threshold, settings_valid, top_p_disabled, top_p_reached, top_p_units};
 use crate::fixed::{band_scale, frac_weight, soft_ceil, weight, BAND_FLOOR};
 use crate::intrinsics::*;
-use crate::keys::{key_index, key_value, ordered_bits, sort_key};
+use crate::keys::{key_index, key_value, ordered_bits, sort8_desc, sort_key};
 use crate::logit::{process_logit, widen_bf16, widen_f16, LogitParams};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64, STREAM_TOKEN};
@@ -62,21 +62,6 @@ fn each_own<F: FnMut(usize)>(mut f: F) {
     f(1);
     f(2);
     f(3);
-}
-
-#[inline(always)]
-fn each_n<const N: usize, F: FnMut(usize)>(mut f: F) {
-    if N == 1 {
-        f(0);
-    } else if N == 8 {
-        each8(f);
-    } else {
-        let mut i = 0;
-        while i < N {
-            f(i);
-            i += 1;
-        }
-    }
 }
 
 /// Bands are read from global memory, not registers, so a plain loop is fine here.
@@ -336,67 +321,84 @@ fn keys8(x: &[f32; 8], base: u32) -> [u64; 8] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Selection inside one block (stage 1).
+// Tile candidates (stage 1): each thread sorts its 8 keys in registers, each warp extracts its
+// 32 largest by repeated warp maxima, and warp 0 merges the 16 warp lists the same way. Two
+// barriers in all, since block-wide radix rounds cost a barrier chain per digit.
 
-/// The lower bound `lb ≥ floor` such that exactly `min(k, #{keys ≥ floor})` of the block's
-/// nonzero keys are `≥ lb`: an MSD radix select on 8-bit digits that stops as soon as the
-/// bucket it is in must be taken whole.
+/// Largest `v` across the warp (all lanes get it).
 ///
 /// # Safety
-/// The whole block calls it together.
+/// All 32 lanes call it together.
 #[inline(always)]
-unsafe fn block_select_top<const N: usize>(keys: &[u64; N], k: u32, floor: u64) -> u64 {
-    let tid = thread_idx_x();
-    let mut mine = 0u32;
-    each_n::<N, _>(|j| {
-        mine += (keys[j] != 0 && keys[j] >= floor) as u32;
-    });
-    // SAFETY (whole block): histogram and result slots are in the shared map; barriers
-    // separate clearing, counting, scanning and reading.
+unsafe fn warp_max_u64(v: u64) -> u64 {
+    let mut m = v;
+    let mut x = 16;
+    while x > 0 {
+        // SAFETY: forwarded (whole warp converged).
+        let other = unsafe { shfl_xor_u64(FULL_MASK, m, x) };
+        m = if other > m { other } else { m };
+        x >>= 1;
+    }
+    m
+}
+
+/// Lane `i` receives the warp's `i`-th largest key (0 when fewer than `i + 1` are nonzero).
+/// `sorted` is this lane's keys, largest first.
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+unsafe fn warp_top32(sorted: [u64; 8]) -> u64 {
+    let lane = lane_id();
+    let mut k = sorted;
+    let mut out = 0u64;
+    let mut it = 0;
+    while it < 32 {
+        // SAFETY: forwarded (whole warp converged).
+        let m = unsafe { warp_max_u64(k[0]) };
+        // Keys are unique (they carry the token index), so one lane owns a nonzero maximum.
+        if m != 0 && k[0] == m {
+            k = [k[1], k[2], k[3], k[4], k[5], k[6], k[7], 0];
+        }
+        if lane == it {
+            out = m;
+        }
+        it += 1;
+    }
+    out
+}
+
+/// The tile's 32 largest keys, largest first, in lane order of warp 0 (other warps get 0).
+///
+/// # Safety
+/// The whole block calls it together; uses `SM_SORT[0..512]`.
+#[inline(always)]
+unsafe fn tile_top32(keys: &[u64; 8]) -> u64 {
+    // SAFETY (whole block): SM_SORT holds WARPS × 32 keys; barriers order writes and reads.
     unsafe {
-        if block_sum_u32(mine) <= k {
-            return floor;
-        }
-        let mut prefix = 0u64;
-        let mut need = k;
-        let mut level = 0u32;
-        while level < 64 {
-            let shift = 56 - level;
-            if tid < 256 {
-                st_shared_u32(smem(SM_HIST + tid * 4), 0);
-            }
-            sync_threads();
-            each_n::<N, _>(|j| {
-                let key = keys[j];
-                if key != 0 && key >= floor && (level == 0 || (key >> (64 - level)) == prefix) {
-                    atom_add_shared_u32(smem(SM_HIST + ((key >> shift) & 255) as u32 * 4), 1);
+        let mine = warp_top32(sort8_desc(*keys));
+        st_shared_u64(smem(SM_SORT + (warp_id() * 32 + lane_id()) * 8), mine);
+        sync_threads();
+        let mut out = 0u64;
+        if warp_id() == 0 {
+            let lane = lane_id();
+            let mut pos = 0u32;
+            let mut head = if lane < WARPS { ld_shared_u64(smem(SM_SORT + lane * 32 * 8)) } else { 0 };
+            let mut it = 0;
+            while it < 32 {
+                let m = warp_max_u64(head);
+                if m != 0 && head == m {
+                    pos += 1;
+                    head = if pos < 32 { ld_shared_u64(smem(SM_SORT + (lane * 32 + pos) * 8)) } else { 0 };
                 }
-            });
-            sync_threads();
-            let h = if tid < 256 { ld_shared_u32(smem(SM_HIST + (255 - tid) * 4)) } else { 0 };
-            let (excl, _) = block_exclusive_scan_u32(h);
-            if tid < 256 && excl < need && need <= excl + h {
-                st_shared_u32(smem(RES_SELECT), 255 - tid);
-                st_shared_u32(smem(RES_SELECT + 4), need - excl);
-                st_shared_u32(smem(RES_SELECT + 8), h);
-            }
-            sync_threads();
-            let digit = ld_shared_u32(smem(RES_SELECT));
-            need = ld_shared_u32(smem(RES_SELECT + 4));
-            let bucket = ld_shared_u32(smem(RES_SELECT + 8));
-            sync_threads();
-            prefix = (prefix << 8) | digit as u64;
-            level += 8;
-            if bucket == need {
-                let lb = if level == 64 { prefix } else { prefix << (64 - level) };
-                return if lb > floor { lb } else { floor };
+                if lane == it {
+                    out = m;
+                }
+                it += 1;
             }
         }
-        if prefix > floor {
-            prefix
-        } else {
-            floor
-        }
+        sync_threads();
+        out
     }
 }
 
@@ -451,29 +453,10 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
         let infinite = block_sum_u32(infinite);
 
         if wants_candidates {
-            let floor = block_select_top(&[thread_max], CANDIDATES, 1);
-            let lb = block_select_top(&keys, CANDIDATES, floor);
-            if tid == 0 {
-                st_shared_u32(smem(RES_COUNTER), 0);
-            }
-            sync_threads();
-            each8(|j| {
-                if keys[j] != 0 && keys[j] >= lb {
-                    let pos = atom_add_shared_u32(smem(RES_COUNTER), 1);
-                    if pos < CANDIDATES {
-                        st_shared_u64(smem(SM_SORT + pos * 8), keys[j]);
-                    }
-                }
-            });
-            sync_threads();
+            let top = tile_top32(&keys);
             if warp_id() == 0 {
-                let n = ld_shared_u32(smem(RES_COUNTER));
-                let lane = lane_id();
-                let v = if lane < n && lane < CANDIDATES { ld_shared_u64(smem(SM_SORT + lane * 8)) } else { 0 };
-                let sorted = warp_sort_desc(v);
-                ((rec as *mut u64).add(lane as usize)).write(sorted);
+                ((rec as *mut u64).add(lane_id() as usize)).write(top);
             }
-            sync_threads();
         } else if tid == 0 {
             (rec as *mut u64).write(tile_max);
         }
@@ -553,25 +536,32 @@ impl TileView {
         // SAFETY: forwarded.
         (unsafe { self.tail(3) }) != 0
     }
-    /// Σ band_mass[d] · E[mc − (ceiling − d)]: this tile's exact share of the row mass.
+    /// Band `d`'s exact share of the row mass: band_mass[d] · E[mc − (ceiling − d)].
     #[inline(always)]
-    unsafe fn mass(&self, mc: f32) -> u128 {
-        // SAFETY: forwarded; band d < MASS_BANDS.
+    unsafe fn band(&self, d: u32, mc: f32) -> u128 {
+        // SAFETY: forwarded; d < MASS_BANDS.
         unsafe {
             if self.valid() == 0 {
                 return 0;
             }
-            let ceiling = self.ceiling();
-            let band = (self.rec + 8 * TILE_CANDIDATES as u64) as *const u64;
-            let mut total = 0u128;
-            each_band(|d| {
-                let s = band.add(d).read();
-                if s != 0 {
-                    total += s as u128 * band_scale(ceiling - d as f32, mc) as u128;
-                }
-            });
-            total
+            let s = ((self.rec + 8 * TILE_CANDIDATES as u64) as *const u64).add(d as usize).read();
+            if s == 0 {
+                0
+            } else {
+                s as u128 * band_scale(self.ceiling() - d as f32, mc) as u128
+            }
         }
+    }
+
+    /// Σ over bands: this tile's exact share of the row mass.
+    #[inline(always)]
+    unsafe fn mass(&self, mc: f32) -> u128 {
+        let mut total = 0u128;
+        each_band(|d| {
+            // SAFETY: forwarded; d < MASS_BANDS.
+            total += unsafe { self.band(d as u32, mc) };
+        });
+        total
     }
 }
 
@@ -655,11 +645,13 @@ unsafe fn summarize(p: &StepParams, row: u32) -> Summary {
         }
         s.mc = soft_ceil(key_value(max_key));
         if missing == 0 && s.mc < BAND_LIMIT && s.mc > -BAND_LIMIT {
+            // One (tile, band) pair per thread: the loads are independent, so they overlap.
             let mut part = 0u128;
-            let mut t = tid;
-            while t < p.tiles {
-                part += tile_view(p, row, t).mass(s.mc);
-                t += SAMPLER_THREADS;
+            let mut i = tid;
+            while i < p.tiles * MASS_BANDS as u32 {
+                let v = tile_view(p, row, i / MASS_BANDS as u32);
+                part += v.band(i % MASS_BANDS as u32, s.mc);
+                i += SAMPLER_THREADS;
             }
             s.z = block_sum_u128(part);
             s.mass_ok = true;
@@ -951,7 +943,7 @@ pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
             finish(&p, row, s.slot, key_index(sum.max_key) as i32, STATUS_OK, lp_of(sum.max_key));
             return;
         }
-        let Some((n_s, complete, padded)) = merge_candidates(&p, row) else {
+        let Some((n_s, complete, _)) = merge_candidates(&p, row) else {
             flag_exact(&p, row);
             return;
         };
@@ -1043,7 +1035,9 @@ pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
             });
             let z_kept = broadcast_u128(mine);
             let u = draw_target(z_kept, r64);
-            // Re-key the kept prefix by index (ascending), carrying the value bits.
+            // Re-key the kept prefix by index (ascending), carrying the value bits; only that
+            // prefix (padded to a power of two) is sorted again.
+            let kept_padded = pow2_at_least(kept);
             each_own(|q| {
                 let i = first + q as u32;
                 let rekeyed = if i < kept {
@@ -1051,12 +1045,12 @@ pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
                 } else {
                     0
                 };
-                if i < padded {
+                if i < kept_padded {
                     st_shared_u64(smem(SM_SORT + i * 8), rekeyed);
                 }
             });
             sync_threads();
-            block_sort_desc(padded);
+            block_sort_desc(kept_padded);
             let mut w = [0u128; OWN];
             let mut idx = [0u32; OWN];
             let mut value = [0f32; OWN];

@@ -30,12 +30,12 @@ pub fn gpu_or_skip(test: &str) -> Option<GpuDevice> {
 }
 
 /// A generator seeded from the clock, with the seed printed so a failure can be replayed by
-/// setting `TEST_SEED`.
+/// setting `SONIC_TEST_SEED`.
 pub fn fresh_rng(test: &str) -> Xoshiro256PlusPlus {
-    let seed = std::env::var("TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+    let seed = std::env::var("SONIC_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
         SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0x5eed)
     });
-    let _ = writeln!(std::io::stderr(), "{test}: TEST_SEED={seed}");
+    let _ = writeln!(std::io::stderr(), "{test}: SONIC_TEST_SEED={seed}");
     Xoshiro256PlusPlus::seed_from_u64(seed)
 }
 

@@ -248,7 +248,7 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
                 })
                 .collect();
             pair.gpu.upload_step(&rows).expect("upload");
-            graph.replay().expect("replay");
+            pair.gpu.replay(&graph).expect("replay");
             let gpu = pair.gpu.read_outputs().expect("outputs");
             let b = Batch { logits: logits.host(batch, vocab, stride), rows };
             let cpu = pair.cpu.sample(&b).expect("cpu");

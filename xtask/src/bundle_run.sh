@@ -2,6 +2,7 @@
 # Runs the sonic sampler's GPU work on a machine with a GPU and no Rust toolchain.
 #   ./run.sh            GPU tests (REQUIRE_GPU=1: a missing GPU fails), ends with "N passed, N failed"
 #   ./run.sh bench [--quick] [--out DIR]   the benchmark
+#   ./run.sh peers [--quick] --out FILE    the PyTorch peers on the same shapes (needs python3 + torch)
 #   ./run.sh sanitize   the GPU tests under compute-sanitizer (memcheck, racecheck, initcheck, synccheck)
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -27,11 +28,12 @@ run_tests() {
 case "${1:-test}" in
   test) run_tests ;;
   bench) shift; exec "$here/sonic-bench" "$@" ;;
+  peers) shift; exec python3 "$here/peers/torch_peers.py" "$@" ;;
   sanitize)
     rc=0
     for tool in memcheck racecheck initcheck synccheck; do
       run_tests compute-sanitizer --tool "$tool" --error-exitcode 1 || rc=1
     done
     exit $rc ;;
-  *) echo "usage: run.sh [test|bench|sanitize]"; exit 2 ;;
+  *) echo "usage: run.sh [test|bench|peers|sanitize]"; exit 2 ;;
 esac

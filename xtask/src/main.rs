@@ -8,6 +8,7 @@
 
 #[path = "../../sampler-host/ptx_build.rs"]
 mod ptx_build;
+mod plot;
 mod ptx_check;
 
 use std::path::{Path, PathBuf};
@@ -97,7 +98,11 @@ fn cmd_bundle() -> Result<PathBuf> {
         std::fs::copy(&exe, bundle.join("tests").join(plain))?;
     }
     run(cargo().current_dir(&root).args(["build", "--release", "-p", "sampler-tests", "--bin", "sonic-bench"]))?;
-    std::fs::copy(root.join("target/release/sonic-bench"), bundle.join("sonic-bench"))?;
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+    std::fs::copy(target.join("release/sonic-bench"), bundle.join("sonic-bench"))?;
+    // The PyTorch peers run next to our benchmark on the GPU machine.
+    std::fs::create_dir_all(bundle.join("peers"))?;
+    std::fs::copy(root.join("bench/peers/torch_peers.py"), bundle.join("peers/torch_peers.py"))?;
     let script = bundle.join("run.sh");
     std::fs::write(&script, RUN_SCRIPT)?;
     run(Command::new("chmod").arg("+x").arg(&script))?;
@@ -135,6 +140,7 @@ fn main() -> Result<()> {
         Some("bundle") => {
             cmd_bundle()?;
         }
+        Some("plot") => plot::run(&args[1..])?,
         Some("bench") => {
             let bundle = cmd_bundle()?;
             let mut cmd = Command::new(bundle.join("run.sh"));

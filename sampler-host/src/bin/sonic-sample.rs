@@ -8,15 +8,22 @@
 //! ```
 //! The array is `rows × vocab` (or one row) of f32, bf16 or f16. Every row is one request;
 //! each step samples all rows again from the same logits, so penalties accumulate.
+//!
+//! `--backend auto` (the default) runs on CUDA device 0 when there is one and on the CPU
+//! reference when there is no CUDA device; `gpu` insists on the device (and exits non-zero
+//! without one); `cpu` always runs the reference. Both give the same tokens.
 
 use std::fmt;
 use std::time::Instant;
 
 use half::{bf16, f16};
 use sampler_host::backend::{Backend, Batch, BatchRow};
+use sampler_host::cuda::GpuDevice;
+use sampler_host::gpu::{GpuSampler, GpuSamplerConfig};
 use sampler_host::logits::{HostLogits, LogitsData};
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
+use sampler_host::Error;
 
 const USAGE: &str =
     "usage: sonic-sample <file.npy|file.safetensors> [--tensor NAME] [--temperature T] \
@@ -40,6 +47,24 @@ impl From<sampler_host::Error> for DemoError {
 
 fn err<T>(msg: impl Into<String>) -> Result<T, DemoError> {
     Err(DemoError(msg.into()))
+}
+
+/// Writes one line to stdout. A closed pipe (`sonic-sample ... | head`) ends the program
+/// quietly instead of panicking as `println!` would; other write errors are reported.
+fn out(line: fmt::Arguments<'_>) -> Result<(), DemoError> {
+    use std::io::Write;
+    match writeln!(std::io::stdout().lock(), "{line}") {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => err(format!("writing to stdout: {e}")),
+    }
+}
+
+/// `println!` through [`out`], returning early with its error.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        out(format_args!($($arg)*))?
+    };
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -203,18 +228,49 @@ fn load(path: &str, tensor: Option<&str>) -> Result<Loaded, DemoError> {
     }
 }
 
+/// The backend the demo runs on, and a one-line reason for the choice.
+///
+/// `gpu` opens CUDA device 0 and fails with the driver's error if it cannot; `auto` does the
+/// same but falls back to the CPU reference when there is no CUDA device at all (no driver,
+/// or no GPU). Any other GPU failure (module load, allocation, ...) is reported, not hidden.
 fn make_backend(
     choice: BackendChoice,
     vocab: usize,
     rows: usize,
-) -> Result<Box<dyn Backend>, DemoError> {
+) -> Result<(Box<dyn Backend>, String), DemoError> {
+    let rows = rows.max(1);
+    let cpu =
+        || -> Result<Box<dyn Backend>, DemoError> { Ok(Box::new(CpuReference::new(vocab, rows)?)) };
     match choice {
-        // GPU HOOK: the lead wires the CUDA backend here (auto = GPU when one loads, else CPU).
-        BackendChoice::Auto | BackendChoice::Cpu => {
-            Ok(Box::new(CpuReference::new(vocab, rows.max(1))?))
+        BackendChoice::Cpu => Ok((cpu()?, "--backend cpu".to_string())),
+        BackendChoice::Gpu => {
+            let (backend, name) = gpu_backend(vocab, rows).map_err(|e| match e {
+                Error::NoCudaDevice { .. } => DemoError(format!(
+                    "{e} (--backend gpu needs one; try --backend cpu or auto)"
+                )),
+                other => DemoError::from(other),
+            })?;
+            Ok((backend, format!("--backend gpu, device 0: {name}")))
         }
-        BackendChoice::Gpu => err("GPU backend not available in this build"),
+        BackendChoice::Auto => match gpu_backend(vocab, rows) {
+            Ok((backend, name)) => Ok((backend, format!("auto: CUDA device 0, {name}"))),
+            Err(Error::NoCudaDevice { detail }) => Ok((
+                cpu()?,
+                format!("auto fell back to the CPU: no CUDA device: {detail}"),
+            )),
+            Err(other) => Err(DemoError(format!(
+                "a CUDA device is present but the GPU sampler failed: {other}"
+            ))),
+        },
     }
+}
+
+/// Opens CUDA device 0 and builds a GPU sampler for `rows × vocab` on it.
+fn gpu_backend(vocab: usize, rows: usize) -> Result<(Box<dyn Backend>, String), Error> {
+    let device = GpuDevice::open(0)?;
+    let name = device.name()?;
+    let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, rows))?;
+    Ok((Box::new(sampler), name))
 }
 
 fn run() -> Result<(), DemoError> {
@@ -226,7 +282,8 @@ fn run() -> Result<(), DemoError> {
         Owned::Bf16(d) => HostLogits::new(LogitsData::Bf16(d), rows, vocab, vocab)?,
         Owned::F16(d) => HostLogits::new(LogitsData::F16(d), rows, vocab, vocab)?,
     };
-    let mut backend = make_backend(args.backend, vocab, rows)?;
+    let (mut backend, why) = make_backend(args.backend, vocab, rows)?;
+    say!("backend {} ({why})", backend.name());
     for r in 0..rows as u64 {
         let params = args
             .params
@@ -238,7 +295,7 @@ fn run() -> Result<(), DemoError> {
         logits,
         rows: (0..rows as u64).map(BatchRow::new).collect(),
     };
-    println!(
+    say!(
         "{}: {rows} rows × vocab {vocab} ({:?}), backend {}, {} steps",
         args.path,
         logits.dtype(),
@@ -256,14 +313,14 @@ fn run() -> Result<(), DemoError> {
         }
     }
     for (r, t) in tokens.iter().enumerate() {
-        println!("row {r}: {t:?}");
+        say!("row {r}: {t:?}");
     }
     for (s, t) in times.iter().enumerate() {
-        println!("step {s}: {:.3} ms", t.as_secs_f64() * 1e3);
+        say!("step {s}: {:.3} ms", t.as_secs_f64() * 1e3);
     }
     if !times.is_empty() {
         let total: f64 = times.iter().map(|t| t.as_secs_f64()).sum();
-        println!(
+        say!(
             "mean {:.3} ms per step ({:.3} ms per row)",
             total * 1e3 / times.len() as f64,
             total * 1e3 / (times.len() * rows.max(1)) as f64
