@@ -12,6 +12,23 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Performance directives added to entry points after rustc emits the PTX (rustc has no
+/// attribute for them): `sample_tiles` must fit two 512-thread blocks per SM, so its register
+/// budget is 64; the PTX check then proves ptxas met it without spilling.
+pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[("sample_tiles", ".maxntid 512, 1, 1\n.minnctapersm 2")];
+
+/// Inserts [`ENTRY_DIRECTIVES`] between each named entry's parameter list and its body.
+pub fn add_entry_directives(ptx: &str) -> Result<String, String> {
+    let mut out = ptx.to_string();
+    for (entry, directives) in ENTRY_DIRECTIVES {
+        let head = format!(".entry {entry}(");
+        let start = out.find(&head).ok_or_else(|| format!("entry point {entry} not found in the PTX"))?;
+        let close = out[start..].find("\n)").ok_or_else(|| format!("no parameter list end for {entry}"))? + start + 2;
+        out.insert_str(close + 1, &format!("{directives}\n"));
+    }
+    Ok(out)
+}
+
 /// The SM target used when none is asked for.
 pub const DEFAULT_SM: &str = "sm_90";
 
@@ -79,7 +96,11 @@ pub fn build_ptx(workspace_root: &Path, target_dir: &Path, sm: &str) -> Result<P
     if !status.success() {
         return Err(format!("the device crate failed to build for {sm} ({status})"));
     }
-    newest_ptx(&target_dir.join("nvptx64-nvidia-cuda/release/deps"))
+    let raw = newest_ptx(&target_dir.join("nvptx64-nvidia-cuda/release/deps"))?;
+    let text = std::fs::read_to_string(&raw).map_err(|e| format!("reading {}: {e}", raw.display()))?;
+    let tuned = raw.with_extension("tuned.ptx");
+    std::fs::write(&tuned, add_entry_directives(&text)?).map_err(|e| format!("writing {}: {e}", tuned.display()))?;
+    Ok(tuned)
 }
 
 /// rustc names the file after the crate hash; stale hashes can linger, so take the newest.

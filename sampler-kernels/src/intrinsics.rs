@@ -349,3 +349,27 @@ pub unsafe fn st_global_v4_u32(ptr: *mut u32, v: [u32; 4]) {
              options(nostack))
     };
 }
+
+/// `match.any.sync.b32 d, v, mask`: the lanes of `mask` whose `value` equals this lane's.
+///
+/// # Safety
+/// Every lane in `mask` executes this call, converged, with the same `mask`.
+#[inline(always)]
+pub unsafe fn match_any_sync(mask: u32, value: u32) -> u32 {
+    let out: u32;
+    // SAFETY: the caller guarantees the lanes in `mask` reach this instruction together.
+    unsafe { asm!("match.any.sync.b32 {0}, {1}, {2};", out(reg32) out, in(reg32) value, in(reg32) mask, options(nomem, nostack)) };
+    out
+}
+
+/// `redux.sync.add.u32 d, v, mask`: the sum of `value` over the lanes of `mask` (wrapping).
+///
+/// # Safety
+/// Every lane in `mask` executes this call with the same `mask`, and this lane is in `mask`.
+#[inline(always)]
+pub unsafe fn redux_add_sync(mask: u32, value: u32) -> u32 {
+    let out: u32;
+    // SAFETY: the caller guarantees the lanes in `mask` reach this instruction together.
+    unsafe { asm!("redux.sync.add.u32 {0}, {1}, {2};", out(reg32) out, in(reg32) value, in(reg32) mask, options(nomem, nostack)) };
+    out
+}

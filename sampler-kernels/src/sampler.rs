@@ -27,6 +27,8 @@ use crate::philox::{random_u64, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
 
 const CANDIDATES: u32 = TILE_CANDIDATES as u32;
+/// Band index of tokens that add no mass (in no band), for warp aggregation.
+const NO_BAND: u32 = u32::MAX;
 const RECORD_BYTES: u64 = core::mem::size_of::<TileRecord>() as u64;
 /// Ceilings at or beyond this magnitude would make band arithmetic inexact in f32.
 const BAND_LIMIT: f32 = 4_194_304.0;
@@ -106,7 +108,7 @@ unsafe fn active_rows(p: &StepParams) -> u32 {
 #[inline(always)]
 unsafe fn read_settings(p: &StepParams, row: u32) -> RowSettings {
     // SAFETY: `row < rows` (callers check), and `settings` holds `rows` entries.
-    unsafe { (p.settings as *const RowSettings).add(row as usize).read_volatile() }
+    unsafe { (p.settings as *const RowSettings).add(row as usize).read() }
 }
 
 #[inline(always)]
@@ -467,23 +469,39 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
             ceiling = soft_ceil(key_value(tile_max));
             if ceiling < BAND_LIMIT && ceiling > -BAND_LIMIT {
                 has_mass = 1;
-                if tid < MASS_BANDS as u32 {
-                    st_shared_u64(smem(SM_BAND + tid * 8), 0);
+                // Band sums as two u32 halves (bits 0..16 and 16..31 of each weight): Hopper has
+                // no 64-bit shared atomic add (it would be a CAS loop), and neither half can
+                // overflow over a tile. Lanes of a warp that share a band add once, via redux.
+                if tid < 2 * MASS_BANDS as u32 {
+                    st_shared_u32(smem(SM_BAND + tid * 4), 0);
                 }
                 sync_threads();
                 each8(|j| {
-                    if keys[j] != 0 {
+                    let (band, frac) = if keys[j] != 0 {
                         let c = soft_ceil(x[j]);
                         let d = ceiling - c;
                         if d <= BAND_FLOOR as f32 {
-                            atom_add_shared_u64(smem(SM_BAND + (d as u32) * 8), frac_weight(x[j] - c) as u64);
+                            (d as u32, frac_weight(x[j] - c))
+                        } else {
+                            (NO_BAND, 0)
                         }
+                    } else {
+                        (NO_BAND, 0)
+                    };
+                    let peers = match_any_sync(FULL_MASK, band);
+                    let lo = redux_add_sync(peers, frac & 0xffff);
+                    let hi = redux_add_sync(peers, frac >> 16);
+                    if band != NO_BAND && peers.trailing_zeros() == lane_id() {
+                        atom_add_shared_u32(smem(SM_BAND + band * 8), lo);
+                        atom_add_shared_u32(smem(SM_BAND + band * 8 + 4), hi);
                     }
                 });
                 sync_threads();
                 if tid < MASS_BANDS as u32 {
                     let band = (rec + 8 * TILE_CANDIDATES as u64) as *mut u64;
-                    band.add(tid as usize).write(ld_shared_u64(smem(SM_BAND + tid * 8)));
+                    let lo = ld_shared_u32(smem(SM_BAND + tid * 8)) as u64;
+                    let hi = ld_shared_u32(smem(SM_BAND + tid * 8 + 4)) as u64;
+                    band.add(tid as usize).write((hi << 16) + lo);
                 }
             }
         }
@@ -1134,6 +1152,24 @@ unsafe fn for_each_key<F: FnMut(u64)>(p: &StepParams, r: &Row, floor: u64, mut f
     }
 }
 
+/// Like [`for_each_key`], but calls `f` for every one of the thread's 8 slots of every tile,
+/// with key 0 where there is no valid key ≥ `floor`, so warps stay converged for warp-wide
+/// instructions inside `f`.
+///
+/// # Safety
+/// The whole block calls it together with the same arguments.
+#[inline(always)]
+unsafe fn for_each_key_all<F: FnMut(u64)>(p: &StepParams, r: &Row, floor: u64, mut f: F) {
+    let mut tile = 0;
+    while tile < p.tiles {
+        // SAFETY: uniform call by the whole block.
+        let x = unsafe { process8(p, r, tile) };
+        let keys = keys8(&x, tile * TILE_TOKENS + thread_idx_x() * TOKENS_PER_THREAD);
+        each8(|j| f(if keys[j] != 0 && keys[j] >= floor { keys[j] } else { 0 }));
+        tile += 1;
+    }
+}
+
 /// Count and mass of the row's keys ≥ `floor`.
 #[inline(always)]
 unsafe fn count_mass_from(p: &StepParams, r: &Row, sum: &Summary, floor: u64) -> (u32, u128) {
@@ -1188,15 +1224,26 @@ unsafe fn select_exact(p: &StepParams, r: &Row, sum: &Summary, floor: u64, targe
                 st_shared_u64(smem(SM_HIST_HI + tid * 8), 0);
             }
             sync_threads();
-            for_each_key(p, r, floor, |key| {
-                if in_bucket(key, prefix, level) {
-                    let digit = ((key >> shift) & 255) as u32;
-                    let w = sum.weight_of(key);
-                    atom_add_shared_u32(smem(SM_HIST + digit * 4), 1);
-                    let lo = w as u64;
+            for_each_key_all(p, r, floor, |key| {
+                // Every lane comes here (key 0 for none), so the warp can aggregate: lanes with
+                // the same digit add their count and mass once (64-bit shared atomics are CAS
+                // loops on Hopper, and flat rows put most tokens in one digit).
+                let counted = key != 0 && in_bucket(key, prefix, level);
+                let digit = if counted { ((key >> shift) & 255) as u32 } else { NO_BAND };
+                let w = if counted { sum.weight_of(key) } else { 0 };
+                let peers = match_any_sync(FULL_MASK, digit);
+                // W < 2^84: four 21-bit limbs, each summed over at most 32 lanes without overflow.
+                let l0 = redux_add_sync(peers, (w & 0x1f_ffff) as u32) as u128;
+                let l1 = redux_add_sync(peers, ((w >> 21) & 0x1f_ffff) as u32) as u128;
+                let l2 = redux_add_sync(peers, ((w >> 42) & 0x1f_ffff) as u32) as u128;
+                let l3 = redux_add_sync(peers, ((w >> 63) & 0x1f_ffff) as u32) as u128;
+                if counted && peers.trailing_zeros() == lane_id() {
+                    let total = l0 + (l1 << 21) + (l2 << 42) + (l3 << 63);
+                    atom_add_shared_u32(smem(SM_HIST + digit * 4), peers.count_ones());
+                    let lo = total as u64;
                     let old = atom_add_shared_u64(smem(SM_HIST_LO + digit * 8), lo);
                     let carry = (old.wrapping_add(lo) < old) as u64;
-                    let hi = (w >> 64) as u64 + carry;
+                    let hi = (total >> 64) as u64 + carry;
                     if hi != 0 {
                         atom_add_shared_u64(smem(SM_HIST_HI + digit * 8), hi);
                     }
