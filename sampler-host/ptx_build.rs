@@ -3,7 +3,7 @@
 //! Shared, source for source, by `sampler-host/build.rs` (so a plain `cargo build` embeds the
 //! PTX) and by `cargo xtask ptx` (through `#[path]`), so there is one recipe:
 //!
-//! `cargo +nightly rustc --release --target nvptx64-nvidia-cuda -Zbuild-std=core -- --emit=asm`
+//! `cargo +<pinned nightly> rustc --release --target nvptx64-nvidia-cuda -Zbuild-std=core -- --emit=asm`
 //! with `RUSTFLAGS=-Zunstable-options -Cpanic=immediate-abort -Ctarget-cpu=<sm>`.
 //!
 //! The nested cargo gets a scrubbed environment: inherited RUSTFLAGS, RUSTC_WRAPPER, the outer
@@ -35,8 +35,19 @@ pub const DEFAULT_SM: &str = "sm_90";
 /// Variables passed through to the nested cargo; everything else is dropped.
 const KEPT_ENV: &[&str] = &["PATH", "HOME", "CARGO_HOME", "RUSTUP_HOME", "TMPDIR", "USER", "CARGO_NET_OFFLINE"];
 
-/// A scrubbed command for the nightly toolchain's `tool` (cargo or rustc).
-fn nightly(tool: &str) -> Command {
+/// The pinned toolchain: the `channel` of the workspace's rust-toolchain.toml.
+pub fn toolchain(workspace_root: &Path) -> String {
+    std::fs::read_to_string(workspace_root.join("rust-toolchain.toml"))
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find_map(|l| l.trim().strip_prefix("channel").map(|r| r.trim_start_matches([' ', '=']).trim().trim_matches('"').to_string()))
+        })
+        .unwrap_or_else(|| "nightly".to_string())
+}
+
+/// A scrubbed command for `tool` (cargo or rustc) of `toolchain`.
+fn pinned(tool: &str, toolchain: &str) -> Command {
     let mut cmd = Command::new(tool);
     cmd.env_clear();
     for key in KEPT_ENV {
@@ -44,21 +55,20 @@ fn nightly(tool: &str) -> Command {
             cmd.env(key, value);
         }
     }
-    cmd.arg("+nightly");
+    cmd.arg(format!("+{toolchain}"));
     cmd
 }
 
-/// Checks that the nightly toolchain and its rust-src component are installed, and says how
-/// to install whichever is missing.
-pub fn check_toolchain() -> Result<(), String> {
-    let output = nightly("rustc").args(["--print", "sysroot"]).output().map_err(|e| {
-        format!("could not run `rustc +nightly` ({e}). The device crate needs rustup with a nightly toolchain: \
-                 `rustup toolchain install nightly --component rust-src`")
+/// Checks that the pinned nightly toolchain and its rust-src component are installed, and
+/// says how to install whichever is missing.
+pub fn check_toolchain(toolchain: &str) -> Result<(), String> {
+    let install = format!("rustup toolchain install {toolchain} --profile minimal --component rust-src");
+    let output = pinned("rustc", toolchain).args(["--print", "sysroot"]).output().map_err(|e| {
+        format!("could not run `rustc +{toolchain}` ({e}). The device crate needs rustup with that toolchain: `{install}`")
     })?;
     if !output.status.success() {
         return Err(format!(
-            "`rustc +nightly --print sysroot` failed: {}\nInstall the nightly toolchain: \
-             `rustup toolchain install nightly --component rust-src`",
+            "`rustc +{toolchain} --print sysroot` failed: {}\nInstall the toolchain: `{install}`",
             String::from_utf8_lossy(&output.stderr).trim()
         ));
     }
@@ -66,8 +76,8 @@ pub fn check_toolchain() -> Result<(), String> {
     let core_src = sysroot.join("lib/rustlib/src/rust/library/core/Cargo.toml");
     if !core_src.exists() {
         return Err(format!(
-            "the nightly toolchain at {} has no rust-src component, which -Zbuild-std=core needs.\n\
-             Install it: `rustup component add rust-src --toolchain nightly`\n\
+            "the toolchain at {} has no rust-src component, which -Zbuild-std=core needs.\n\
+             Install it: `rustup component add rust-src --toolchain {toolchain}`\n\
              (or point SAMPLER_KERNELS_PTX at a prebuilt PTX file)",
             sysroot.display()
         ));
@@ -81,9 +91,10 @@ pub fn build_ptx(workspace_root: &Path, target_dir: &Path, sm: &str) -> Result<P
     if !sm.starts_with("sm_") || !sm[3..].chars().all(|c| c.is_ascii_alphanumeric()) {
         return Err(format!("`{sm}` is not an SM target such as sm_90"));
     }
-    check_toolchain()?;
+    let toolchain = toolchain(workspace_root);
+    check_toolchain(&toolchain)?;
     let manifest = workspace_root.join("sampler-kernels/Cargo.toml");
-    let status = nightly("cargo")
+    let status = pinned("cargo", &toolchain)
         .args(["rustc", "--release", "--quiet", "--lib", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
         .arg("--manifest-path")
         .arg(&manifest)
@@ -96,27 +107,35 @@ pub fn build_ptx(workspace_root: &Path, target_dir: &Path, sm: &str) -> Result<P
     if !status.success() {
         return Err(format!("the device crate failed to build for {sm} ({status})"));
     }
-    let raw = newest_ptx(&target_dir.join("nvptx64-nvidia-cuda/release/deps"))?;
+    let raw = newest_ptx(target_dir)?;
     let text = std::fs::read_to_string(&raw).map_err(|e| format!("reading {}: {e}", raw.display()))?;
     let tuned = raw.with_extension("tuned.ptx");
     std::fs::write(&tuned, add_entry_directives(&text)?).map_err(|e| format!("writing {}: {e}", tuned.display()))?;
     Ok(tuned)
 }
 
-/// rustc names the file after the crate hash; stale hashes can linger, so take the newest.
-fn newest_ptx(deps: &Path) -> Result<PathBuf, String> {
-    let entries = std::fs::read_dir(deps).map_err(|e| format!("cannot list {}: {e}", deps.display()))?;
+/// rustc names the file after the crate hash and cargo versions differ in where they keep it,
+/// and stale hashes can linger: take the newest `sampler_kernels-*.s` anywhere under `dir`.
+fn newest_ptx(dir: &Path) -> Result<PathBuf, String> {
     let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !(name.starts_with("sampler_kernels-") && name.ends_with(".s")) {
-            continue;
-        }
-        let modified = entry.metadata().and_then(|m| m.modified()).map_err(|e| e.to_string())?;
-        if best.as_ref().is_none_or(|(t, _)| modified > *t) {
-            best = Some((modified, path));
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&current) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !(name.starts_with("sampler_kernels-") && name.ends_with(".s")) {
+                continue;
+            }
+            let modified = entry.metadata().and_then(|m| m.modified()).map_err(|e| e.to_string())?;
+            if best.as_ref().is_none_or(|(t, _)| modified > *t) {
+                best = Some((modified, path));
+            }
         }
     }
-    best.map(|(_, p)| p).ok_or_else(|| format!("no sampler_kernels-*.s under {}", deps.display()))
+    best.map(|(_, p)| p).ok_or_else(|| format!("no sampler_kernels-*.s under {}", dir.display()))
 }
