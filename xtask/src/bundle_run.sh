@@ -4,6 +4,8 @@
 #   ./run.sh bench [--quick] [--out DIR]   the benchmark
 #   ./run.sh peers [--quick] --out FILE    the PyTorch peers on the same shapes (needs python3 + torch)
 #   ./run.sh sanitize   the GPU tests under compute-sanitizer (memcheck, racecheck, initcheck, synccheck)
+#   ./run.sh profile WORKLOAD:DTYPE:V:B OUTDIR   Nsight Compute on the sampler's kernels for one
+#                       benchmark cell: OUTDIR/<cell>.ncu-rep and OUTDIR/<cell>-summary.txt
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 export REQUIRE_GPU=1
@@ -29,11 +31,22 @@ case "${1:-test}" in
   test) run_tests ;;
   bench) shift; exec "$here/sonic-bench" "$@" ;;
   peers) shift; exec python3 "$here/peers/torch_peers.py" "$@" ;;
+  profile)
+    cell="${2:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"; out="${3:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"
+    mkdir -p "$out"; name=$(echo "$cell" | tr ':' '-')
+    # Skip the warm-up replays; profile the three kernels of one step. Clocks stay as found.
+    ncu --clock-control none --graph-profiling node -k regex:sample_ --launch-skip 30 --launch-count 3 \
+        --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+        -f -o "$out/$name" "$here/sonic-bench" --only "$cell" --replays 100 --out "$out/bench-$name" >/dev/null || exit 1
+    ncu --import "$out/$name.ncu-rep" --page details > "$out/$name-details.txt" || exit 1
+    grep -E "^  [a-z_]+ \(|Duration|DRAM Throughput|Achieved Occupancy|Registers Per Thread|Dynamic Shared Memory Per Block" \
+        "$out/$name-details.txt" > "$out/$name-summary.txt"
+    cat "$out/$name-summary.txt" ;;
   sanitize)
     rc=0
     for tool in memcheck racecheck initcheck synccheck; do
       run_tests compute-sanitizer --tool "$tool" --error-exitcode 1 || rc=1
     done
     exit $rc ;;
-  *) echo "usage: run.sh [test|bench|peers|sanitize]"; exit 2 ;;
+  *) echo "usage: run.sh [test|bench|peers|sanitize|profile]"; exit 2 ;;
 esac

@@ -5,6 +5,8 @@
 //! - `test`                    ptx-check, then every workspace test (the README's test command)
 //! - `bundle`                  GPU test binaries + benchmark + PTX + run script, for a GPU machine
 //! - `bench [--quick]`         bundle, then run the benchmark here (needs a GPU)
+//! - `profile CELL [OUT]`      bundle, then Nsight Compute on one benchmark cell here (needs a GPU and ncu)
+//! - `plot --in DIR`           PNG plots and plots.md from benchmark JSON
 
 #[path = "../../sampler-host/ptx_build.rs"]
 mod ptx_build;
@@ -150,8 +152,14 @@ fn main() -> Result<()> {
             }
             run(&mut cmd)?;
         }
+        Some("profile") => {
+            let bundle = cmd_bundle()?;
+            let cell = args.get(1).cloned().unwrap_or_else(|| "heterogeneous:f32:151936:64".to_string());
+            let out = args.get(2).cloned().unwrap_or_else(|| "profile-out".to_string());
+            run(Command::new(bundle.join("run.sh")).args(["profile", &cell, &out]))?;
+        }
         _ => {
-            eprintln!("usage: cargo xtask <ptx|ptx-check|test|bundle|bench> [--sm sm_90] [--quick]");
+            eprintln!("usage: cargo xtask <ptx|ptx-check|test|bundle|bench|profile|plot> [--sm sm_90] [--quick]");
             std::process::exit(2);
         }
     }
