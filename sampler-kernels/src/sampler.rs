@@ -451,8 +451,10 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
     // this (row, tile) alone.
     unsafe {
         let tile_max = block_max_u64(thread_max);
-        let valid = block_sum_u32(valid);
-        let infinite = block_sum_u32(infinite);
+        // One reduction for both counts (each ≤ TILE_TOKENS < 2^16): barriers are what a tile
+        // waits on, not arithmetic.
+        let counts = block_sum_u32(valid | (infinite << 16));
+        let (valid, infinite) = (counts & 0xffff, counts >> 16);
 
         if wants_candidates {
             let top = tile_top32(&keys);
@@ -649,9 +651,9 @@ unsafe fn summarize(p: &StepParams, row: u32) -> Summary {
             t += SAMPLER_THREADS;
         }
         let max_key = block_max_u64(max_key);
-        let valid = block_sum_u32(valid);
-        let infinite = block_sum_u32(infinite);
-        let missing = block_sum_u32(missing);
+        // Three counts (each ≤ 2^20) in one reduction.
+        let counts = block_sum_u128(valid as u128 | (infinite as u128) << 32 | (missing as u128) << 64);
+        let (valid, infinite, missing) = (counts as u32, (counts >> 32) as u32, (counts >> 64) as u32);
         let mut s = Summary { max_key, valid, infinite, mc: 0.0, z: 0, mass_ok: false };
         if max_key == 0 {
             return s;

@@ -93,8 +93,8 @@ struct Pair {
 }
 
 impl Pair {
-    fn new(rng: &mut impl Rng, vocab: usize, batch: usize) -> Option<Self> {
-        let device = gpu_or_skip("gpu_sampler")?;
+    fn new(test: &str, rng: &mut impl Rng, vocab: usize, batch: usize) -> Option<Self> {
+        let device = gpu_or_skip(test)?;
         let gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
         let cpu = CpuReference::new(vocab, batch).expect("cpu reference");
         let mut pair = Pair { gpu, cpu };
@@ -157,7 +157,8 @@ fn gpu_smoke_small_batch() {
 
 #[test]
 fn gpu_tokens_equal_reference_on_mixed_batches() {
-    let mut rng = fresh_rng("gpu_tokens_equal_reference_on_mixed_batches");
+    const TEST: &str = "gpu_tokens_equal_reference_on_mixed_batches";
+    let mut rng = fresh_rng(TEST);
     let cases = [
         (32_000usize, 64usize, LogitsDtype::F32),
         (50_257, 257, LogitsDtype::Bf16),
@@ -171,7 +172,7 @@ fn gpu_tokens_equal_reference_on_mixed_batches() {
     ];
     let (mut rows_checked, mut total_mismatches, mut exact_rows) = (0usize, 0usize, 0usize);
     for &(vocab, batch, dtype) in &cases {
-        let Some(mut pair) = Pair::new(&mut rng, vocab, batch) else { return };
+        let Some(mut pair) = Pair::new(TEST, &mut rng, vocab, batch) else { return };
         for step in 0..3 {
             let values = random_rows(&mut rng, batch, vocab, vocab);
             let logits = Logits::new(dtype, values);
@@ -197,11 +198,12 @@ fn gpu_tokens_equal_reference_on_mixed_batches() {
 
 #[test]
 fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
-    let mut rng = fresh_rng("gpu_strided_device_logits_and_graph_replay_equal_reference");
+    const TEST: &str = "gpu_strided_device_logits_and_graph_replay_equal_reference";
+    let mut rng = fresh_rng(TEST);
     for &(vocab, batch, stride, dtype) in
         &[(50_257usize, 64usize, 50_260usize, LogitsDtype::F32), (151_936, 3, 151_939, LogitsDtype::Bf16)]
     {
-        let Some(mut pair) = Pair::new(&mut rng, vocab, batch) else { return };
+        let Some(mut pair) = Pair::new(TEST, &mut rng, vocab, batch) else { return };
         let stream = pair.gpu.device().stream().clone();
         let len = (batch - 1) * stride + vocab;
         let mut dev_f32 = stream.alloc_zeros::<f32>(if dtype == LogitsDtype::F32 { len } else { 1 }).expect("alloc");
@@ -265,10 +267,11 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
 
 #[test]
 fn gpu_edge_rows_equal_reference_and_do_not_disturb_neighbours() {
-    let mut rng = fresh_rng("gpu_edge_rows_equal_reference_and_do_not_disturb_neighbours");
+    const TEST: &str = "gpu_edge_rows_equal_reference_and_do_not_disturb_neighbours";
+    let mut rng = fresh_rng(TEST);
     let vocab = 50_257;
     let batch = 12;
-    let Some(mut pair) = Pair::new(&mut rng, vocab, batch) else { return };
+    let Some(mut pair) = Pair::new(TEST, &mut rng, vocab, batch) else { return };
     let mut values = random_rows(&mut rng, batch, vocab, vocab);
     let row = |r: usize| r * vocab..(r + 1) * vocab;
     values[row(0)].fill(f32::NAN);
@@ -294,7 +297,7 @@ fn gpu_edge_rows_equal_reference_and_do_not_disturb_neighbours() {
     let mut mismatches = pair.step(&b, "edge rows");
     // The same rows one at a time, from fresh requests with the same settings and state, give
     // the same tokens as inside the batch.
-    let Some(mut single) = Pair::new(&mut rng, vocab, 1) else { return };
+    let Some(mut single) = Pair::new(TEST, &mut rng, vocab, 1) else { return };
     let together = pair.cpu.table().clone();
     for r in 0..batch {
         let state = together.get(r as u64).expect("request").clone();
