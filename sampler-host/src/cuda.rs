@@ -221,7 +221,7 @@ impl GpuDevice {
         rows: u32,
     ) -> Result<()> {
         let invalid = |reason: String| Error::InvalidSetting { request: None, field: crate::Field::Logits, reason };
-        if row_stride % 4 != 0 || row_len > row_stride {
+        if !row_stride.is_multiple_of(4) || row_len > row_stride {
             return Err(invalid(format!("row_stride {row_stride} must be a multiple of 4 and ≥ row_len {row_len}")));
         }
         if (rows as usize) * (row_stride as usize) > input.len() || (rows as usize) * 2 > output.len() {

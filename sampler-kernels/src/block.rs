@@ -48,33 +48,187 @@ fn max_u64(a: u64, b: u64) -> u64 {
     }
 }
 
+/// The integer widths the block reductions and scans work on, with how to move them between
+/// lanes and through the per-warp slots of `SM_REDUCE` (16 bytes per warp).
+trait Word: Copy {
+    const ZERO: Self;
+    /// Bytes of one slot.
+    const SLOT: u32;
+    fn wrapping_add(self, other: Self) -> Self;
+    fn wrapping_sub(self, other: Self) -> Self;
+    /// # Safety
+    /// The whole warp calls it together.
+    unsafe fn shfl_xor(self, lane_xor: u32) -> Self;
+    /// # Safety
+    /// The whole warp calls it together.
+    unsafe fn shfl_up(self, delta: u32) -> Self;
+    /// # Safety
+    /// `addr` is a `SLOT`-aligned shared address inside the map.
+    unsafe fn store(self, addr: u32);
+    /// # Safety
+    /// As for `store`.
+    unsafe fn load(addr: u32) -> Self;
+}
+
+impl Word for u32 {
+    const ZERO: Self = 0;
+    const SLOT: u32 = 4;
+    fn wrapping_add(self, other: Self) -> Self {
+        u32::wrapping_add(self, other)
+    }
+    fn wrapping_sub(self, other: Self) -> Self {
+        u32::wrapping_sub(self, other)
+    }
+    unsafe fn shfl_xor(self, lane_xor: u32) -> Self {
+        // SAFETY: forwarded.
+        unsafe { shfl_xor_u32(FULL_MASK, self, lane_xor) }
+    }
+    unsafe fn shfl_up(self, delta: u32) -> Self {
+        // SAFETY: forwarded.
+        unsafe { shfl_up_u32(FULL_MASK, self, delta) }
+    }
+    unsafe fn store(self, addr: u32) {
+        // SAFETY: forwarded.
+        unsafe { st_shared_u32(addr, self) }
+    }
+    unsafe fn load(addr: u32) -> Self {
+        // SAFETY: forwarded.
+        unsafe { ld_shared_u32(addr) }
+    }
+}
+
+impl Word for u64 {
+    const ZERO: Self = 0;
+    const SLOT: u32 = 8;
+    fn wrapping_add(self, other: Self) -> Self {
+        u64::wrapping_add(self, other)
+    }
+    fn wrapping_sub(self, other: Self) -> Self {
+        u64::wrapping_sub(self, other)
+    }
+    unsafe fn shfl_xor(self, lane_xor: u32) -> Self {
+        // SAFETY: forwarded.
+        unsafe { shfl_xor_u64(FULL_MASK, self, lane_xor) }
+    }
+    unsafe fn shfl_up(self, delta: u32) -> Self {
+        // SAFETY: forwarded.
+        unsafe { shfl_up_u64(FULL_MASK, self, delta) }
+    }
+    unsafe fn store(self, addr: u32) {
+        // SAFETY: forwarded.
+        unsafe { st_shared_u64(addr, self) }
+    }
+    unsafe fn load(addr: u32) -> Self {
+        // SAFETY: forwarded.
+        unsafe { ld_shared_u64(addr) }
+    }
+}
+
+impl Word for u128 {
+    const ZERO: Self = 0;
+    const SLOT: u32 = 16;
+    fn wrapping_add(self, other: Self) -> Self {
+        u128::wrapping_add(self, other)
+    }
+    fn wrapping_sub(self, other: Self) -> Self {
+        u128::wrapping_sub(self, other)
+    }
+    unsafe fn shfl_xor(self, lane_xor: u32) -> Self {
+        // SAFETY: forwarded (two 64-bit halves).
+        unsafe { ((((self >> 64) as u64).shfl_xor(lane_xor) as u128) << 64) | (self as u64).shfl_xor(lane_xor) as u128 }
+    }
+    unsafe fn shfl_up(self, delta: u32) -> Self {
+        // SAFETY: forwarded (two 64-bit halves).
+        unsafe { ((((self >> 64) as u64).shfl_up(delta) as u128) << 64) | (self as u64).shfl_up(delta) as u128 }
+    }
+    unsafe fn store(self, addr: u32) {
+        // SAFETY: forwarded (two 8-byte halves of a 16-byte slot).
+        unsafe {
+            (self as u64).store(addr);
+            ((self >> 64) as u64).store(addr + 8);
+        }
+    }
+    unsafe fn load(addr: u32) -> Self {
+        // SAFETY: forwarded.
+        unsafe { ((u64::load(addr + 8) as u128) << 64) | u64::load(addr) as u128 }
+    }
+}
+
+/// `op` folded over the block: butterfly within each warp, then over the warps' results.
+///
+/// # Safety
+/// The whole block calls it together; `op` is associative and commutative.
+#[inline(always)]
+unsafe fn block_reduce<T: Word, F: Fn(T, T) -> T>(v: T, identity: T, op: F) -> T {
+    // SAFETY: whole block converged (caller); slots SM_REDUCE + SLOT·warp are in the map.
+    unsafe {
+        let mut acc = v;
+        let mut x = 16;
+        while x > 0 {
+            acc = op(acc, acc.shfl_xor(x));
+            x >>= 1;
+        }
+        if lane_id() == 0 {
+            acc.store(smem(SM_REDUCE + warp_id() * T::SLOT));
+        }
+        sync_threads();
+        let mut out = identity;
+        let mut w = 0;
+        while w < WARPS {
+            out = op(out, T::load(smem(SM_REDUCE + w * T::SLOT)));
+            w += 1;
+        }
+        sync_threads();
+        out
+    }
+}
+
+/// Exclusive prefix sum in thread order, and the block total (wrapping; callers stay far from
+/// overflow).
+///
+/// # Safety
+/// The whole block calls it together.
+#[inline(always)]
+unsafe fn block_exclusive_scan<T: Word>(v: T) -> (T, T) {
+    // SAFETY: whole block converged (caller); SM_REDUCE slots in the map.
+    unsafe {
+        let lane = lane_id();
+        let mut incl = v;
+        let mut d = 1;
+        while d < 32 {
+            let t = incl.shfl_up(d);
+            if lane >= d {
+                incl = incl.wrapping_add(t);
+            }
+            d <<= 1;
+        }
+        if lane == 31 {
+            incl.store(smem(SM_REDUCE + warp_id() * T::SLOT));
+        }
+        sync_threads();
+        let (mut before, mut total) = (T::ZERO, T::ZERO);
+        let mut w = 0;
+        while w < WARPS {
+            let s = T::load(smem(SM_REDUCE + w * T::SLOT));
+            if w < warp_id() {
+                before = before.wrapping_add(s);
+            }
+            total = total.wrapping_add(s);
+            w += 1;
+        }
+        sync_threads();
+        (before.wrapping_add(incl).wrapping_sub(v), total)
+    }
+}
+
 /// Largest `v` over the block.
 ///
 /// # Safety
 /// The whole block calls it together.
 #[inline(always)]
 pub unsafe fn block_max_u64(v: u64) -> u64 {
-    // SAFETY: whole block converged (caller); slots SM_REDUCE + 8·warp are in the map.
-    unsafe {
-        let mut m = v;
-        let mut x = 16;
-        while x > 0 {
-            m = max_u64(m, shfl_xor_u64(FULL_MASK, m, x));
-            x >>= 1;
-        }
-        if lane_id() == 0 {
-            st_shared_u64(smem(SM_REDUCE + warp_id() * 8), m);
-        }
-        sync_threads();
-        let mut out = 0;
-        let mut w = 0;
-        while w < WARPS {
-            out = max_u64(out, ld_shared_u64(smem(SM_REDUCE + w * 8)));
-            w += 1;
-        }
-        sync_threads();
-        out
-    }
+    // SAFETY: forwarded.
+    unsafe { block_reduce(v, 0, max_u64) }
 }
 
 /// Smallest `v` over the block.
@@ -93,62 +247,8 @@ pub unsafe fn block_min_u32(v: u32) -> u32 {
 /// The whole block calls it together.
 #[inline(always)]
 pub unsafe fn block_sum_u32(v: u32) -> u32 {
-    // SAFETY: whole block converged (caller); slots SM_REDUCE + 4·warp are in the map.
-    unsafe {
-        let mut s = v;
-        let mut x = 16;
-        while x > 0 {
-            s = s.wrapping_add(shfl_xor_u32(FULL_MASK, s, x));
-            x >>= 1;
-        }
-        if lane_id() == 0 {
-            st_shared_u32(smem(SM_REDUCE + warp_id() * 4), s);
-        }
-        sync_threads();
-        let mut out = 0u32;
-        let mut w = 0;
-        while w < WARPS {
-            out = out.wrapping_add(ld_shared_u32(smem(SM_REDUCE + w * 4)));
-            w += 1;
-        }
-        sync_threads();
-        out
-    }
-}
-
-#[inline(always)]
-unsafe fn shfl_xor_u128(v: u128, x: u32) -> u128 {
-    // SAFETY: forwarded (whole warp converged).
-    unsafe {
-        let lo = shfl_xor_u64(FULL_MASK, v as u64, x);
-        let hi = shfl_xor_u64(FULL_MASK, (v >> 64) as u64, x);
-        ((hi as u128) << 64) | lo as u128
-    }
-}
-
-#[inline(always)]
-unsafe fn shfl_up_u128(v: u128, d: u32) -> u128 {
-    // SAFETY: forwarded (whole warp converged).
-    unsafe {
-        let lo = shfl_up_u64(FULL_MASK, v as u64, d);
-        let hi = shfl_up_u64(FULL_MASK, (v >> 64) as u64, d);
-        ((hi as u128) << 64) | lo as u128
-    }
-}
-
-#[inline(always)]
-unsafe fn st_shared_u128(addr: u32, v: u128) {
-    // SAFETY: forwarded (16-byte slot in the map).
-    unsafe {
-        st_shared_u64(addr, v as u64);
-        st_shared_u64(addr + 8, (v >> 64) as u64);
-    }
-}
-
-#[inline(always)]
-unsafe fn ld_shared_u128(addr: u32) -> u128 {
-    // SAFETY: forwarded (16-byte slot in the map).
-    unsafe { ((ld_shared_u64(addr + 8) as u128) << 64) | ld_shared_u64(addr) as u128 }
+    // SAFETY: forwarded.
+    unsafe { block_reduce(v, 0, u32::wrapping_add) }
 }
 
 /// Sum of `v` over the block. Exact: masses stay below 2^110.
@@ -157,27 +257,8 @@ unsafe fn ld_shared_u128(addr: u32) -> u128 {
 /// The whole block calls it together.
 #[inline(always)]
 pub unsafe fn block_sum_u128(v: u128) -> u128 {
-    // SAFETY: whole block converged (caller); slots SM_REDUCE + 16·warp are in the map.
-    unsafe {
-        let mut s = v;
-        let mut x = 16;
-        while x > 0 {
-            s = s.wrapping_add(shfl_xor_u128(s, x));
-            x >>= 1;
-        }
-        if lane_id() == 0 {
-            st_shared_u128(smem(SM_REDUCE + warp_id() * 16), s);
-        }
-        sync_threads();
-        let mut out = 0u128;
-        let mut w = 0;
-        while w < WARPS {
-            out = out.wrapping_add(ld_shared_u128(smem(SM_REDUCE + w * 16)));
-            w += 1;
-        }
-        sync_threads();
-        out
-    }
+    // SAFETY: forwarded.
+    unsafe { block_reduce(v, 0, u128::wrapping_add) }
 }
 
 /// Exclusive prefix sum of `v` in thread order, and the block total.
@@ -186,35 +267,8 @@ pub unsafe fn block_sum_u128(v: u128) -> u128 {
 /// The whole block calls it together.
 #[inline(always)]
 pub unsafe fn block_exclusive_scan_u32(v: u32) -> (u32, u32) {
-    // SAFETY: whole block converged (caller); SM_REDUCE slots in the map.
-    unsafe {
-        let lane = lane_id();
-        let mut incl = v;
-        let mut d = 1;
-        while d < 32 {
-            let t = shfl_up_u32(FULL_MASK, incl, d);
-            if lane >= d {
-                incl = incl.wrapping_add(t);
-            }
-            d <<= 1;
-        }
-        if lane == 31 {
-            st_shared_u32(smem(SM_REDUCE + warp_id() * 4), incl);
-        }
-        sync_threads();
-        let (mut before, mut total) = (0u32, 0u32);
-        let mut w = 0;
-        while w < WARPS {
-            let s = ld_shared_u32(smem(SM_REDUCE + w * 4));
-            if w < warp_id() {
-                before = before.wrapping_add(s);
-            }
-            total = total.wrapping_add(s);
-            w += 1;
-        }
-        sync_threads();
-        (before.wrapping_add(incl).wrapping_sub(v), total)
-    }
+    // SAFETY: forwarded.
+    unsafe { block_exclusive_scan(v) }
 }
 
 /// Exclusive prefix sum of `v` in thread order, and the block total, exactly.
@@ -223,35 +277,8 @@ pub unsafe fn block_exclusive_scan_u32(v: u32) -> (u32, u32) {
 /// The whole block calls it together.
 #[inline(always)]
 pub unsafe fn block_exclusive_scan_u128(v: u128) -> (u128, u128) {
-    // SAFETY: whole block converged (caller); SM_REDUCE slots in the map.
-    unsafe {
-        let lane = lane_id();
-        let mut incl = v;
-        let mut d = 1;
-        while d < 32 {
-            let t = shfl_up_u128(incl, d);
-            if lane >= d {
-                incl = incl.wrapping_add(t);
-            }
-            d <<= 1;
-        }
-        if lane == 31 {
-            st_shared_u128(smem(SM_REDUCE + warp_id() * 16), incl);
-        }
-        sync_threads();
-        let (mut before, mut total) = (0u128, 0u128);
-        let mut w = 0;
-        while w < WARPS {
-            let s = ld_shared_u128(smem(SM_REDUCE + w * 16));
-            if w < warp_id() {
-                before = before.wrapping_add(s);
-            }
-            total = total.wrapping_add(s);
-            w += 1;
-        }
-        sync_threads();
-        (before.wrapping_add(incl).wrapping_sub(v), total)
-    }
+    // SAFETY: forwarded.
+    unsafe { block_exclusive_scan(v) }
 }
 
 /// Sorts `n` (a power of two, ≤ 2048) `u64` at `SM_SORT` into descending order, bitonically.

@@ -27,7 +27,7 @@ pub fn ln_mass(z: u128) -> f64 {
 /// `ln_z = ln_mass(Z)`: `x - Mc - ln(Z / 2^83)`.
 #[inline]
 pub fn token_logprob(x: f32, mc: f32, ln_z: f64) -> f32 {
-    if !(x > f32::NEG_INFINITY) {
+    if x.is_nan() || x == f32::NEG_INFINITY {
         return f32::NEG_INFINITY;
     }
     ((x as f64 - mc as f64) - ln_z) as f32

@@ -862,6 +862,32 @@ unsafe fn walk_tile(p: &StepParams, r: &Row, sum: &Summary, tile: u32, u: u128, 
 // ---------------------------------------------------------------------------------------------
 // Stage 2.
 
+/// The first `n` keys of `SM_SORT` (sorted, largest first) as this thread's `OWN` positions
+/// `OWN·tid ..`, with their inclusive prefix masses over the whole list (0 past `n`).
+///
+/// # Safety
+/// The whole block calls it together.
+#[inline(always)]
+unsafe fn sorted_prefix_masses(n: u32, sum: &Summary) -> ([u64; OWN], [u128; OWN]) {
+    let first = thread_idx_x() * OWN as u32;
+    let mut keys = [0u64; OWN];
+    let mut prefix = [0u128; OWN];
+    let mut run = 0u128;
+    each_own(|q| {
+        let i = first + q as u32;
+        if i < n {
+            // SAFETY: i < n ≤ 2048 positions of SM_SORT.
+            keys[q] = unsafe { ld_shared_u64(smem(SM_SORT + i * 8)) };
+            run += sum.weight_of(keys[q]);
+        }
+        prefix[q] = run;
+    });
+    // SAFETY: the whole block calls this function together.
+    let (before, _) = unsafe { block_exclusive_scan_u128(run) };
+    each_own(|q| prefix[q] += before);
+    (keys, prefix)
+}
+
 /// Merges the tile lists: every key ≥ the largest "last candidate" of a full list, which is
 /// exactly the first `n` keys of the row in order. Leaves them sorted, largest first, in
 /// `SM_SORT` (padded with 0 to a power of two). Returns `(n, complete)`, or `None` when more
@@ -976,21 +1002,7 @@ pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
         // Weights and inclusive prefix masses of the merged list; thread t owns positions
         // OWN·t .. OWN·t + OWN.
         let first = tid * OWN as u32;
-        let mut keys = [0u64; OWN];
-        let mut prefix = [0u128; OWN];
-        let mut run = 0u128;
-        each_own(|q| {
-            let i = first + q as u32;
-            if i < n_s {
-                keys[q] = ld_shared_u64(smem(SM_SORT + i * 8));
-                run += sum.weight_of(keys[q]);
-            }
-            prefix[q] = run;
-        });
-        let (before, _) = block_exclusive_scan_u128(run);
-        each_own(|q| {
-            prefix[q] += before;
-        });
+        let (keys, prefix) = sorted_prefix_masses(n_s, &sum);
 
         // min-p and top-k: both keep a prefix of the order.
         let max_value = key_value(sum.max_key);
@@ -1327,22 +1339,11 @@ unsafe fn select_exact(p: &StepParams, r: &Row, sum: &Summary, floor: u64, targe
         sync_threads();
         block_sort_desc(padded);
         let first = tid * OWN as u32;
-        let mut keys = [0u64; OWN];
-        let mut prefix_mass = [0u128; OWN];
-        let mut run = 0u128;
-        each_own(|q| {
-            let i = first + q as u32;
-            if i < n {
-                keys[q] = ld_shared_u64(smem(SM_SORT + i * 8));
-                run += sum.weight_of(keys[q]);
-            }
-            prefix_mass[q] = run;
-        });
-        let (before, _) = block_exclusive_scan_u128(run);
+        let (keys, prefix_mass) = sorted_prefix_masses(n, sum);
         let mut hit = u32::MAX;
         each_own(|q| {
             let i = first + q as u32;
-            if i < n && hit == u32::MAX && target.reached(acc_count + i + 1, acc_mass + before + prefix_mass[q]) {
+            if i < n && hit == u32::MAX && target.reached(acc_count + i + 1, acc_mass + prefix_mass[q]) {
                 hit = i;
             }
         });
@@ -1351,7 +1352,7 @@ unsafe fn select_exact(p: &StepParams, r: &Row, sum: &Summary, floor: u64, targe
         let mut mine = None;
         each_own(|q| {
             if first + q as u32 == hit {
-                mine = Some(acc_mass + before + prefix_mass[q]);
+                mine = Some(acc_mass + prefix_mass[q]);
                 st_shared_u64(smem(RES_SELECT + 16), keys[q]);
             }
         });
