@@ -125,7 +125,7 @@ pub struct StepParams {
     pub row_stride: u64,
     /// `u32` in device memory: rows active in this step (≤ `rows`); the rest of the grid idles.
     pub active_rows: u64,
-    /// `RowSettings[rows]`.
+    /// `RowSettings[rows]`, 16-byte aligned (kernels read each entry as three 16-byte loads).
     pub settings: u64,
     /// Grammar bitmask, `i32[rows][bitmask_words]`; rows without `ROW_HAS_BITMASK` ignore it.
     pub bitmask: u64,

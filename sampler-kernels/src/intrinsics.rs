@@ -242,6 +242,9 @@ pub unsafe fn st_shared_u64(addr: u32, value: u64) {
 /// `cvta.to.global.u64` then `ld.global.nc.v4.u32 {a, b, c, d}, [g]`: a 16-byte load through the non-coherent
 /// (read-only) data path.
 ///
+/// Not `pure`, on purpose: LLVM then keeps the load where it is written instead of sinking it
+/// toward its first use, so a kernel can issue its loads before unrelated checks.
+///
 /// # Safety
 /// `ptr` is 16-byte aligned, points to 16 readable bytes of global memory, and nothing writes
 /// those bytes while the kernel runs.
@@ -252,7 +255,7 @@ pub unsafe fn ld_global_nc_v4_u32(ptr: *const u32) -> [u32; 4] {
     unsafe {
         asm!("{{ .reg .u64 g; cvta.to.global.u64 g, {4}; ld.global.nc.v4.u32 {{{0}, {1}, {2}, {3}}}, [g]; }}",
              out(reg32) a, out(reg32) b, out(reg32) c, out(reg32) d, in(reg64) ptr,
-             options(nostack, readonly, pure))
+             options(nostack, readonly))
     };
     [a, b, c, d]
 }

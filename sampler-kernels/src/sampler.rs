@@ -97,7 +97,7 @@ struct Row {
 #[inline(always)]
 unsafe fn active_rows(p: &StepParams) -> u32 {
     // SAFETY: `active_rows` points to one u32 the host wrote before the launch.
-    let active = unsafe { (p.active_rows as *const u32).read_volatile() };
+    let active = unsafe { (p.active_rows as *const u32).read() };
     if active < p.rows {
         active
     } else {
@@ -105,10 +105,31 @@ unsafe fn active_rows(p: &StepParams) -> u32 {
     }
 }
 
+/// A row's settings, as three 16-byte loads issued together (field by field, LLVM interleaves
+/// the loads with the validity checks and pays a round trip per check).
+///
+/// # Safety
+/// `row < rows`, and `settings` holds `rows` entries 16-byte aligned (the upload buffer is).
 #[inline(always)]
 unsafe fn read_settings(p: &StepParams, row: u32) -> RowSettings {
-    // SAFETY: `row < rows` (callers check), and `settings` holds `rows` entries.
-    unsafe { (p.settings as *const RowSettings).add(row as usize).read() }
+    const _: () = assert!(core::mem::size_of::<RowSettings>() == 48);
+    let at = (p.settings + row as u64 * 48) as *const u32;
+    // SAFETY: 48 readable bytes at a 16-byte aligned address (caller), not written during a step.
+    let (a, b, c) = unsafe { (ld_global_nc_v4_u32(at), ld_global_nc_v4_u32(at.add(4)), ld_global_nc_v4_u32(at.add(8))) };
+    RowSettings {
+        temperature: f32::from_bits(a[0]),
+        top_p: f32::from_bits(a[1]),
+        min_p: f32::from_bits(a[2]),
+        repetition_penalty: f32::from_bits(a[3]),
+        frequency_penalty: f32::from_bits(b[0]),
+        presence_penalty: f32::from_bits(b[1]),
+        top_k: b[2],
+        slot: b[3],
+        bias_offset: c[0],
+        bias_len: c[1],
+        flags: c[2],
+        _pad: c[3],
+    }
 }
 
 #[inline(always)]
@@ -152,13 +173,21 @@ unsafe fn row_valid(p: &StepParams, s: &RowSettings) -> bool {
     basic && unsafe { block_sum_u32(bad) } == 0
 }
 
+/// Byte address of a row's first logit, and whether whole tiles of it load as 16-byte vectors.
+/// Depends on no setting, so stage 1 can start the loads before it reads any.
+#[inline(always)]
+fn row_logits(p: &StepParams, index: u32) -> (u64, bool) {
+    let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
+    let logits = p.logits + index as u64 * p.row_stride * element;
+    (logits, logits % 16 == 0)
+}
+
 #[inline(always)]
 fn row_setup(p: &StepParams, index: u32, settings: RowSettings) -> Row {
     let penalties = settings.repetition_penalty != 1.0
         || settings.frequency_penalty != 0.0
         || settings.presence_penalty != 0.0;
-    let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
-    let logits = p.logits + index as u64 * p.row_stride * element;
+    let (logits, vector_ok) = row_logits(p, index);
     Row {
         index,
         settings,
@@ -169,7 +198,7 @@ fn row_setup(p: &StepParams, index: u32, settings: RowSettings) -> Row {
             temperature: settings.temperature,
         },
         logits,
-        vector_ok: logits % 16 == 0,
+        vector_ok,
         counts: if penalties { p.counts + settings.slot as u64 * p.counts_stride as u64 * 4 } else { 0 },
         bitmask: if settings.flags & ROW_HAS_BITMASK != 0 {
             p.bitmask + index as u64 * p.bitmask_words as u64 * 4
@@ -194,14 +223,14 @@ fn widen_pair(word: u32, dtype: u32) -> (f32, f32) {
 /// Raw logits of this thread's 8 tokens starting at `base`; tokens past the vocab read as NaN
 /// (which the prologue turns into -inf).
 #[inline(always)]
-unsafe fn load_raw8(p: &StepParams, r: &Row, base: u32) -> [f32; 8] {
+unsafe fn load_raw8(p: &StepParams, logits: u64, vector_ok: bool, base: u32) -> [f32; 8] {
     let mut raw = [f32::NAN; 8];
     if base >= p.vocab {
         return raw;
     }
-    if r.vector_ok && base + 8 <= p.vocab {
+    if vector_ok && base + 8 <= p.vocab {
         if p.dtype == DTYPE_F32 {
-            let ptr = (r.logits + base as u64 * 4) as *const u32;
+            let ptr = (logits + base as u64 * 4) as *const u32;
             // SAFETY: 8 tokens inside the row; 16-byte aligned (row start aligned, base % 8 == 0).
             let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
             raw = [
@@ -216,7 +245,7 @@ unsafe fn load_raw8(p: &StepParams, r: &Row, base: u32) -> [f32; 8] {
             ];
         } else {
             // SAFETY: as above; 8 half-width tokens are one 16-byte vector.
-            let q = unsafe { ld_global_nc_v4_u32((r.logits + base as u64 * 2) as *const u32) };
+            let q = unsafe { ld_global_nc_v4_u32((logits + base as u64 * 2) as *const u32) };
             let (r0, r1) = widen_pair(q[0], p.dtype);
             let (r2, r3) = widen_pair(q[1], p.dtype);
             let (r4, r5) = widen_pair(q[2], p.dtype);
@@ -231,9 +260,9 @@ unsafe fn load_raw8(p: &StepParams, r: &Row, base: u32) -> [f32; 8] {
             // SAFETY: token t < vocab lies inside the row.
             raw[j] = unsafe {
                 if p.dtype == DTYPE_F32 {
-                    ((r.logits + t as u64 * 4) as *const f32).read()
+                    ((logits + t as u64 * 4) as *const f32).read()
                 } else {
-                    let bits = ((r.logits + t as u64 * 2) as *const u16).read();
+                    let bits = ((logits + t as u64 * 2) as *const u16).read();
                     if p.dtype == DTYPE_BF16 {
                         widen_bf16(bits)
                     } else {
@@ -252,6 +281,19 @@ unsafe fn load_raw8(p: &StepParams, r: &Row, base: u32) -> [f32; 8] {
 /// The whole block calls it together with the same `tile` (the bias table needs barriers).
 #[inline(always)]
 unsafe fn process8(p: &StepParams, r: &Row, tile: u32) -> [f32; 8] {
+    let base = tile * TILE_TOKENS + thread_idx_x() * TOKENS_PER_THREAD;
+    // SAFETY: the row exists (row < rows) and base..base+8 is clipped to the vocab.
+    let raw = unsafe { load_raw8(p, r.logits, r.vector_ok, base) };
+    // SAFETY: forwarded (whole block, same tile).
+    unsafe { process_raw8(p, r, tile, raw) }
+}
+
+/// [`process8`] on raw logits the caller already loaded.
+///
+/// # Safety
+/// As for [`process8`]; `raw` holds this thread's 8 tokens of `tile`.
+#[inline(always)]
+unsafe fn process_raw8(p: &StepParams, r: &Row, tile: u32, raw: [f32; 8]) -> [f32; 8] {
     let tid = thread_idx_x();
     let tile_start = tile * TILE_TOKENS;
     let base = tile_start + tid * TOKENS_PER_THREAD;
@@ -278,8 +320,6 @@ unsafe fn process8(p: &StepParams, r: &Row, tile: u32) -> [f32; 8] {
             sync_threads();
         }
     }
-    // SAFETY: addresses derive from checked rows, slots and `base < vocab`.
-    let raw = unsafe { load_raw8(p, r, base) };
     let mask_word = if r.bitmask != 0 && base < p.vocab {
         // SAFETY: word base/32 < bitmask_words for base < vocab.
         unsafe { ((r.bitmask + (base / 32) as u64 * 4) as *const u32).read() }
@@ -420,20 +460,25 @@ fn record_ptr(p: &StepParams, row: u32, tile: u32) -> u64 {
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
     let (tile, row) = (block_idx_x(), block_idx_y());
-    // SAFETY: reads one u32 and one settings entry inside their buffers.
-    if block_dim_x() != SAMPLER_THREADS || tile >= p.tiles || row >= unsafe { active_rows(&p) } {
+    if block_dim_x() != SAMPLER_THREADS || tile >= p.tiles || row >= p.rows {
         return;
     }
-    // SAFETY: row < rows.
-    let s = unsafe { read_settings(&p, row) };
-    if !row_addressable(&p, &s) {
-        return; // stage 2 reports the row as invalid; nothing here may read through it
-    }
-    let r = row_setup(&p, row, s);
     let tid = thread_idx_x();
     let base = tile * TILE_TOKENS + tid * TOKENS_PER_THREAD;
+    // The tile's loads go out first: their address depends on no setting, and every row below
+    // `rows` exists. Settings, the active count and the checks then overlap with them, instead
+    // of each costing a round trip before the first logit is requested.
+    let (logits, vector_ok) = row_logits(&p, row);
+    // SAFETY: row < rows ≤ the logits' rows; base..base+8 is clipped to the vocab.
+    let raw = unsafe { load_raw8(&p, logits, vector_ok, base) };
+    // SAFETY: one u32 and one settings entry (row < rows) inside their buffers.
+    let (active, s) = unsafe { (active_rows(&p), read_settings(&p, row)) };
+    if row >= active || !row_addressable(&p, &s) {
+        return; // stage 2 reports an invalid row; nothing here may read through it
+    }
+    let r = row_setup(&p, row, s);
     // SAFETY: the whole block runs this function with the same tile.
-    let x = unsafe { process8(&p, &r, tile) };
+    let x = unsafe { process_raw8(&p, &r, tile, raw) };
     let keys = keys8(&x, base);
     let mut thread_max = 0u64;
     let (mut valid, mut infinite) = (0u32, 0u32);
