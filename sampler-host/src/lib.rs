@@ -24,5 +24,6 @@ pub mod ptx;
 pub mod reference;
 pub mod settings;
 pub mod state;
+pub mod verify;
 
 pub use error::{Error, Field, Result};

@@ -46,6 +46,11 @@ impl CpuReference {
     pub fn table(&self) -> &RequestTable {
         &self.table
     }
+
+    /// Mutable access for the speculative verifier (`crate::verify`), which updates state too.
+    pub(crate) fn table_mut(&mut self) -> &mut RequestTable {
+        &mut self.table
+    }
 }
 
 /// Processed logits `x` of one row (docs/SEMANTICS.md §2): the prologue applied to every

@@ -59,6 +59,18 @@ pub fn random_u64(seed: u64, step: u64, stream: u32) -> u64 {
     out[0] as u64 | (out[1] as u64) << 32
 }
 
+/// The 64 random bits at `position` of draw (`seed`, `step`, `stream`): as [`random_u64`]
+/// with `position` in counter word 3, so `random_u64_at(s, t, k, 0) == random_u64(s, t, k)`.
+/// Speculative verification draws one number per draft position from one step.
+#[inline(always)]
+pub fn random_u64_at(seed: u64, step: u64, stream: u32, position: u32) -> u64 {
+    let out = philox4x32_10(
+        [step as u32, (step >> 32) as u32, stream, position],
+        [seed as u32, (seed >> 32) as u32],
+    );
+    out[0] as u64 | (out[1] as u64) << 32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +101,17 @@ mod tests {
         assert_ne!(a, random_u64(42, 8, STREAM_TOKEN));
         assert_ne!(a, random_u64(43, 7, STREAM_TOKEN));
         assert_eq!(a, random_u64(42, 7, STREAM_TOKEN));
+    }
+
+    #[test]
+    fn positions_extend_the_plain_draw() {
+        for stream in [STREAM_TOKEN, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL] {
+            assert_eq!(random_u64_at(9, 3, stream, 0), random_u64(9, 3, stream));
+            assert_ne!(random_u64_at(9, 3, stream, 1), random_u64(9, 3, stream));
+        }
+        assert_ne!(
+            random_u64_at(9, 3, STREAM_SPEC_ACCEPT, 2),
+            random_u64_at(9, 3, STREAM_SPEC_ACCEPT, 3)
+        );
     }
 }

@@ -1,0 +1,282 @@
+//! Speculative verification: exact acceptance test and residual weights (docs/SEMANTICS.md §10).
+//!
+//! The target probability of token `i` is `W_i / Z` (fixed-point weights of the kept set), the
+//! draft probability is `q_i / Q` (`q_i = trunc(q · 2^63)` from the drafter's f32, `Q = Σ q`).
+//! Both are rationals, so every decision is an integer comparison after cross-multiplying by
+//! `Z · Q`. The products reach ~2^187, so they live in a 256-bit [`U256`] built from `u128`
+//! multiplies and adds only (no division: on the GPU that would call into compiler-rt).
+
+/// Scale of draft probabilities: `q_units = trunc(q · 2^63)`, so `q = 1` is `2^63` and fits u64.
+pub const DRAFT_SCALE_LOG2: u32 = 63;
+
+/// Unsigned 256-bit integer; field order (hi, lo) makes the derived order numeric.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct U256 {
+    /// Bits 128..256.
+    pub hi: u128,
+    /// Bits 0..128.
+    pub lo: u128,
+}
+
+const LO64: u128 = u64::MAX as u128;
+
+impl U256 {
+    /// Zero.
+    pub const ZERO: U256 = U256 { hi: 0, lo: 0 };
+
+    /// A value below 2^128.
+    #[inline]
+    pub const fn from_u128(v: u128) -> U256 {
+        U256 { hi: 0, lo: v }
+    }
+
+    /// The full product `a · b` (schoolbook on 64-bit halves; never overflows).
+    #[inline]
+    pub fn mul_wide(a: u128, b: u128) -> U256 {
+        let (a0, a1) = (a & LO64, a >> 64);
+        let (b0, b1) = (b & LO64, b >> 64);
+        let p00 = a0 * b0;
+        let p01 = a0 * b1;
+        let p10 = a1 * b0;
+        let p11 = a1 * b1;
+        // Each term < 2^64, so the middle column cannot overflow u128.
+        let mid = (p00 >> 64) + (p01 & LO64) + (p10 & LO64);
+        U256 {
+            hi: p11 + (p01 >> 64) + (p10 >> 64) + (mid >> 64),
+            lo: (p00 & LO64) | (mid << 64),
+        }
+    }
+
+    /// `self + o`, wrapping at 2^256 (callers stay far below it: sums here are < 2^187).
+    #[inline]
+    pub fn wrapping_add(self, o: U256) -> U256 {
+        let (lo, carry) = self.lo.overflowing_add(o.lo);
+        U256 {
+            hi: self.hi.wrapping_add(o.hi).wrapping_add(carry as u128),
+            lo,
+        }
+    }
+
+    /// `self - o`, wrapping (callers only subtract a smaller value).
+    #[inline]
+    pub fn wrapping_sub(self, o: U256) -> U256 {
+        let (lo, borrow) = self.lo.overflowing_sub(o.lo);
+        U256 {
+            hi: self.hi.wrapping_sub(o.hi).wrapping_sub(borrow as u128),
+            lo,
+        }
+    }
+
+    /// `floor(self · r / 2^64)`: the 256-bit form of `decide::draw_target`; `< self` when
+    /// `self > 0`.
+    #[inline]
+    pub fn mul_frac64(self, r: u64) -> U256 {
+        let r = r as u128;
+        // Limbs times r with a carry chain; the lowest limb only feeds the carry.
+        let t0 = (self.lo & LO64) * r;
+        let t1 = (self.lo >> 64) * r + (t0 >> 64);
+        let t2 = (self.hi & LO64) * r + (t1 >> 64);
+        let t3 = (self.hi >> 64) * r + (t2 >> 64);
+        U256 {
+            hi: t3,
+            lo: (t1 & LO64) | (t2 << 64),
+        }
+    }
+
+    /// True for zero.
+    #[inline]
+    pub fn is_zero(self) -> bool {
+        self.hi == 0 && self.lo == 0
+    }
+}
+
+/// Is `q` a draft probability the verifier accepts: in `[0, 1]` (NaN, negatives, > 1 are not)?
+#[inline]
+pub fn draft_prob_valid(q: f32) -> bool {
+    (0.0..=1.0).contains(&q)
+}
+
+/// `trunc(q · 2^63)` for a valid draft probability (exact: scaling by a power of two, then a
+/// truncating conversion); `-0.0` and NaN give 0.
+#[inline]
+pub fn draft_units(q: f32) -> u64 {
+    (q * 9_223_372_036_854_775_808.0f32) as u64
+}
+
+/// The acceptance test of a draft token `d`: `u · q_d/Q < W_d/Z` with `u = r64 / 2^64`,
+/// decided exactly as `floor(q_d · Z · r64 / 2^64) < W_d · Q` (equivalent to
+/// `r64 · q_d · Z < 2^64 · W_d · Q` because the right side is an integer). A token with
+/// `W_d = 0` is never accepted; `q_d = 0 < W_d` always is. Needs `Z, Q > 0` for meaning.
+#[inline]
+pub fn spec_accept(w_d: u128, z: u128, q_d: u64, q_total: u128, r64: u64) -> bool {
+    let lhs = U256::mul_wide(q_d as u128, z).mul_frac64(r64);
+    lhs < U256::mul_wide(w_d, q_total)
+}
+
+/// Residual weight of a token, `max(0, W·Q - q·Z)`: `Z·Q` times `max(0, p - q)`.
+#[inline]
+pub fn residual_weight(w: u128, z: u128, q: u64, q_total: u128) -> U256 {
+    let a = U256::mul_wide(w, q_total);
+    let b = U256::mul_wide(q as u128, z);
+    if a > b {
+        a.wrapping_sub(b)
+    } else {
+        U256::ZERO
+    }
+}
+
+/// Draw target in a residual of total `total`: `floor(total · r64 / 2^64)`; the chosen token is
+/// the first (index order) whose running residual sum exceeds it.
+#[inline]
+pub fn residual_target(total: U256, r64: u64) -> U256 {
+    total.mul_frac64(r64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decide::draw_target;
+
+    fn xorshift(s: &mut u64) -> u64 {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        *s
+    }
+
+    #[test]
+    fn wide_products() {
+        assert_eq!(U256::mul_wide(0, u128::MAX), U256::ZERO);
+        assert_eq!(U256::mul_wide(3, 5), U256::from_u128(15));
+        // (2^128 - 1)^2 = 2^256 - 2^129 + 1.
+        let m = U256::mul_wide(u128::MAX, u128::MAX);
+        assert_eq!(
+            m,
+            U256 {
+                hi: u128::MAX - 1,
+                lo: 1
+            }
+        );
+        assert_eq!(
+            U256::mul_wide(1 << 100, 1 << 100),
+            U256 { hi: 1 << 72, lo: 0 }
+        );
+        // Products that fit u128 agree with u128; add/sub invert each other.
+        let mut s = 0x1234_5678_9abc_def1u64;
+        for _ in 0..10_000 {
+            let a = (xorshift(&mut s) as u128) << (xorshift(&mut s) % 40);
+            let b = xorshift(&mut s) as u128 >> (xorshift(&mut s) % 60);
+            if let Some(p) = a.checked_mul(b) {
+                assert_eq!(U256::mul_wide(a, b), U256::from_u128(p));
+            }
+            let x = U256::mul_wide(a << 20, b << 30);
+            let y = U256::mul_wide(b, a);
+            assert_eq!(x.wrapping_add(y).wrapping_sub(y), x);
+            assert!(x.wrapping_add(y) >= x);
+        }
+        let c = U256 {
+            hi: 0,
+            lo: u128::MAX,
+        }
+        .wrapping_add(U256::from_u128(1));
+        assert_eq!(c, U256 { hi: 1, lo: 0 });
+        assert_eq!(
+            c.wrapping_sub(U256::from_u128(1)),
+            U256 {
+                hi: 0,
+                lo: u128::MAX
+            }
+        );
+    }
+
+    #[test]
+    fn frac64_matches_draw_target_below_2_128() {
+        let mut s = 0xdead_beef_cafe_f00du64;
+        for _ in 0..10_000 {
+            let t = ((xorshift(&mut s) as u128) << 64 | xorshift(&mut s) as u128)
+                >> (xorshift(&mut s) % 100);
+            let r = xorshift(&mut s);
+            assert_eq!(
+                U256::from_u128(t).mul_frac64(r),
+                U256::from_u128(draw_target(t, r))
+            );
+        }
+        // Top of the range: (2^256 - 1) · (2^64 - 1) / 2^64 = 2^256 - 2^192 - 1 (floor).
+        let max = U256 {
+            hi: u128::MAX,
+            lo: u128::MAX,
+        };
+        let got = max.mul_frac64(u64::MAX);
+        assert_eq!(
+            got,
+            U256 {
+                hi: u128::MAX - (1u128 << 64),
+                lo: u128::MAX
+            }
+        );
+        assert_eq!(max.mul_frac64(0), U256::ZERO);
+        // Scaling by 2^128 shifts the answer by 2^128.
+        let t = 0x0123_4567_89ab_cdef_0011_2233_4455_6677u128;
+        let r = 0xfedc_ba98_7654_3210u64;
+        assert_eq!(
+            U256 { hi: t, lo: 0 }.mul_frac64(r),
+            U256 {
+                hi: draw_target(t, r),
+                lo: (t.wrapping_mul(r as u128)) << 64
+            }
+        );
+    }
+
+    #[test]
+    fn units() {
+        assert_eq!(draft_units(1.0), 1 << 63);
+        assert_eq!(draft_units(0.5), 1 << 62);
+        assert_eq!(draft_units(0.0), 0);
+        assert_eq!(draft_units(-0.0), 0);
+        assert_eq!(draft_units(f32::MIN_POSITIVE), 0);
+        assert_eq!(
+            draft_units(0.1),
+            (0.1f32 as f64 * (1u64 << 63) as f64) as u64
+        );
+        assert!(draft_prob_valid(0.0) && draft_prob_valid(-0.0) && draft_prob_valid(1.0));
+        assert!(!draft_prob_valid(f32::NAN) && !draft_prob_valid(-1e-30));
+        assert!(!draft_prob_valid(1.000_000_1) && !draft_prob_valid(f32::INFINITY));
+    }
+
+    #[test]
+    fn acceptance_edges() {
+        let z = 1000u128;
+        // p(d) = 0: never; q(d) = 0 and p(d) > 0: always.
+        for r in [0, 1, u64::MAX] {
+            assert!(!spec_accept(0, z, 5, 10, r));
+            assert!(spec_accept(1, z, 0, 10, r));
+            // p = q: always (u < 1).
+            assert!(spec_accept(300, z, 3, 10, r));
+        }
+        // p(d) = 0.25, q(d) = 0.5 (one quarter of 2^64 from the threshold at u = 1/2).
+        assert!(spec_accept(250, z, 5, 10, (1 << 63) - 1));
+        assert!(!spec_accept(250, z, 5, 10, 1 << 63));
+        // Largest operands stay exact: W < 2^84, Z < 2^104, q = 2^63, Q < 2^83.
+        let w = (1u128 << 83) - 1;
+        let zz = (1u128 << 103) - 7;
+        let q = 1u64 << 63;
+        let qq = (1u128 << 83) - 1;
+        assert!(spec_accept(w, zz, q, qq, 0));
+        let _ = spec_accept(w, zz, q, qq, u64::MAX);
+    }
+
+    #[test]
+    fn residual_is_positive_part() {
+        assert_eq!(residual_weight(0, 100, 7, 10), U256::ZERO);
+        assert_eq!(residual_weight(50, 100, 5, 10), U256::ZERO); // p = q
+        assert_eq!(residual_weight(60, 100, 5, 10), U256::from_u128(100)); // 600 - 500
+        assert_eq!(residual_weight(40, 100, 5, 10), U256::ZERO);
+        // One-hot q (Q = 1): other tokens keep W, the draft keeps max(0, W - Z) = 0.
+        assert_eq!(residual_weight(40, 100, 0, 1), U256::from_u128(40));
+        assert_eq!(residual_weight(100, 100, 1, 1), U256::ZERO);
+        assert_eq!(
+            residual_target(U256::from_u128(100), u64::MAX),
+            U256::from_u128(99)
+        );
+    }
+}
