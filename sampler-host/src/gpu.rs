@@ -49,7 +49,7 @@ impl GpuSamplerConfig {
     /// A configuration with room for `max_batch` rows, four times as many live requests, and
     /// 1024 bias entries per row on average.
     pub fn new(vocab: usize, max_batch: usize) -> Self {
-        Self { vocab, max_batch, max_requests: max_batch * 4, max_bias_entries: max_batch * 1024 }
+        Self { vocab, max_batch, max_requests: max_batch.saturating_mul(4), max_bias_entries: max_batch.saturating_mul(1024) }
     }
 }
 
@@ -63,22 +63,36 @@ pub struct DeviceLogits<'a> {
     rows: usize,
     row_stride: usize,
     elements: usize,
+    /// Bytes per element of the buffer itself, checked against `dtype`.
+    element_bytes: usize,
+    /// `CUcontext` of the buffer, as an address; `None` for the sampler's own staging buffer.
+    context: Option<usize>,
     _borrow: PhantomData<&'a ()>,
 }
 
 impl<'a> DeviceLogits<'a> {
     /// f32 logits.
     pub fn f32(slice: &'a CudaSlice<f32>, rows: usize, row_stride: usize) -> Self {
-        Self::from_parts(device_address(slice), LogitsDtype::F32, rows, row_stride, slice.len())
+        Self::from_slice(slice, LogitsDtype::F32, rows, row_stride)
     }
 
-    /// bf16 or f16 logits held as their 16-bit patterns.
+    /// bf16 or f16 logits held as their 16-bit patterns. `dtype` must be `Bf16` or `F16`;
+    /// [`GpuSampler::enqueue_step`] refuses `F32` over 16-bit data.
     pub fn half_bits(slice: &'a CudaSlice<u16>, dtype: LogitsDtype, rows: usize, row_stride: usize) -> Self {
-        Self::from_parts(device_address(slice), dtype, rows, row_stride, slice.len())
+        Self::from_slice(slice, dtype, rows, row_stride)
+    }
+
+    fn from_slice<T>(slice: &'a CudaSlice<T>, dtype: LogitsDtype, rows: usize, row_stride: usize) -> Self {
+        Self {
+            element_bytes: std::mem::size_of::<T>(),
+            context: Some(slice.context().cu_ctx() as usize),
+            ..Self::from_parts(device_address(slice), dtype, rows, row_stride, slice.len())
+        }
     }
 
     fn from_parts(ptr: u64, dtype: LogitsDtype, rows: usize, row_stride: usize, elements: usize) -> Self {
-        Self { ptr, dtype, rows, row_stride, elements, _borrow: PhantomData }
+        let element_bytes = dtype_bytes(dtype);
+        Self { ptr, dtype, rows, row_stride, elements, element_bytes, context: None, _borrow: PhantomData }
     }
 }
 
@@ -403,10 +417,33 @@ impl GpuSampler {
         if logits.rows < rows {
             return Err(invalid(format!("{} logits rows for {rows} batch rows", logits.rows)));
         }
+        if let Some(context) = logits.context {
+            let own = self.gpu.context().cu_ctx() as usize;
+            if context != own {
+                // Its device address means nothing (or another buffer) in this sampler's context.
+                return Err(invalid(format!(
+                    "the logits buffer belongs to CUDA context {context:#x} (device {}), not the sampler's {own:#x}",
+                    self.gpu.context().ordinal()
+                )));
+            }
+        }
+        if logits.element_bytes != dtype_bytes(logits.dtype) {
+            return Err(invalid(format!(
+                "dtype {:?} needs {}-byte elements, the buffer holds {}-byte ones",
+                logits.dtype,
+                dtype_bytes(logits.dtype),
+                logits.element_bytes
+            )));
+        }
         if logits.row_stride < self.config.vocab {
             return Err(invalid(format!("row stride {} is below the vocab {}", logits.row_stride, self.config.vocab)));
         }
-        if rows > 0 && (rows - 1) * logits.row_stride + self.config.vocab > logits.elements {
+        // Checked: a wrapped product would pass the length test and let the kernels read past the buffer.
+        let needed = match rows.checked_sub(1) {
+            None => Some(0),
+            Some(last) => last.checked_mul(logits.row_stride).and_then(|n| n.checked_add(self.config.vocab)),
+        };
+        if needed.is_none_or(|n| n > logits.elements) {
             return Err(invalid(format!("{} elements cannot hold {rows} rows of stride {}", logits.elements, logits.row_stride)));
         }
         Ok(())

@@ -2,7 +2,9 @@
 //!
 //! - `ptx [--sm sm_90]`        build the device crate to PTX (same recipe as sampler-host's build.rs)
 //! - `ptx-check [--sm sm_90]`  build, then assemble every entry point with ptxas and check it
-//! - `test`                    ptx-check, then every workspace test (the README's test command)
+//! - `test`                    ptx-check, every workspace test, then each fuzz target for 10 s
+//!                             (the README's test command)
+//! - `fuzz [--seconds N]`      each cargo-fuzz target in fuzz/ for N seconds (60); fails on a crash
 //! - `bundle`                  GPU test binaries + benchmark + PTX + run script, for a GPU machine
 //! - `bench [--quick]`         bundle, then run the benchmark here (needs a GPU)
 //! - `profile CELL [OUT]`      bundle, then Nsight Compute on one benchmark cell here (needs a GPU and ncu)
@@ -54,7 +56,43 @@ fn cmd_test() -> Result<()> {
     let ptx = build_ptx(ptx_build::DEFAULT_SM)?;
     ptx_check::check(&ptx, ptx_build::DEFAULT_SM)?;
     run(cargo().current_dir(workspace_root()).args(["test", "--workspace"]))?;
-    println!("xtask test: PTX checks and every workspace test passed");
+    cmd_fuzz(TEST_FUZZ_SECONDS)?;
+    println!("xtask test: PTX checks, every workspace test and the fuzz targets passed");
+    Ok(())
+}
+
+/// The cargo-fuzz targets in fuzz/fuzz_targets/.
+const FUZZ_TARGETS: &[&str] = &["settings_validation", "reference_rows", "keys_and_sort"];
+/// Seconds per fuzz target in `cargo xtask test`: a smoke run, not a campaign.
+const TEST_FUZZ_SECONDS: u64 = 10;
+/// The cargo-fuzz release known to build with the pinned nightly (.ci/run installs the same).
+const CARGO_FUZZ_INSTALL: &str = "cargo install cargo-fuzz --version 0.13.2 --locked";
+
+/// Runs each fuzz target for `seconds` (libFuzzer's -max_total_time); a crash fails the run and
+/// leaves its input under fuzz/artifacts/. Installs nothing.
+fn cmd_fuzz(seconds: u64) -> Result<()> {
+    let root = workspace_root();
+    let installed = cargo().current_dir(&root).args(["fuzz", "--version"]).output();
+    if !matches!(&installed, Ok(o) if o.status.success()) {
+        bail!("cargo-fuzz is not installed. Install it with:\n    {CARGO_FUZZ_INSTALL}");
+    }
+    let fuzz = |sub: &str| {
+        let mut cmd = cargo();
+        cmd.current_dir(&root).args(["fuzz", sub, "--fuzz-dir", "fuzz"]);
+        // Sanitizer-instrumented builds must not share the main build's artifacts.
+        if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+            cmd.arg("--target-dir").arg(PathBuf::from(dir).join("fuzz"));
+        }
+        cmd
+    };
+    run(&mut fuzz("build"))?;
+    for &target in FUZZ_TARGETS {
+        println!("xtask fuzz: {target} for {seconds} s");
+        // -timeout: one input taking 10 s is a hang, not a slow input (they take milliseconds).
+        run(fuzz("run").args([target, "--", format!("-max_total_time={seconds}").as_str(), "-timeout=10"]))
+            .with_context(|| format!("fuzz target {target} failed; the input is under fuzz/artifacts/{target}/"))?;
+    }
+    println!("xtask fuzz: {} targets, {seconds} s each, no crash", FUZZ_TARGETS.len());
     Ok(())
 }
 
@@ -139,6 +177,17 @@ fn main() -> Result<()> {
             ptx_check::check(&path, &sm)?;
         }
         Some("test") => cmd_test()?,
+        Some("fuzz") => {
+            let seconds = match args.iter().position(|a| a == "--seconds") {
+                None => 60,
+                Some(i) => args
+                    .get(i + 1)
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .filter(|&n| n > 0)
+                    .context("--seconds needs a positive whole number")?,
+            };
+            cmd_fuzz(seconds)?;
+        }
         Some("bundle") => {
             cmd_bundle()?;
         }
@@ -159,7 +208,7 @@ fn main() -> Result<()> {
             run(Command::new(bundle.join("run.sh")).args(["profile", &cell, &out]))?;
         }
         _ => {
-            eprintln!("usage: cargo xtask <ptx|ptx-check|test|bundle|bench|profile|plot> [--sm sm_90] [--quick]");
+            eprintln!("usage: cargo xtask <ptx|ptx-check|test|fuzz|bundle|bench|profile|plot> [--sm sm_90] [--quick] [--seconds N]");
             std::process::exit(2);
         }
     }
