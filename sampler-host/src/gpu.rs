@@ -550,6 +550,24 @@ impl GpuSampler {
         Ok(out)
     }
 
+    /// Test hook: overwrites entry `row` (< `max_batch`) of the uploaded `RowSettings` in device
+    /// memory with `raw` (the struct's 12 words, in field order), as a caller writing straight
+    /// into device memory would; the next step or replay reads it. Enqueued on the sampler's
+    /// stream after the last [`Self::upload_step`]. Not API: the reliability tests use it to feed
+    /// garbage settings to the kernels, which must answer `STATUS_INVALID_SETTINGS` for that row.
+    #[doc(hidden)]
+    pub fn write_raw_settings(&mut self, row: usize, raw: [u32; 12]) -> Result<()> {
+        const _: () = assert!(std::mem::size_of::<[u32; 12]>() == std::mem::size_of::<RowSettings>());
+        if row >= self.config.max_batch {
+            return Err(Error::CapacityExceeded { what: "batch rows", requested: row + 1, capacity: self.config.max_batch });
+        }
+        let at = self.layout.settings + row * std::mem::size_of::<RowSettings>();
+        let stream = self.gpu.stream().clone();
+        stream
+            .memcpy_htod(as_bytes(&raw), &mut self.upload.slice_mut(at..at + std::mem::size_of::<RowSettings>()))
+            .map_err(cuda_err("writing raw row settings"))
+    }
+
     /// How many rows of the last step the exact pass finished (stage 2 could not decide them
     /// from the tile lists). Synchronous; for tests and the benchmark.
     pub fn exact_rows_last_step(&self) -> Result<usize> {

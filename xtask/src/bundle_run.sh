@@ -2,7 +2,10 @@
 # Runs the sonic sampler's GPU work on a machine with a GPU and no Rust toolchain.
 #   ./run.sh            GPU tests (REQUIRE_GPU=1: a missing GPU fails), ends with "N passed, N failed"
 #   ./run.sh bench [--quick] [--out DIR]   the benchmark
+#   ./run.sh soak [--quick] [--seconds N] [--replays N] [--check-every K] [--out DIR]   the soak run
 #   ./run.sh peers [--quick] --out FILE    the PyTorch peers on the same shapes (needs python3 + torch)
+#   ./run.sh flashinfer --out FILE [--quick]  FlashInfer's kernels on the same shapes (bundles built
+#                       with SONIC_FLASHINFER=1 only; needs just the NVIDIA driver)
 #   ./run.sh sanitize   the GPU tests under compute-sanitizer (memcheck, racecheck, initcheck, synccheck)
 #   ./run.sh profile WORKLOAD:DTYPE:V:B OUTDIR   Nsight Compute on the sampler's kernels for one
 #                       benchmark cell: OUTDIR/<cell>.ncu-rep and OUTDIR/<cell>-summary.txt
@@ -30,7 +33,14 @@ run_tests() {
 case "${1:-test}" in
   test) run_tests ;;
   bench) shift; exec "$here/sonic-bench" "$@" ;;
+  soak) shift; exec "$here/sonic-soak" "$@" ;;
   peers) shift; exec python3 "$here/peers/torch_peers.py" "$@" ;;
+  flashinfer)
+    shift
+    if [ ! -x "$here/peers/flashinfer_peers" ]; then
+      echo "this bundle has no FlashInfer harness; rebuild it with SONIC_FLASHINFER=1 cargo xtask bundle"; exit 2
+    fi
+    exec "$here/peers/flashinfer_peers" "$@" ;;
   profile)
     cell="${2:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"; out="${3:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"
     mkdir -p "$out"; name=$(echo "$cell" | tr ':' '-')
@@ -48,5 +58,5 @@ case "${1:-test}" in
       run_tests compute-sanitizer --tool "$tool" --error-exitcode 1 || rc=1
     done
     exit $rc ;;
-  *) echo "usage: run.sh [test|bench|peers|sanitize|profile]"; exit 2 ;;
+  *) echo "usage: run.sh [test|bench|soak|peers|flashinfer|sanitize|profile]"; exit 2 ;;
 esac

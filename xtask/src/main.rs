@@ -5,8 +5,10 @@
 //! - `test`                    ptx-check, every workspace test, then each fuzz target for 10 s
 //!                             (the README's test command)
 //! - `fuzz [--seconds N]`      each cargo-fuzz target in fuzz/ for N seconds (60); fails on a crash
-//! - `bundle`                  GPU test binaries + benchmark + PTX + run script, for a GPU machine
+//! - `bundle`                  GPU test binaries + benchmark + PTX + run script, for a GPU machine;
+//! - `SONIC_FLASHINFER=1 … bundle` also builds the FlashInfer peer harness with nvcc (optional)
 //! - `bench [--quick]`         bundle, then run the benchmark here (needs a GPU)
+//! - `soak [--quick] [ARGS]`   bundle, then the sonic-soak reliability run here (needs a GPU)
 //! - `profile CELL [OUT]`      bundle, then Nsight Compute on one benchmark cell here (needs a GPU and ncu)
 //! - `plot --in DIR`           PNG plots and plots.md from benchmark JSON
 
@@ -55,10 +57,53 @@ fn build_ptx(sm: &str) -> Result<PathBuf> {
 fn cmd_test() -> Result<()> {
     let ptx = build_ptx(ptx_build::DEFAULT_SM)?;
     ptx_check::check(&ptx, ptx_build::DEFAULT_SM)?;
-    run(cargo().current_dir(workspace_root()).args(["test", "--workspace"]))?;
+    let (passed, failed) = cargo_test_counted()?;
     cmd_fuzz(TEST_FUZZ_SECONDS)?;
     println!("xtask test: PTX checks, every workspace test and the fuzz targets passed");
+    // One closing line over every libtest binary, so a reader of the log sees the total.
+    println!("{passed} passed, {failed} failed");
     Ok(())
+}
+
+/// `(passed, failed)` from a libtest summary line such as
+/// `test result: ok. 19 passed; 0 failed; 0 ignored; ...`.
+fn parse_test_result(line: &str) -> Option<(u64, u64)> {
+    let rest = line.strip_prefix("test result: ")?;
+    let count = |word: &str| {
+        rest.split(';')
+            .find_map(|part| part.trim().strip_suffix(word).and_then(|n| n.rsplit(' ').next()?.parse::<u64>().ok()))
+            .unwrap_or(0)
+    };
+    Some((count(" passed"), count(" failed")))
+}
+
+/// `cargo test --workspace`, echoing its output as it comes and adding up libtest's
+/// `test result:` lines. Fails when cargo does.
+fn cargo_test_counted() -> Result<(u64, u64)> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = cargo()
+        .current_dir(workspace_root())
+        .args(["test", "--workspace"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .context("could not start cargo test")?;
+    let (mut passed, mut failed) = (0u64, 0u64);
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines() {
+            let line = line?;
+            println!("{line}");
+            let _ = std::io::stdout().flush();
+            if let Some((p, f)) = parse_test_result(&line) {
+                passed += p;
+                failed += f;
+            }
+        }
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("cargo test failed: {status} ({passed} passed, {failed} failed)");
+    }
+    Ok((passed, failed))
 }
 
 /// The cargo-fuzz targets in fuzz/fuzz_targets/.
@@ -137,12 +182,14 @@ fn cmd_bundle() -> Result<PathBuf> {
         let plain = name.rsplit_once('-').map(|(stem, _)| stem.to_string()).unwrap_or(name);
         std::fs::copy(&exe, bundle.join("tests").join(plain))?;
     }
-    run(cargo().current_dir(&root).args(["build", "--release", "-p", "sampler-tests", "--bin", "sonic-bench"]))?;
+    run(cargo().current_dir(&root).args(["build", "--release", "-p", "sampler-tests", "--bin", "sonic-bench", "--bin", "sonic-soak"]))?;
     let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
     std::fs::copy(target.join("release/sonic-bench"), bundle.join("sonic-bench"))?;
+    std::fs::copy(target.join("release/sonic-soak"), bundle.join("sonic-soak"))?;
     // The PyTorch peers run next to our benchmark on the GPU machine.
     std::fs::create_dir_all(bundle.join("peers"))?;
     std::fs::copy(root.join("bench/peers/torch_peers.py"), bundle.join("peers/torch_peers.py"))?;
+    bundle_flashinfer(&root, &bundle)?;
     let script = bundle.join("run.sh");
     std::fs::write(&script, RUN_SCRIPT)?;
     run(Command::new("chmod").arg("+x").arg(&script))?;
@@ -152,6 +199,21 @@ fn cmd_bundle() -> Result<PathBuf> {
         bail!("the bundle is {size} bytes, over the 30 MB budget");
     }
     Ok(bundle)
+}
+
+/// Optional: the FlashInfer peer harness (bench/peers/flashinfer), built only with
+/// SONIC_FLASHINFER=1. Its build script fetches the pinned flashinfer-python wheel and a pinned
+/// CUDA 13.0 nvcc from PyPI into the ignored .flashinfer/ cache and compiles for sm_90.
+fn bundle_flashinfer(root: &Path, bundle: &Path) -> Result<()> {
+    if std::env::var("SONIC_FLASHINFER").as_deref() != Ok("1") {
+        println!("bundle: FlashInfer peer harness skipped (set SONIC_FLASHINFER=1 to build it)");
+        return Ok(());
+    }
+    run(Command::new("bash")
+        .arg(root.join("bench/peers/flashinfer/build.sh"))
+        .arg(bundle.join("peers/flashinfer_peers"))
+        .arg(root.join(".flashinfer")))
+    .context("building the FlashInfer peer harness")
 }
 
 fn dir_size(dir: &Path) -> Result<u64> {
@@ -201,6 +263,11 @@ fn main() -> Result<()> {
             }
             run(&mut cmd)?;
         }
+        Some("soak") => {
+            // Everything after `soak` goes to sonic-soak as it is (--quick, --seconds N, --out DIR, ...).
+            let bundle = cmd_bundle()?;
+            run(Command::new(bundle.join("run.sh")).arg("soak").args(&args[1..]))?;
+        }
         Some("profile") => {
             let bundle = cmd_bundle()?;
             let cell = args.get(1).cloned().unwrap_or_else(|| "heterogeneous:f32:151936:64".to_string());
@@ -208,7 +275,7 @@ fn main() -> Result<()> {
             run(Command::new(bundle.join("run.sh")).args(["profile", &cell, &out]))?;
         }
         _ => {
-            eprintln!("usage: cargo xtask <ptx|ptx-check|test|fuzz|bundle|bench|profile|plot> [--sm sm_90] [--quick] [--seconds N]");
+            eprintln!("usage: cargo xtask <ptx|ptx-check|test|fuzz|bundle|bench|soak|profile|plot> [--sm sm_90] [--quick] [--seconds N]");
             std::process::exit(2);
         }
     }
@@ -218,6 +285,13 @@ fn main() -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::ptx_build::add_entry_directives;
+
+    #[test]
+    fn libtest_summaries_are_counted() {
+        let line = "test result: FAILED. 19 passed; 2 failed; 0 ignored; 0 measured; 3 filtered out; finished in 1.02s";
+        assert_eq!(super::parse_test_result(line), Some((19, 2)));
+        assert_eq!(super::parse_test_result("running 3 tests"), None);
+    }
 
     #[test]
     fn entry_directives_go_between_parameters_and_body() {
