@@ -145,3 +145,32 @@ pub fn prompt(rng: &mut impl Rng, vocab: usize) -> Vec<u32> {
     let n = (rng.next_u64() % 64) as usize;
     (0..n).map(|_| (rng.next_u64() % vocab as u64) as u32).collect()
 }
+
+/// How far GPU and reference log-probabilities may differ (docs/SEMANTICS.md: not bitwise).
+pub const LOGPROB_TOLERANCE: f32 = 1e-3;
+
+/// GPU output against the CPU reference: tokens and statuses exactly, log-probabilities within
+/// [`LOGPROB_TOLERANCE`]. Returns a description of the first difference.
+pub fn compare_outputs(
+    gpu: &sampler_host::backend::RowOutput,
+    cpu: &sampler_host::backend::RowOutput,
+) -> Option<String> {
+    if gpu.token != cpu.token || gpu.status != cpu.status {
+        return Some(format!("token/status gpu {}/{} cpu {}/{}", gpu.token, gpu.status, cpu.token, cpu.status));
+    }
+    let close = |a: f32, b: f32| a == b || (a - b).abs() <= LOGPROB_TOLERANCE;
+    match (gpu.logprob, cpu.logprob) {
+        (None, None) => {}
+        (Some(a), Some(b)) if close(a, b) => {}
+        (a, b) => return Some(format!("logprob gpu {a:?} cpu {b:?}")),
+    }
+    if gpu.top_logprobs.len() != cpu.top_logprobs.len() {
+        return Some(format!("top-logprob count gpu {} cpu {}", gpu.top_logprobs.len(), cpu.top_logprobs.len()));
+    }
+    for (g, c) in gpu.top_logprobs.iter().zip(&cpu.top_logprobs) {
+        if g.0 != c.0 || !close(g.1, c.1) {
+            return Some(format!("top logprob gpu {g:?} cpu {c:?}"));
+        }
+    }
+    None
+}

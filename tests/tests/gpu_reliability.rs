@@ -19,31 +19,8 @@ use sampler_host::settings::SamplingParams;
 use sampler_kernels::abi::{MAX_TOP_LOGPROBS, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB};
 use sampler_kernels::decide::settings_valid;
 use sampler_kernels::status::{NO_TOKEN, STATUS_INVALID_SETTINGS};
-use sampler_tests::{below, bitmask_row, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, unit, RowShape};
+use sampler_tests::{compare_outputs as compare, below, bitmask_row, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, unit, RowShape};
 
-const LOGPROB_TOLERANCE: f32 = 1e-3;
-
-/// GPU against CPU reference (as in `gpu_sampler.rs`): tokens and statuses exactly, logprobs
-/// within 1e-3. Returns a description of the first difference.
-fn compare(gpu: &RowOutput, cpu: &RowOutput) -> Option<String> {
-    if gpu.token != cpu.token || gpu.status != cpu.status {
-        return Some(format!("token/status gpu {}/{} cpu {}/{}", gpu.token, gpu.status, cpu.token, cpu.status));
-    }
-    match (gpu.logprob, cpu.logprob) {
-        (None, None) => {}
-        (Some(a), Some(b)) if a == b || (a - b).abs() <= LOGPROB_TOLERANCE => {}
-        (a, b) => return Some(format!("logprob gpu {a:?} cpu {b:?}")),
-    }
-    if gpu.top_logprobs.len() != cpu.top_logprobs.len() {
-        return Some(format!("top-logprob count gpu {} cpu {}", gpu.top_logprobs.len(), cpu.top_logprobs.len()));
-    }
-    for (g, c) in gpu.top_logprobs.iter().zip(&cpu.top_logprobs) {
-        if g.0 != c.0 || !(g.1 == c.1 || (g.1 - c.1).abs() <= LOGPROB_TOLERANCE) {
-            return Some(format!("top logprob gpu {g:?} cpu {c:?}"));
-        }
-    }
-    None
-}
 
 /// A row's outputs with every float as its bit pattern, for bitwise comparisons.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,35 +5,13 @@
 
 use half::{bf16, f16};
 use rand_xoshiro::rand_core::Rng;
-use sampler_host::backend::{Backend, Batch, BatchRow, RowOutput};
+use sampler_host::backend::{Backend, Batch, BatchRow};
 use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
 use sampler_host::logits::{HostLogits, LogitsData, LogitsDtype};
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
-use sampler_tests::{below, bitmask_row, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, unit, RowShape};
+use sampler_tests::{compare_outputs as compare, below, bitmask_row, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, unit, RowShape};
 
-const LOGPROB_TOLERANCE: f32 = 1e-3;
-
-/// Compares one row; returns a description of the first difference.
-fn compare(gpu: &RowOutput, cpu: &RowOutput) -> Option<String> {
-    if gpu.token != cpu.token || gpu.status != cpu.status {
-        return Some(format!("token/status gpu {}/{} cpu {}/{}", gpu.token, gpu.status, cpu.token, cpu.status));
-    }
-    match (gpu.logprob, cpu.logprob) {
-        (None, None) => {}
-        (Some(a), Some(b)) if a == b || (a - b).abs() <= LOGPROB_TOLERANCE => {}
-        (a, b) => return Some(format!("logprob gpu {a:?} cpu {b:?}")),
-    }
-    if gpu.top_logprobs.len() != cpu.top_logprobs.len() {
-        return Some(format!("top-logprob count gpu {} cpu {}", gpu.top_logprobs.len(), cpu.top_logprobs.len()));
-    }
-    for (g, c) in gpu.top_logprobs.iter().zip(&cpu.top_logprobs) {
-        if g.0 != c.0 || !(g.1 == c.1 || (g.1 - c.1).abs() <= LOGPROB_TOLERANCE) {
-            return Some(format!("top logprob gpu {g:?} cpu {c:?}"));
-        }
-    }
-    None
-}
 
 /// Logits in the dtype under test; the f32 copy is what the reference sees after widening.
 struct Logits {

@@ -37,7 +37,7 @@ use sampler_host::state::{RequestState, RequestTable};
 use sampler_kernels::abi::{DTYPE_F32, FILL_FLAT, FILL_PEAKED};
 use sampler_kernels::logit::bitmask_allows;
 use sampler_kernels::status::{NO_TOKEN, STATUS_NO_VALID_TOKEN, STATUS_OK};
-use sampler_tests::{below, bitmask_row, fresh_rng, mixed_params, prompt};
+use sampler_tests::{compare_outputs as compare, below, bitmask_row, fresh_rng, mixed_params, prompt};
 
 type SoakResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -57,7 +57,6 @@ const EARLY_BASELINE_REPLAYS: u64 = 20;
 /// Growth allowed between the baseline and the end.
 const DEVICE_SLACK_BYTES: i64 = 8 << 20;
 const RSS_SLACK_BYTES: i64 = 48 << 20;
-const LOGPROB_TOLERANCE: f32 = 1e-3;
 /// Details printed for at most this many failures; the run stops after `MAX_FAILURES`.
 const PRINT_FAILURES: usize = 20;
 const MAX_FAILURES: usize = 100;
@@ -150,26 +149,6 @@ impl Counters {
     }
 }
 
-/// Tokens and statuses exactly, logprobs within 1e-3 (docs/SEMANTICS.md §7).
-fn compare(gpu: &RowOutput, cpu: &RowOutput) -> Option<String> {
-    if gpu.token != cpu.token || gpu.status != cpu.status {
-        return Some(format!("token/status gpu {}/{} cpu {}/{}", gpu.token, gpu.status, cpu.token, cpu.status));
-    }
-    match (gpu.logprob, cpu.logprob) {
-        (None, None) => {}
-        (Some(a), Some(b)) if a == b || (a - b).abs() <= LOGPROB_TOLERANCE => {}
-        (a, b) => return Some(format!("logprob gpu {a:?} cpu {b:?}")),
-    }
-    if gpu.top_logprobs.len() != cpu.top_logprobs.len() {
-        return Some(format!("top-logprob count gpu {} cpu {}", gpu.top_logprobs.len(), cpu.top_logprobs.len()));
-    }
-    for (g, c) in gpu.top_logprobs.iter().zip(&cpu.top_logprobs) {
-        if g.0 != c.0 || !(g.1 == c.1 || (g.1 - c.1).abs() <= LOGPROB_TOLERANCE) {
-            return Some(format!("top logprob gpu {g:?} cpu {c:?}"));
-        }
-    }
-    None
-}
 
 /// The invariants every output row must satisfy, whatever the logits.
 fn check_invariants(out: &RowOutput, state: &RequestState, mask: Option<&[i32]>) -> Option<String> {
