@@ -181,9 +181,8 @@ pub fn kept_set(x: &[f32], params: &SamplingParams) -> KeptSet {
     }
 }
 
-/// The draw: `u = floor(Z * r64 / 2^64)`, then the first kept token in index order whose
-/// running weight sum exceeds `u`.
-pub fn draw(kept: &KeptSet, r64: u64) -> Option<u32> {
+/// The kept tokens with their weights in token-index order: the order every draw walks.
+pub fn kept_by_index(kept: &KeptSet) -> Vec<(u32, u128)> {
     let mut by_index: Vec<(u32, u128)> = kept
         .tokens
         .iter()
@@ -191,6 +190,13 @@ pub fn draw(kept: &KeptSet, r64: u64) -> Option<u32> {
         .zip(kept.weights.iter().copied())
         .collect();
     by_index.sort_unstable_by_key(|&(t, _)| t);
+    by_index
+}
+
+/// The draw: `u = floor(Z * r64 / 2^64)`, then the first kept token in index order whose
+/// running weight sum exceeds `u`.
+pub fn draw(kept: &KeptSet, r64: u64) -> Option<u32> {
+    let by_index = kept_by_index(kept);
     let u = draw_target(kept.total, r64);
     let mut acc = 0u128;
     for (t, w) in by_index {

@@ -172,13 +172,7 @@ pub fn accept_draft(kept: &KeptSet, q: &DraftDist, d: u32, r64: u64) -> bool {
 /// order, first running sum above `floor(R · r64 / 2^64)`. If the residual is empty (`p == q`
 /// exactly, so a rejection had probability 0) it falls back to the plain draw from `p`.
 pub fn residual_draw(kept: &KeptSet, q: &DraftDist, r64: u64) -> Option<u32> {
-    let mut by_index: Vec<(u32, u128)> = kept
-        .tokens
-        .iter()
-        .copied()
-        .zip(kept.weights.iter().copied())
-        .collect();
-    by_index.sort_unstable_by_key(|&(t, _)| t);
+    let by_index = crate::reference::kept_by_index(kept);
     let (z, qt) = (kept.total, q.total());
     let res: Vec<(u32, U256)> = by_index
         .iter()

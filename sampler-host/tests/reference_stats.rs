@@ -42,29 +42,7 @@ fn draw_counts(kept: &KeptSet, vocab: usize, seed: u64, n: u64) -> Vec<u64> {
     counts
 }
 
-fn assert_fits(counts: &[u64], probs: &[f64], what: &str) {
-    let (stat, df) = common::chi2(counts, probs);
-    let crit = common::chi2_critical(df);
-    assert!(stat < crit, "{what}: chi2 {stat:.1} >= {crit:.1} (df {df})");
-}
 
-/// Tilts half of the kept tokens up by 1% and half down, renormalised.
-fn tilted(probs: &[f64]) -> Vec<f64> {
-    let mut flip = false;
-    let mut t: Vec<f64> = probs
-        .iter()
-        .map(|&p| {
-            if p == 0.0 {
-                return 0.0;
-            }
-            flip = !flip;
-            p * if flip { 1.01 } else { 0.99 }
-        })
-        .collect();
-    let s: f64 = t.iter().sum();
-    t.iter_mut().for_each(|v| *v /= s);
-    t
-}
 
 #[test]
 fn truncated_sampling_is_exact() {
@@ -92,11 +70,11 @@ fn truncated_sampling_is_exact() {
         assert!(kept.tokens.len() >= 5, "{}", kept.tokens.len());
         let probs = expected(&x, &kept.tokens);
         let counts = draw_counts(&kept, vocab, rng.u64(), n);
-        assert_fits(&counts, &probs, &format!("{p:?}"));
+        common::assert_fits(&counts, &probs, &format!("{p:?}"));
         if case > 0 {
             continue;
         }
-        let (stat, df) = common::chi2(&counts, &tilted(&probs));
+        let (stat, df) = common::chi2(&counts, &common::tilted(&probs));
         assert!(
             stat > common::chi2_critical(df),
             "a 1% tilt went unnoticed: {stat:.1} (df {df})"
@@ -113,7 +91,7 @@ fn untruncated_sampling_is_proportional_to_weights() {
     assert_eq!(kept.tokens.len(), vocab);
     let probs = expected(&x, &kept.tokens);
     let counts = draw_counts(&kept, vocab, rng.u64(), 300_000);
-    assert_fits(&counts, &probs, "k=0 p=1");
+    common::assert_fits(&counts, &probs, "k=0 p=1");
     // And the weights are softmax to ~1e-6.
     let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
     let z: f64 = x.iter().map(|&v| (v as f64 - m).exp()).sum();
@@ -141,7 +119,7 @@ fn several_infinities_are_uniform() {
         probs[t as usize] = 1.0 / infs.len() as f64;
     }
     let counts = draw_counts(&kept, vocab, rng.u64(), 300_000);
-    assert_fits(&counts, &probs, "+inf tokens");
+    common::assert_fits(&counts, &probs, "+inf tokens");
 }
 
 #[test]
@@ -187,5 +165,5 @@ fn backend_draws_match_the_distribution() {
             }
         }
     }
-    assert_fits(&counts, &expected(&x, &kept.tokens), "backend");
+    common::assert_fits(&counts, &expected(&x, &kept.tokens), "backend");
 }

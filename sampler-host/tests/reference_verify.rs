@@ -633,28 +633,7 @@ fn first_tokens(
     counts
 }
 
-fn assert_fits(counts: &[u64], probs: &[f64], what: &str) {
-    let (stat, df) = common::chi2(counts, probs);
-    let crit = common::chi2_critical(df);
-    assert!(stat < crit, "{what}: chi2 {stat:.1} >= {crit:.1} (df {df})");
-}
 
-fn tilted(probs: &[f64]) -> Vec<f64> {
-    let mut flip = false;
-    let mut t: Vec<f64> = probs
-        .iter()
-        .map(|&p| {
-            if p == 0.0 {
-                return 0.0;
-            }
-            flip = !flip;
-            p * if flip { 1.01 } else { 0.99 }
-        })
-        .collect();
-    let s: f64 = t.iter().sum();
-    t.iter_mut().for_each(|v| *v /= s);
-    t
-}
 
 /// A draft distribution that differs from p: softmax of other logits, in f32, not renormalised.
 fn other_q(rng: &mut common::TestRng, v: usize) -> Vec<f32> {
@@ -692,8 +671,8 @@ fn first_token_is_distributed_as_p_with_full_q_rows() {
         };
         counts[t as usize] += 1;
     }
-    assert_fits(&counts, &p, "full support, q rows");
-    let (stat, df) = common::chi2(&counts, &tilted(&p));
+    common::assert_fits(&counts, &p, "full support, q rows");
+    let (stat, df) = common::chi2(&counts, &common::tilted(&p));
     eprintln!(
         "tilt: chi2 {stat:.1}, critical {:.1} (df {df})",
         common::chi2_critical(df)
@@ -710,12 +689,12 @@ fn first_token_is_distributed_as_p_with_full_q_rows() {
     let p = target_probs(&x, &params);
     assert!(p.iter().filter(|&&v| v == 0.0).count() >= 5);
     let counts = first_tokens(&mut rng, &params, &raw, Some(&q), 0, 3, 150_000);
-    assert_fits(&counts, &p, "top-k/top-p, q rows, 3 drafts");
+    common::assert_fits(&counts, &p, "top-k/top-p, q rows, 3 drafts");
     // Through `verify` itself, full support, one draft.
     let params = SamplingParams::random(1.0, rng.u64());
     let p = target_probs(&process_row(&raw, &state(params.clone(), 0), None), &params);
     let counts = first_tokens(&mut rng, &params, &raw, Some(&q), 0, 1, 150_000);
-    assert_fits(&counts, &p, "full support, q rows, through verify");
+    common::assert_fits(&counts, &p, "full support, q rows, through verify");
 }
 
 #[test]
@@ -730,7 +709,7 @@ fn first_token_is_distributed_as_p_with_one_hot_drafts() {
     // Whatever the (deterministic) draft, the first token is p: the argmax, a middling token.
     for d in [top, (top + 7) % v as u32] {
         let counts = first_tokens(&mut rng, &params, &raw, None, d, 2, 120_000);
-        assert_fits(&counts, &p, &format!("one-hot draft {d}"));
+        common::assert_fits(&counts, &p, &format!("one-hot draft {d}"));
     }
     // With truncation, including a draft that p excludes.
     let params = SamplingParams::random(1.0, rng.u64()).with_min_p(0.1);
@@ -742,6 +721,6 @@ fn first_token_is_distributed_as_p_with_one_hot_drafts() {
         .expect("a token outside min-p") as u32;
     for d in [top, outside] {
         let counts = first_tokens(&mut rng, &params, &raw, None, d, 1, 120_000);
-        assert_fits(&counts, &p, &format!("min-p, one-hot draft {d}"));
+        common::assert_fits(&counts, &p, &format!("min-p, one-hot draft {d}"));
     }
 }

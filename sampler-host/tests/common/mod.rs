@@ -151,3 +151,29 @@ pub fn chi2(counts: &[u64], probs: &[f64]) -> (f64, usize) {
     }
     (stat, bins.saturating_sub(1).max(1))
 }
+
+/// Fails unless `counts` fit `probs` by chi-square at the module's significance.
+pub fn assert_fits(counts: &[u64], probs: &[f64], what: &str) {
+    let (stat, df) = chi2(counts, probs);
+    let crit = chi2_critical(df);
+    assert!(stat < crit, "{what}: chi2 {stat:.1} >= {crit:.1} (df {df})");
+}
+
+/// Tilts half of the nonzero probabilities up by 1% and half down, renormalised: what a
+/// statistical test must be able to tell apart from the exact distribution.
+pub fn tilted(probs: &[f64]) -> Vec<f64> {
+    let mut flip = false;
+    let mut t: Vec<f64> = probs
+        .iter()
+        .map(|&p| {
+            if p == 0.0 {
+                return 0.0;
+            }
+            flip = !flip;
+            p * if flip { 1.01 } else { 0.99 }
+        })
+        .collect();
+    let s: f64 = t.iter().sum();
+    t.iter_mut().for_each(|v| *v /= s);
+    t
+}
