@@ -174,3 +174,29 @@ pub fn compare_outputs(
     }
     None
 }
+
+/// `rows` rows of `vocab` logits, `row_stride` apart: 70% peaked, 30% flat (the flat ones take
+/// the exact pass). The gaps between strided rows hold NaN, so a kernel that reads them is
+/// caught rather than fed zeros.
+pub fn random_rows(rng: &mut impl Rng, rows: usize, vocab: usize, row_stride: usize) -> Vec<f32> {
+    let mut all = vec![f32::NAN; (rows.max(1) - 1) * row_stride + vocab];
+    for r in 0..rows {
+        let shape = if below(rng, 10) < 7 { RowShape::Peaked } else { RowShape::Flat };
+        all[r * row_stride..r * row_stride + vocab].copy_from_slice(&logit_row(rng, shape, vocab));
+    }
+    all
+}
+
+/// About a third of the rows get a grammar bitmask; a few of those allow almost nothing.
+pub fn random_masks(rng: &mut impl Rng, rows: usize, vocab: usize) -> Vec<Option<Vec<i32>>> {
+    (0..rows)
+        .map(|_| match below(rng, 10) {
+            0..=5 => None,
+            6..=8 => {
+                let allow = 0.3 + 0.69 * unit(rng);
+                Some(bitmask_row(rng, vocab, allow))
+            }
+            _ => Some(bitmask_row(rng, vocab, 0.0005)),
+        })
+        .collect()
+}

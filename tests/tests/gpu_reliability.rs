@@ -19,7 +19,7 @@ use sampler_host::settings::SamplingParams;
 use sampler_kernels::abi::{MAX_TOP_LOGPROBS, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB};
 use sampler_kernels::decide::settings_valid;
 use sampler_kernels::status::{NO_TOKEN, STATUS_INVALID_SETTINGS};
-use sampler_tests::{compare_outputs as compare, below, bitmask_row, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, unit, RowShape};
+use sampler_tests::{compare_outputs as compare, random_masks, random_rows, below, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, unit, RowShape};
 
 
 /// A row's outputs with every float as its bit pattern, for bitwise comparisons.
@@ -38,30 +38,6 @@ fn bits(row: &RowOutput) -> Bits {
         logprob: row.logprob.map(f32::to_bits),
         top: row.top_logprobs.iter().map(|&(t, lp)| (t, lp.to_bits())).collect(),
     }
-}
-
-/// `rows` rows of `vocab` logits, 70 % peaked and 30 % flat (the flat ones take the exact pass).
-fn random_rows(rng: &mut impl Rng, rows: usize, vocab: usize) -> Vec<f32> {
-    let mut all = Vec::with_capacity(rows * vocab);
-    for _ in 0..rows {
-        let shape = if below(rng, 10) < 7 { RowShape::Peaked } else { RowShape::Flat };
-        all.extend_from_slice(&logit_row(rng, shape, vocab));
-    }
-    all
-}
-
-/// About a third of the rows get a grammar bitmask; a few of those allow almost nothing.
-fn masks(rng: &mut impl Rng, rows: usize, vocab: usize) -> Vec<Option<Vec<i32>>> {
-    (0..rows)
-        .map(|_| match below(rng, 10) {
-            0..=5 => None,
-            6..=8 => {
-                let allow = 0.3 + 0.69 * unit(rng);
-                Some(bitmask_row(rng, vocab, allow))
-            }
-            _ => Some(bitmask_row(rng, vocab, 0.0005)),
-        })
-        .collect()
 }
 
 fn batch_rows<'a>(ids: &[u64], masks: &'a [Option<Vec<i32>>]) -> Vec<BatchRow<'a>> {
@@ -254,9 +230,9 @@ fn gpu_garbage_device_settings_fail_only_their_rows() {
                 cpu.update_request(id, params).expect("update");
             }
         }
-        let values = random_rows(&mut rng, batch, vocab);
+        let values = random_rows(&mut rng, batch, vocab, vocab);
         stream.memcpy_htod(&values, &mut dev).expect("copy logits");
-        let masks = masks(&mut rng, batch, vocab);
+        let masks = random_masks(&mut rng, batch, vocab);
         // Rows in a random order, so garbage lands on different requests' rows each round.
         let mut order = ids.clone();
         for i in (1..order.len()).rev() {
@@ -359,14 +335,14 @@ fn fixed_request_in_batch(
     gpu.add_request(FIXED, fixed.0.clone(), &fixed.1).expect("add fixed");
     let mut outputs = Vec::new();
     for (row, &pos) in rows.iter().zip(positions) {
-        let mut values = random_rows(rng, batch, vocab);
+        let mut values = random_rows(rng, batch, vocab, vocab);
         values[pos * vocab..(pos + 1) * vocab].copy_from_slice(row);
         let mut ids: Vec<u64> = (0..batch as u64 - 1).collect();
         for i in (1..ids.len()).rev() {
             ids.swap(i, below(rng, i as u64 + 1) as usize);
         }
         ids.insert(pos, FIXED);
-        let mut masks = masks(rng, batch, vocab);
+        let mut masks = random_masks(rng, batch, vocab);
         masks[pos] = None;
         let b = Batch { logits: host_f32(&values, batch, vocab), rows: batch_rows(&ids, &masks) };
         let out = gpu.sample(&b).expect("gpu sample");
@@ -524,7 +500,7 @@ fn gpu_repeated_runs_are_bitwise_identical() {
                 for i in (1..ids.len()).rev() {
                     ids.swap(i, below(&mut rng, i as u64 + 1) as usize);
                 }
-                (random_rows(&mut rng, batch, vocab), masks(&mut rng, batch, vocab), ids)
+                (random_rows(&mut rng, batch, vocab, vocab), random_masks(&mut rng, batch, vocab), ids)
             })
             .collect();
         let inputs = Inputs { requests, steps };

@@ -10,7 +10,7 @@ use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
 use sampler_host::logits::{HostLogits, LogitsData, LogitsDtype};
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
-use sampler_tests::{compare_outputs as compare, below, bitmask_row, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, unit, RowShape};
+use sampler_tests::{compare_outputs as compare, random_masks, random_rows, below, fresh_rng, gpu_or_skip, mixed_params, prompt};
 
 
 /// Logits in the dtype under test; the f32 copy is what the reference sees after widening.
@@ -35,34 +35,6 @@ impl Logits {
         };
         HostLogits::new(data, rows, vocab, stride).expect("host logits")
     }
-}
-
-fn random_rows(rng: &mut impl Rng, rows: usize, vocab: usize, stride: usize) -> Vec<f32> {
-    let mut all = vec![0.0f32; (rows.max(1) - 1) * stride + vocab];
-    for r in 0..rows {
-        let shape = if below(rng, 10) < 7 { RowShape::Peaked } else { RowShape::Flat };
-        all[r * stride..r * stride + vocab].copy_from_slice(&logit_row(rng, shape, vocab));
-    }
-    // Fill the gaps between strided rows too, so a kernel that reads them gets garbage, not 0.
-    for (i, v) in all.iter_mut().enumerate() {
-        if i % stride >= vocab {
-            *v = f32::NAN;
-        }
-    }
-    all
-}
-
-fn masks(rng: &mut impl Rng, rows: usize, vocab: usize) -> Vec<Option<Vec<i32>>> {
-    (0..rows)
-        .map(|_| match below(rng, 10) {
-            0..=5 => None,
-            6..=8 => {
-                let allow = 0.3 + 0.69 * unit(rng);
-                Some(bitmask_row(rng, vocab, allow))
-            }
-            _ => Some(bitmask_row(rng, vocab, 0.0005)),
-        })
-        .collect()
 }
 
 struct Pair {
@@ -154,7 +126,7 @@ fn gpu_tokens_equal_reference_on_mixed_batches() {
         for step in 0..3 {
             let values = random_rows(&mut rng, batch, vocab, vocab);
             let logits = Logits::new(dtype, values);
-            let masks = masks(&mut rng, batch, vocab);
+            let masks = random_masks(&mut rng, batch, vocab);
             let rows = (0..batch)
                 .map(|r| match &masks[r] {
                     Some(m) => BatchRow::with_bitmask(r as u64, m),
@@ -220,7 +192,7 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
                     stream.memcpy_htod(&bits, &mut dev_u16).expect("copy")
                 }
             }
-            let masks = masks(&mut rng, batch, vocab);
+            let masks = random_masks(&mut rng, batch, vocab);
             let rows: Vec<BatchRow> = (0..batch)
                 .map(|r| match &masks[r] {
                     Some(m) => BatchRow::with_bitmask(r as u64, m),
