@@ -16,6 +16,7 @@ use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut
 use sampler_kernels::abi::{
     RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
+    MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, MASS_SCAN_WARPS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
     TILE_TOKENS,
 };
 use sampler_kernels::logit::bitmask_words;
@@ -176,6 +177,7 @@ pub struct GpuSampler {
     bitmask_words: usize,
     layout: UploadLayout,
     stage_tiles: CudaFunction,
+    stage_tiles_mass: CudaFunction,
     stage_rows: CudaFunction,
     stage_exact: CudaFunction,
     table: RequestTable,
@@ -220,8 +222,17 @@ impl GpuSampler {
         let stream = gpu.stream().clone();
         let alloc_err = cuda_err("allocating sampler memory");
         let b = config.max_batch;
+        let stage_tiles_mass = gpu.function("sample_tiles_mass")?;
+        // Its band sums take more than the 48 KiB of dynamic shared memory a launch gets by default.
+        stage_tiles_mass
+            .set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                MASS_SCAN_SHARED_BYTES as i32,
+            )
+            .map_err(cuda_err("raising sample_tiles_mass' shared-memory limit"))?;
         let sampler = Self {
             stage_tiles: gpu.function("sample_tiles")?,
+            stage_tiles_mass,
             stage_rows: gpu.function("sample_rows")?,
             stage_exact: gpu.function("sample_exact")?,
             table: RequestTable::new(config.vocab),
@@ -458,10 +469,22 @@ impl GpuSampler {
         let params = KernelParams(self.step_params(logits, rows));
         let stream = self.gpu.stream().clone();
         let block = (SAMPLER_THREADS, 1, 1);
-        let tiles_cfg = LaunchConfig { grid_dim: (self.tiles, rows as u32, 1), block_dim: block, shared_mem_bytes: SAMPLER_SHARED_BYTES };
+        // One warp per (row, tile) in each stage-1 kernel; rows · tiles ≤ 65535 · 256 fits a u32.
+        let warps = rows as u32 * self.tiles;
+        let tiles_cfg = LaunchConfig {
+            grid_dim: (warps.div_ceil(SCAN_WARPS), 1, 1),
+            block_dim: (SCAN_THREADS, 1, 1),
+            shared_mem_bytes: SCAN_SHARED_BYTES,
+        };
+        let mass_cfg = LaunchConfig {
+            grid_dim: (warps.div_ceil(MASS_SCAN_WARPS), 1, 1),
+            block_dim: (MASS_SCAN_THREADS, 1, 1),
+            shared_mem_bytes: MASS_SCAN_SHARED_BYTES,
+        };
         let rows_cfg = LaunchConfig { grid_dim: (rows as u32, 1, 1), block_dim: block, shared_mem_bytes: SAMPLER_SHARED_BYTES };
         for (function, config, what) in [
             (&self.stage_tiles, tiles_cfg, "launching sample_tiles"),
+            (&self.stage_tiles_mass, mass_cfg, "launching sample_tiles_mass"),
             (&self.stage_rows, rows_cfg, "launching sample_rows"),
             (&self.stage_exact, rows_cfg, "launching sample_exact"),
         ] {
@@ -566,6 +589,26 @@ impl GpuSampler {
         stream
             .memcpy_htod(as_bytes(&raw), &mut self.upload.slice_mut(at..at + std::mem::size_of::<RowSettings>()))
             .map_err(cuda_err("writing raw row settings"))
+    }
+
+    /// Test hook: overwrites bias entry `entry` (< `max_bias_entries`) of the uploaded step in
+    /// device memory with `(token, value_bits)`, after the last [`Self::upload_step`], as a
+    /// caller writing straight into device memory would. Not API: the reliability tests use it
+    /// to plant duplicate bias ids, which the kernels must refuse per row.
+    #[doc(hidden)]
+    pub fn write_raw_bias(&mut self, entry: usize, token: u32, value_bits: u32) -> Result<()> {
+        let capacity = self.config.max_bias_entries.max(1);
+        if entry >= capacity {
+            return Err(Error::CapacityExceeded { what: "bias entries", requested: entry + 1, capacity });
+        }
+        let stream = self.gpu.stream().clone();
+        for (base, word) in [(self.layout.bias_tokens, token), (self.layout.bias_values, value_bits)] {
+            let at = base + entry * 4;
+            stream
+                .memcpy_htod(as_bytes(&[word]), &mut self.upload.slice_mut(at..at + 4))
+                .map_err(cuda_err("writing a raw bias entry"))?;
+        }
+        Ok(())
     }
 
     /// How many rows of the last step the exact pass finished (stage 2 could not decide them

@@ -99,22 +99,28 @@ const _: () = assert!(core::mem::align_of::<RowSettings>() == 4);
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct TileRecord {
-    /// The tile's largest packed keys, largest first; 0 pads. `candidates[0]` is the tile max.
+    /// The tile's largest packed keys, largest first; 0 pads. `candidates[0]` is the tile max
+    /// (greedy rows without log-probabilities get that one only).
     pub candidates: [u64; TILE_CANDIDATES],
     /// `band_mass[d]`: Σ frac_weight over the tile's tokens whose ceiling is `band_ceiling - d`.
     pub band_mass: [u64; MASS_BANDS],
-    /// `soft_ceil` of the tile's largest finite value (meaningful when `valid > 0`).
+    /// `soft_ceil` of the tile's largest value (meaningful under `TILE_HAS_MASS`).
     pub band_ceiling: f32,
     /// Tokens with a processed value above -inf.
     pub valid: u32,
     /// Tokens whose processed value is +inf.
     pub infinite: u32,
-    /// 1 when `band_mass` was computed (rows that need mass), else 0.
-    pub has_mass: u32,
+    /// `TILE_*` flags: whether `band_mass` was computed, and whether the tile met a duplicate bias id.
+    pub flags: u32,
 }
 
 const _: () = assert!(core::mem::size_of::<TileRecord>() == 8 * (TILE_CANDIDATES + MASS_BANDS) + 16);
 const _: () = assert!(core::mem::align_of::<TileRecord>() == 8);
+
+/// `TileRecord::flags`: `band_mass` was computed (rows that need the row mass).
+pub const TILE_HAS_MASS: u32 = 1 << 0;
+/// `TileRecord::flags`: a token of the tile has two bias entries (device-written garbage).
+pub const TILE_DUPLICATE_BIAS: u32 = 1 << 1;
 
 /// The parameter of all three sampler kernels. Pointers are device addresses.
 #[repr(C)]
@@ -161,8 +167,30 @@ pub struct StepParams {
 const _: () = assert!(core::mem::size_of::<StepParams>() == 17 * 8 + 8 * 4);
 const _: () = assert!(core::mem::align_of::<StepParams>() == 8);
 
-/// Bytes of dynamic shared memory each sampler kernel is launched with.
+/// Bytes of dynamic shared memory `sample_rows` and `sample_exact` are launched with.
 pub const SAMPLER_SHARED_BYTES: u32 = 40 * 1024;
+
+/// Stage 1 is two kernels over the same grid of (row, tile) warps, each skipping the other's
+/// rows: `sample_tiles` for rows that need no row mass, `sample_tiles_mass` for the others
+/// (whose band sums take shared memory the rest should not pay for in occupancy). Each warp
+/// scans one (row, tile) on its own, with no block barrier.
+pub const SCAN_WARPS: u32 = 8;
+/// Threads per `sample_tiles` block.
+pub const SCAN_THREADS: u32 = SCAN_WARPS * 32;
+/// Shared memory of one scanning warp: the candidate buffer (288 keys), and the tile's bias
+/// bitmap (128 words) and list (64 entries).
+pub const SCAN_WARP_SHARED_BYTES: u32 = 288 * 8 + 128 * 4 + 64 * 8;
+/// Dynamic shared memory of `sample_tiles`.
+pub const SCAN_SHARED_BYTES: u32 = SCAN_WARPS * SCAN_WARP_SHARED_BYTES;
+/// Warps per `sample_tiles_mass` block.
+pub const MASS_SCAN_WARPS: u32 = 4;
+/// Threads per `sample_tiles_mass` block.
+pub const MASS_SCAN_THREADS: u32 = MASS_SCAN_WARPS * 32;
+/// Shared memory of one mass-scanning warp: lane-private band sums (37 × 32 × 8 bytes), then
+/// what a `sample_tiles` warp has.
+pub const MASS_SCAN_WARP_SHARED_BYTES: u32 = 37 * 32 * 8 + SCAN_WARP_SHARED_BYTES;
+/// Dynamic shared memory of `sample_tiles_mass` (over 48 KiB: the host raises the limit).
+pub const MASS_SCAN_SHARED_BYTES: u32 = MASS_SCAN_WARPS * MASS_SCAN_WARP_SHARED_BYTES;
 
 // ---------------------------------------------------------------------------------------------
 // Benchmark helpers: a copy kernel (the bandwidth ceiling) and a logits generator, so the

@@ -376,3 +376,38 @@ pub unsafe fn redux_add_sync(mask: u32, value: u32) -> u32 {
     unsafe { asm!("redux.sync.add.u32 {0}, {1}, {2};", out(reg32) out, in(reg32) value, in(reg32) mask, options(nomem, nostack)) };
     out
 }
+
+/// `redux.sync.max.u32 d, v, mask`: the largest `value` over the lanes of `mask`.
+///
+/// # Safety
+/// Every lane in `mask` executes this call with the same `mask`, and this lane is in `mask`.
+#[inline(always)]
+pub unsafe fn redux_max_sync(mask: u32, value: u32) -> u32 {
+    let out: u32;
+    // SAFETY: the caller guarantees the lanes in `mask` reach this instruction together.
+    unsafe { asm!("redux.sync.max.u32 {0}, {1}, {2};", out(reg32) out, in(reg32) value, in(reg32) mask, options(nomem, nostack)) };
+    out
+}
+
+/// `atom.shared.or.b32 old, [addr], v`: sets the bits of `v` and returns the previous word.
+///
+/// # Safety
+/// `addr` is 4-byte aligned and inside the launch's dynamic shared memory.
+#[inline(always)]
+pub unsafe fn atom_or_shared_u32(addr: u32, value: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller guarantees alignment and bounds; the operation itself is atomic.
+    unsafe { asm!("atom.shared.or.b32 {0}, [{1}], {2};", out(reg32) old, in(reg32) addr, in(reg32) value, options(nostack)) };
+    old
+}
+
+/// Reads a `u64` from lane `src_lane` with [`shfl_idx_u32`] on both halves.
+///
+/// # Safety
+/// As for [`shfl_xor_u32`].
+#[inline(always)]
+pub unsafe fn shfl_idx_u64(mask: u32, value: u64, src_lane: u32) -> u64 {
+    // SAFETY: forwarded from the caller.
+    let (lo, hi) = unsafe { (shfl_idx_u32(mask, value as u32, src_lane), shfl_idx_u32(mask, (value >> 32) as u32, src_lane)) };
+    ((hi as u64) << 32) | lo as u64
+}

@@ -4,7 +4,7 @@
 //! penalty, logit bias, temperature, NaN → -inf again, `-0.0` → `+0.0`. Each step is one IEEE
 //! f32 operation rounded to nearest; nothing is fused, so both sides get the same bits.
 
-use crate::keys::canonical;
+use crate::keys::{canonical, from_ordered_bits, ordered_bits};
 
 /// Per-row settings the prologue needs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,8 +69,24 @@ pub fn widen_f16(bits: u16) -> f32 {
 /// The prologue for one token. `allowed`: bitmask bit (true when the row has no mask);
 /// `seen`: in the prompt or `count > 0`; `count`: occurrences in the output so far;
 /// `bias`: this token's logit bias (0 when none).
+///
+/// Equal, bit for bit, to `temper(process_untempered(..), p.temperature)`: the GPU's stage 1
+/// selects on the untempered value and divides only the tokens that can still matter.
 #[inline]
 pub fn process_logit(
+    raw: f32,
+    allowed: bool,
+    seen: bool,
+    count: u32,
+    bias: f32,
+    p: &LogitParams,
+) -> f32 {
+    temper(process_untempered(raw, allowed, seen, count, bias, p), p.temperature)
+}
+
+/// Steps 1–5 of the prologue (docs/SEMANTICS.md §2), then NaN → `-inf` and `-0` → `+0`.
+#[inline]
+pub fn process_untempered(
     raw: f32,
     allowed: bool,
     seen: bool,
@@ -95,18 +111,119 @@ pub fn process_logit(
         x -= t;
     }
     x += bias;
-    if p.temperature > 0.0 {
-        x /= p.temperature;
-    }
     if x.is_nan() {
         return f32::NEG_INFINITY;
     }
     canonical(x)
 }
 
+/// Steps 6–8: divide by the temperature (greedy rows, `t <= 0`, keep `y`), NaN → `-inf`,
+/// `-0` → `+0`. Non-decreasing in `y` for a fixed `t`, so selection may happen before it.
+#[inline]
+pub fn temper(y: f32, t: f32) -> f32 {
+    if !(t > 0.0) {
+        return y;
+    }
+    let x = y / t;
+    if x.is_nan() {
+        return f32::NEG_INFINITY;
+    }
+    canonical(x)
+}
+
+/// A value `g` such that every `y < g` has `temper(y, t) < v`: stage 1's cheap filter, which
+/// skips the division for tokens that cannot reach the candidate threshold `v`. Conservative
+/// (8 ulps below `v · t`); `-inf` (filter nothing) where that bound would not be safe.
+#[inline]
+pub fn temper_floor(v: f32, t: f32) -> f32 {
+    if !(t > 0.0) {
+        return v; // greedy rows: temper is the identity
+    }
+    let g = v * t;
+    // Near zero ulps stop being relative and the margin argument fails; beyond f32 range it
+    // is meaningless. Neither happens for logits worth selecting, so filter nothing there.
+    if !(g.is_finite() && (g >= 1.0e-30 || g <= -1.0e-30)) {
+        return f32::NEG_INFINITY;
+    }
+    from_ordered_bits(ordered_bits(g).saturating_sub(8))
+}
+
+/// A value `g` such that no finite `y >= g` has `temper(y, t) == -inf`; only `t < 1` can
+/// overflow a finite `y` to `-inf`. Stage 1 sends finite `y < g` through the exact path.
+#[inline]
+pub fn temper_overflow_floor(t: f32) -> f32 {
+    if !(t > 0.0) || t >= 1.0 {
+        return f32::NEG_INFINITY;
+    }
+    let g = -f32::MAX * t;
+    from_ordered_bits(ordered_bits(g).saturating_add(8))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Random f32 bit patterns plus the values where rounding and overflow bite.
+    fn awkward_values(seed: u64, n: usize) -> std::vec::Vec<f32> {
+        let mut v = std::vec![0.0, -0.0, 1.0, -1.0, f32::MAX, -f32::MAX, f32::MIN_POSITIVE, 1.0e-40, -1.0e-40,
+            f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 3.0e38, -3.0e38, 1.0e-30, -1.0e-30];
+        let mut s = seed;
+        for _ in 0..n {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let bits = s as u32;
+            // Half raw bit patterns, half logit-like magnitudes.
+            v.push(if s >> 63 == 0 { f32::from_bits(bits) } else { ((bits >> 8) as f32 / 16_777_216.0 - 0.5) * 60.0 });
+        }
+        v
+    }
+
+    #[test]
+    fn split_prologue_equals_process_logit() {
+        let ys = awkward_values(0x5eed, 4000);
+        let temps = [0.0f32, 0.7, 1.0, 1.5, 0.05, 3.0e-3, 40.0, 1.0e-20];
+        for &t in &temps {
+            let params = LogitParams { repetition: 1.3, frequency: 0.4, presence: 0.25, temperature: t };
+            for (i, &raw) in ys.iter().enumerate() {
+                let (seen, count, bias) = (i % 3 == 0, (i % 5) as u32, if i % 7 == 0 { -2.5 } else { 0.0 });
+                let whole = process_logit(raw, i % 11 != 0, seen, count, bias, &params);
+                let split = temper(process_untempered(raw, i % 11 != 0, seen, count, bias, &params), t);
+                assert_eq!(whole.to_bits(), split.to_bits(), "raw {raw:e} t {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn temper_floors_never_drop_a_token_that_reaches_the_threshold() {
+        let ys = awkward_values(0xf1007, 20_000);
+        let temps = [0.7f32, 1.0, 1.5, 0.05, 3.0e-3, 40.0, 0.999_999_9];
+        let mut filtered = 0usize;
+        for &t in &temps {
+            let neg = temper_overflow_floor(t);
+            for (i, &v) in ys.iter().enumerate() {
+                if !(v > f32::NEG_INFINITY) {
+                    continue;
+                }
+                let g = temper_floor(v, t);
+                // Probe y at and around the floor and at a random value.
+                let near = [g, from_ordered_bits(ordered_bits(g).wrapping_sub(1)), ys[(i * 7 + 3) % ys.len()]];
+                for &y in &near {
+                    if y.is_nan() {
+                        continue;
+                    }
+                    if y < g {
+                        filtered += 1;
+                        assert!(temper(y, t) < v, "y {y:e} < floor {g:e} but temper {:e} >= v {v:e} (t {t})", temper(y, t));
+                    }
+                    if y.is_finite() && y >= neg {
+                        assert!(temper(y, t) > f32::NEG_INFINITY, "y {y:e} >= overflow floor {neg:e} (t {t})");
+                    }
+                }
+            }
+        }
+        assert!(filtered > 10_000, "the floors filtered almost nothing ({filtered}): the test lost its teeth");
+    }
 
     #[test]
     fn bitmask_layout() {

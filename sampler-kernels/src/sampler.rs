@@ -18,9 +18,9 @@
 use crate::abi::*;
 use crate::block::*;
 use crate::decide::{draw_target, min_p_threshold, settings_valid, top_p_disabled, top_p_reached, top_p_units};
-use crate::fixed::{band_scale, frac_weight, soft_ceil, weight, BAND_FLOOR};
+use crate::fixed::{band_scale, soft_ceil, weight};
 use crate::intrinsics::*;
-use crate::keys::{key_index, key_value, ordered_bits, sort8_desc, sort_key};
+use crate::keys::{key_index, key_value, ordered_bits, sort_key};
 use crate::logit::{process_logit, widen_bf16, widen_f16, LogitParams};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64, STREAM_TOKEN};
@@ -31,7 +31,7 @@ const CANDIDATES: u32 = TILE_CANDIDATES as u32;
 const NO_BAND: u32 = u32::MAX;
 const RECORD_BYTES: u64 = core::mem::size_of::<TileRecord>() as u64;
 /// Ceilings at or beyond this magnitude would make band arithmetic inexact in f32.
-const BAND_LIMIT: f32 = 4_194_304.0;
+pub(crate) const BAND_LIMIT: f32 = 4_194_304.0;
 /// Positions of the merged list each stage-2 thread owns (2048 / 512).
 const OWN: usize = (MERGE_CAPACITY / SAMPLER_THREADS) as usize;
 
@@ -80,22 +80,22 @@ fn each_band<F: FnMut(usize)>(mut f: F) {
 // Rows: settings, validity, addresses.
 
 #[derive(Clone, Copy)]
-struct Row {
-    index: u32,
-    settings: RowSettings,
-    params: LogitParams,
+pub(crate) struct Row {
+    pub(crate) index: u32,
+    pub(crate) settings: RowSettings,
+    pub(crate) params: LogitParams,
     /// Byte address of the row's first logit.
-    logits: u64,
+    pub(crate) logits: u64,
     /// The row start is 16-byte aligned, so whole tiles load with 16-byte vectors.
-    vector_ok: bool,
+    pub(crate) vector_ok: bool,
     /// Byte address of the slot's penalty counts, 0 when the row has no penalty.
-    counts: u64,
+    pub(crate) counts: u64,
     /// Byte address of the row's bitmask words, 0 when the row has no mask.
-    bitmask: u64,
+    pub(crate) bitmask: u64,
 }
 
 #[inline(always)]
-unsafe fn active_rows(p: &StepParams) -> u32 {
+pub(crate) unsafe fn active_rows(p: &StepParams) -> u32 {
     // SAFETY: `active_rows` points to one u32 the host wrote before the launch.
     let active = unsafe { (p.active_rows as *const u32).read() };
     if active < p.rows {
@@ -111,7 +111,7 @@ unsafe fn active_rows(p: &StepParams) -> u32 {
 /// # Safety
 /// `row < rows`, and `settings` holds `rows` entries 16-byte aligned (the upload buffer is).
 #[inline(always)]
-unsafe fn read_settings(p: &StepParams, row: u32) -> RowSettings {
+pub(crate) unsafe fn read_settings(p: &StepParams, row: u32) -> RowSettings {
     const _: () = assert!(core::mem::size_of::<RowSettings>() == 48);
     let at = (p.settings + row as u64 * 48) as *const u32;
     // SAFETY: 48 readable bytes at a 16-byte aligned address (caller), not written during a step.
@@ -133,13 +133,13 @@ unsafe fn read_settings(p: &StepParams, row: u32) -> RowSettings {
 }
 
 #[inline(always)]
-fn top_n(s: &RowSettings) -> u32 {
+pub(crate) fn top_n(s: &RowSettings) -> u32 {
     (s.flags >> ROW_TOP_LOGPROBS_SHIFT) & 0xff
 }
 
 /// The fields that guard memory accesses are in range (stage 1 reads nothing otherwise).
 #[inline(always)]
-fn row_addressable(p: &StepParams, s: &RowSettings) -> bool {
+pub(crate) fn row_addressable(p: &StepParams, s: &RowSettings) -> bool {
     s.slot < p.slots
         && s.bias_offset <= p.bias_capacity
         && s.bias_len <= p.bias_capacity - s.bias_offset
@@ -176,14 +176,14 @@ unsafe fn row_valid(p: &StepParams, s: &RowSettings) -> bool {
 /// Byte address of a row's first logit, and whether whole tiles of it load as 16-byte vectors.
 /// Depends on no setting, so stage 1 can start the loads before it reads any.
 #[inline(always)]
-fn row_logits(p: &StepParams, index: u32) -> (u64, bool) {
+pub(crate) fn row_logits(p: &StepParams, index: u32) -> (u64, bool) {
     let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
     let logits = p.logits + index as u64 * p.row_stride * element;
     (logits, logits % 16 == 0)
 }
 
 #[inline(always)]
-fn row_setup(p: &StepParams, index: u32, settings: RowSettings) -> Row {
+pub(crate) fn row_setup(p: &StepParams, index: u32, settings: RowSettings) -> Row {
     let penalties = settings.repetition_penalty != 1.0
         || settings.frequency_penalty != 0.0
         || settings.presence_penalty != 0.0;
@@ -223,7 +223,7 @@ fn widen_pair(word: u32, dtype: u32) -> (f32, f32) {
 /// Raw logits of this thread's 8 tokens starting at `base`; tokens past the vocab read as NaN
 /// (which the prologue turns into -inf).
 #[inline(always)]
-unsafe fn load_raw8(p: &StepParams, logits: u64, vector_ok: bool, base: u32) -> [f32; 8] {
+pub(crate) unsafe fn load_raw8(p: &StepParams, logits: u64, vector_ok: bool, base: u32) -> [f32; 8] {
     let mut raw = [f32::NAN; 8];
     if base >= p.vocab {
         return raw;
@@ -362,204 +362,9 @@ fn keys8(x: &[f32; 8], base: u32) -> [u64; 8] {
     k
 }
 
-// ---------------------------------------------------------------------------------------------
-// Tile candidates (stage 1): each thread sorts its 8 keys in registers, each warp extracts its
-// 32 largest by repeated warp maxima, and warp 0 merges the 16 warp lists the same way. Two
-// barriers in all, since block-wide radix rounds cost a barrier chain per digit.
-
-/// Largest `v` across the warp (all lanes get it).
-///
-/// # Safety
-/// All 32 lanes call it together.
 #[inline(always)]
-unsafe fn warp_max_u64(v: u64) -> u64 {
-    let mut m = v;
-    let mut x = 16;
-    while x > 0 {
-        // SAFETY: forwarded (whole warp converged).
-        let other = unsafe { shfl_xor_u64(FULL_MASK, m, x) };
-        m = if other > m { other } else { m };
-        x >>= 1;
-    }
-    m
-}
-
-/// Lane `i` receives the warp's `i`-th largest key (0 when fewer than `i + 1` are nonzero).
-/// `sorted` is this lane's keys, largest first.
-///
-/// # Safety
-/// All 32 lanes call it together.
-#[inline(always)]
-unsafe fn warp_top32(sorted: [u64; 8]) -> u64 {
-    let lane = lane_id();
-    let mut k = sorted;
-    let mut out = 0u64;
-    let mut it = 0;
-    while it < 32 {
-        // SAFETY: forwarded (whole warp converged).
-        let m = unsafe { warp_max_u64(k[0]) };
-        // Keys are unique (they carry the token index), so one lane owns a nonzero maximum.
-        if m != 0 && k[0] == m {
-            k = [k[1], k[2], k[3], k[4], k[5], k[6], k[7], 0];
-        }
-        if lane == it {
-            out = m;
-        }
-        it += 1;
-    }
-    out
-}
-
-/// The tile's 32 largest keys, largest first, in lane order of warp 0 (other warps get 0).
-///
-/// # Safety
-/// The whole block calls it together; uses `SM_SORT[0..512]`.
-#[inline(always)]
-unsafe fn tile_top32(keys: &[u64; 8]) -> u64 {
-    // SAFETY (whole block): SM_SORT holds WARPS × 32 keys; barriers order writes and reads.
-    unsafe {
-        let mine = warp_top32(sort8_desc(*keys));
-        st_shared_u64(smem(SM_SORT + (warp_id() * 32 + lane_id()) * 8), mine);
-        sync_threads();
-        let mut out = 0u64;
-        if warp_id() == 0 {
-            let lane = lane_id();
-            let mut pos = 0u32;
-            let mut head = if lane < WARPS { ld_shared_u64(smem(SM_SORT + lane * 32 * 8)) } else { 0 };
-            let mut it = 0;
-            while it < 32 {
-                let m = warp_max_u64(head);
-                if m != 0 && head == m {
-                    pos += 1;
-                    head = if pos < 32 { ld_shared_u64(smem(SM_SORT + (lane * 32 + pos) * 8)) } else { 0 };
-                }
-                if lane == it {
-                    out = m;
-                }
-                it += 1;
-            }
-        }
-        sync_threads();
-        out
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Stage 1.
-
-#[inline(always)]
-fn record_ptr(p: &StepParams, row: u32, tile: u32) -> u64 {
+pub(crate) fn record_ptr(p: &StepParams, row: u32, tile: u32) -> u64 {
     p.records + (row as u64 * p.tiles as u64 + tile as u64) * RECORD_BYTES
-}
-
-/// Stage 1: one block per (tile, row); see the module header.
-///
-/// # Safety
-/// Launch with grid `(tiles, rows)`, `SAMPLER_THREADS` threads and `SAMPLER_SHARED_BYTES` of
-/// dynamic shared memory; every pointer in `p` is valid for the sizes `StepParams` documents.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
-    let (tile, row) = (block_idx_x(), block_idx_y());
-    if block_dim_x() != SAMPLER_THREADS || tile >= p.tiles || row >= p.rows {
-        return;
-    }
-    let tid = thread_idx_x();
-    let base = tile * TILE_TOKENS + tid * TOKENS_PER_THREAD;
-    // The tile's loads go out first: their address depends on no setting, and every row below
-    // `rows` exists. Settings, the active count and the checks then overlap with them, instead
-    // of each costing a round trip before the first logit is requested.
-    let (logits, vector_ok) = row_logits(&p, row);
-    // SAFETY: row < rows ≤ the logits' rows; base..base+8 is clipped to the vocab.
-    let raw = unsafe { load_raw8(&p, logits, vector_ok, base) };
-    // SAFETY: one u32 and one settings entry (row < rows) inside their buffers.
-    let (active, s) = unsafe { (active_rows(&p), read_settings(&p, row)) };
-    if row >= active || !row_addressable(&p, &s) {
-        return; // stage 2 reports an invalid row; nothing here may read through it
-    }
-    let r = row_setup(&p, row, s);
-    // SAFETY: the whole block runs this function with the same tile.
-    let x = unsafe { process_raw8(&p, &r, tile, raw) };
-    let keys = keys8(&x, base);
-    let mut thread_max = 0u64;
-    let (mut valid, mut infinite) = (0u32, 0u32);
-    each8(|j| {
-        thread_max = if keys[j] > thread_max { keys[j] } else { thread_max };
-        valid += (keys[j] != 0) as u32;
-        infinite += (x[j] == f32::INFINITY) as u32;
-    });
-    let greedy = s.temperature == 0.0;
-    let wants_candidates = !greedy || top_n(&s) > 0;
-    let wants_mass = wants_candidates || s.flags & ROW_WANT_LOGPROB != 0;
-    let rec = record_ptr(&p, row, tile);
-
-    // SAFETY (whole block, uniform branches): shared slots from the map; the record belongs to
-    // this (row, tile) alone.
-    unsafe {
-        let tile_max = block_max_u64(thread_max);
-        // One reduction for both counts (each ≤ TILE_TOKENS < 2^16): barriers are what a tile
-        // waits on, not arithmetic.
-        let counts = block_sum_u32(valid | (infinite << 16));
-        let (valid, infinite) = (counts & 0xffff, counts >> 16);
-
-        if wants_candidates {
-            let top = tile_top32(&keys);
-            if warp_id() == 0 {
-                ((rec as *mut u64).add(lane_id() as usize)).write(top);
-            }
-        } else if tid == 0 {
-            (rec as *mut u64).write(tile_max);
-        }
-
-        let mut has_mass = 0u32;
-        let mut ceiling = 0.0f32;
-        if wants_mass && valid > 0 && infinite == 0 {
-            ceiling = soft_ceil(key_value(tile_max));
-            if ceiling < BAND_LIMIT && ceiling > -BAND_LIMIT {
-                has_mass = 1;
-                // Band sums as two u32 halves (bits 0..16 and 16..31 of each weight): Hopper has
-                // no 64-bit shared atomic add (it would be a CAS loop), and neither half can
-                // overflow over a tile. Lanes of a warp that share a band add once, via redux.
-                if tid < 2 * MASS_BANDS as u32 {
-                    st_shared_u32(smem(SM_BAND + tid * 4), 0);
-                }
-                sync_threads();
-                each8(|j| {
-                    let (band, frac) = if keys[j] != 0 {
-                        let c = soft_ceil(x[j]);
-                        let d = ceiling - c;
-                        if d <= BAND_FLOOR as f32 {
-                            (d as u32, frac_weight(x[j] - c))
-                        } else {
-                            (NO_BAND, 0)
-                        }
-                    } else {
-                        (NO_BAND, 0)
-                    };
-                    let peers = match_any_sync(FULL_MASK, band);
-                    let lo = redux_add_sync(peers, frac & 0xffff);
-                    let hi = redux_add_sync(peers, frac >> 16);
-                    if band != NO_BAND && peers.trailing_zeros() == lane_id() {
-                        atom_add_shared_u32(smem(SM_BAND + band * 8), lo);
-                        atom_add_shared_u32(smem(SM_BAND + band * 8 + 4), hi);
-                    }
-                });
-                sync_threads();
-                if tid < MASS_BANDS as u32 {
-                    let band = (rec + 8 * TILE_CANDIDATES as u64) as *mut u64;
-                    let lo = ld_shared_u32(smem(SM_BAND + tid * 8)) as u64;
-                    let hi = ld_shared_u32(smem(SM_BAND + tid * 8 + 4)) as u64;
-                    band.add(tid as usize).write((hi << 16) + lo);
-                }
-            }
-        }
-        if tid == 0 {
-            let tail = (rec + 8 * (TILE_CANDIDATES + MASS_BANDS) as u64) as *mut u32;
-            tail.write(ceiling.to_bits());
-            tail.add(1).write(valid);
-            tail.add(2).write(infinite);
-            tail.add(3).write(has_mass);
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -599,7 +404,12 @@ impl TileView {
     #[inline(always)]
     unsafe fn has_mass(&self) -> bool {
         // SAFETY: forwarded.
-        (unsafe { self.tail(3) }) != 0
+        (unsafe { self.tail(3) }) & TILE_HAS_MASS != 0
+    }
+    #[inline(always)]
+    unsafe fn duplicate_bias(&self) -> bool {
+        // SAFETY: forwarded.
+        (unsafe { self.tail(3) }) & TILE_DUPLICATE_BIAS != 0
     }
     /// Band `d`'s exact share of the row mass: band_mass[d] · E[mc − (ceiling − d)].
     #[inline(always)]
@@ -645,6 +455,9 @@ struct Summary {
     /// Exact row mass (finite rows: Σ W; infinite rows: the +inf count), when `mass_ok`.
     z: u128,
     mass_ok: bool,
+    /// Stage 1 met a token with two bias entries (possible only in settings written straight
+    /// to device memory; the host refuses them): the row is refused, not raced over.
+    duplicate_bias: bool,
 }
 
 impl Summary {
@@ -682,7 +495,7 @@ impl Summary {
 #[inline(always)]
 unsafe fn summarize(p: &StepParams, row: u32) -> Summary {
     let tid = thread_idx_x();
-    let (mut max_key, mut valid, mut infinite, mut missing) = (0u64, 0u32, 0u32, 0u32);
+    let (mut max_key, mut valid, mut infinite, mut missing, mut duplicate) = (0u64, 0u32, 0u32, 0u32, 0u32);
     let mut t = tid;
     // SAFETY (whole block): tiles < tiles of this row's records.
     unsafe {
@@ -693,13 +506,17 @@ unsafe fn summarize(p: &StepParams, row: u32) -> Summary {
             valid += v.valid();
             infinite += v.infinite();
             missing += (v.valid() > 0 && !v.has_mass()) as u32;
+            duplicate += v.duplicate_bias() as u32;
             t += SAMPLER_THREADS;
         }
         let max_key = block_max_u64(max_key);
         // Three counts (each ≤ 2^20) in one reduction.
-        let counts = block_sum_u128(valid as u128 | (infinite as u128) << 32 | (missing as u128) << 64);
+        let counts = block_sum_u128(
+            valid as u128 | (infinite as u128) << 32 | (missing as u128) << 64 | (duplicate as u128) << 96,
+        );
         let (valid, infinite, missing) = (counts as u32, (counts >> 32) as u32, (counts >> 64) as u32);
-        let mut s = Summary { max_key, valid, infinite, mc: 0.0, z: 0, mass_ok: false };
+        let duplicate_bias = (counts >> 96) != 0;
+        let mut s = Summary { max_key, valid, infinite, mc: 0.0, z: 0, mass_ok: false, duplicate_bias };
         if max_key == 0 {
             return s;
         }
@@ -933,15 +750,69 @@ unsafe fn sorted_prefix_masses(n: u32, sum: &Summary) -> ([u64; OWN], [u128; OWN
     (keys, prefix)
 }
 
+/// Tile-list positions whose keys bound the k-th largest key of the row from below.
+const LEVELS: [u32; 6] = [0, 1, 3, 7, 15, 31];
+
+/// A lower bound on the row's `k`-th largest key from the tile lists alone (0 when none is
+/// found): if `m` tiles have their `(i+1)`-th key ≥ `z`, at least `m·(i+1)` keys are ≥ `z`; so
+/// for `m = ceil(k / (i+1))` the `m`-th largest `(i+1)`-th key is such a `z`. The best level
+/// keeps the merge near `k` keys instead of every key above the lists' common floor.
+///
+/// # Safety
+/// The whole block calls it together; `SM_SORT` is free (it holds 6 × tiles keys here).
+#[inline(always)]
+unsafe fn kth_key_floor(p: &StepParams, row: u32, k: u32) -> u64 {
+    let tid = thread_idx_x();
+    let levels = LEVELS.len() as u32;
+    // SAFETY (whole block): record reads in bounds; 6 · tiles ≤ 6 · 256 keys fit SM_SORT's 2048.
+    unsafe {
+        let mut i = tid;
+        while i < levels * p.tiles {
+            let (level, t) = (i / p.tiles, i % p.tiles);
+            let at = LEVELS[level as usize % LEVELS.len()];
+            let v = tile_view(p, row, t);
+            let key = if v.valid() > at { v.candidate(at) } else { 0 };
+            st_shared_u64(smem(SM_SORT + i * 8), key);
+            i += SAMPLER_THREADS;
+        }
+        sync_threads();
+        let mut floor = 0u64;
+        if tid < p.tiles {
+            let mut level = 0;
+            while level < levels {
+                let m = k.div_ceil(LEVELS[level as usize % LEVELS.len()] + 1);
+                if m <= p.tiles {
+                    let mine = ld_shared_u64(smem(SM_SORT + (level * p.tiles + tid) * 8));
+                    if mine != 0 {
+                        // Keys are unique, so exactly one tile has rank m - 1.
+                        let mut above = 0u32;
+                        let mut t = 0;
+                        while t < p.tiles {
+                            above += (ld_shared_u64(smem(SM_SORT + (level * p.tiles + t) * 8)) > mine) as u32;
+                            t += 1;
+                        }
+                        if above + 1 == m && mine > floor {
+                            floor = mine;
+                        }
+                    }
+                }
+                level += 1;
+            }
+        }
+        block_max_u64(floor)
+    }
+}
+
 /// Merges the tile lists: every key ≥ the largest "last candidate" of a full list, which is
-/// exactly the first `n` keys of the row in order. Leaves them sorted, largest first, in
-/// `SM_SORT` (padded with 0 to a power of two). Returns `(n, complete)`, or `None` when more
-/// than `MERGE_CAPACITY` keys qualify.
+/// exactly the first `n` keys of the row in order; with `k_hint > 0`, only those that can be
+/// among the first `k_hint` (`kth_key_floor`). Leaves them sorted, largest first, in `SM_SORT`
+/// (padded with 0 to a power of two). Returns `(n, complete)` (complete: every valid key of the
+/// row is there), or `None` when more than `MERGE_CAPACITY` keys qualify.
 ///
 /// # Safety
 /// The whole block calls it together.
 #[inline(always)]
-unsafe fn merge_candidates(p: &StepParams, row: u32) -> Option<(u32, bool, u32)> {
+unsafe fn merge_candidates(p: &StepParams, row: u32, k_hint: u32) -> Option<(u32, bool, u32)> {
     let tid = thread_idx_x();
     // SAFETY (whole block): record reads in bounds; SM_SORT holds MERGE_CAPACITY keys.
     unsafe {
@@ -956,6 +827,8 @@ unsafe fn merge_candidates(p: &StepParams, row: u32) -> Option<(u32, bool, u32)>
             t += SAMPLER_THREADS;
         }
         let tau_safe = block_max_u64(tau);
+        let tau_k = if k_hint > 0 { kth_key_floor(p, row, k_hint) } else { 0 };
+        let tau_safe = if tau_k > tau_safe { tau_k } else { tau_safe };
         if tid == 0 {
             st_shared_u32(smem(RES_COUNTER), 0);
         }
@@ -1018,23 +891,38 @@ pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
         let sum = summarize(&p, row);
         let n_top = top_n(&s);
         let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
+        if sum.duplicate_bias {
+            finish(&p, row, 0, NO_TOKEN, STATUS_INVALID_SETTINGS, f32::NAN);
+            write_top(&p, row, 0, 0, &empty_summary(), 0.0);
+            return;
+        }
         if sum.max_key == 0 {
             finish(&p, row, s.slot, NO_TOKEN, STATUS_NO_VALID_TOKEN, f32::NAN);
             write_top(&p, row, 0, 0, &sum, 0.0);
             return;
         }
         let greedy = s.temperature == 0.0;
-        if (!greedy || want_lp || n_top > 0) && !sum.mass_ok {
+        // Stage 1 computes the row mass only for rows that may need it (log-probabilities, or
+        // no top-k); a decision below that needs it anyway sends the row to the exact pass.
+        if (want_lp || n_top > 0) && !sum.mass_ok {
             flag_exact(&p, row);
             return;
         }
-        let ln_z = if sum.infinite_row() { 0.0 } else { ln_mass(sum.z) };
+        let ln_z = if sum.infinite_row() || !sum.mass_ok { 0.0 } else { ln_mass(sum.z) };
         let lp_of = |key: u64| if want_lp { sum.logprob_of(key, ln_z) } else { f32::NAN };
         if greedy && n_top == 0 {
             finish(&p, row, s.slot, key_index(sum.max_key) as i32, STATUS_OK, lp_of(sum.max_key));
             return;
         }
-        let Some((n_s, complete, _)) = merge_candidates(&p, row) else {
+        // The merge needs only the keys that can be among the first top_k (and top-logprob) ones.
+        let k_hint = if greedy {
+            n_top
+        } else if s.top_k > 0 {
+            if s.top_k > n_top { s.top_k } else { n_top }
+        } else {
+            0
+        };
+        let Some((n_s, complete, _)) = merge_candidates(&p, row, k_hint) else {
             flag_exact(&p, row);
             return;
         };
@@ -1074,7 +962,7 @@ pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
                 }
             });
             broadcast_u128(mine)
-        } else if l1 == sum.valid {
+        } else if l1 == sum.valid && sum.mass_ok {
             sum.z
         } else {
             flag_exact(&p, row);
@@ -1102,6 +990,10 @@ pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
             hit + 1
         };
 
+        if kept > n_s && !sum.mass_ok {
+            flag_exact(&p, row);
+            return;
+        }
         let r64 = draw(&p, s.slot);
         let key = if kept <= n_s {
             let mut mine = None;
@@ -1177,7 +1069,7 @@ unsafe fn flag_exact_clear(p: &StepParams, row: u32) {
 
 #[inline(always)]
 fn empty_summary() -> Summary {
-    Summary { max_key: 0, valid: 0, infinite: 0, mc: 0.0, z: 0, mass_ok: false }
+    Summary { max_key: 0, valid: 0, infinite: 0, mc: 0.0, z: 0, mass_ok: false, duplicate_bias: false }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1190,6 +1082,30 @@ struct Selected {
     mass: u128,
 }
 
+/// Calls `f(tile, keys)` with this thread's 8 keys of every tile of the row (0 where invalid),
+/// tile by tile; the next tile's logits are requested before this one is processed, so a pass
+/// over the row waits for memory once, not once per tile.
+///
+/// # Safety
+/// The whole block calls it together with the same arguments.
+#[inline(always)]
+unsafe fn for_each_tile<F: FnMut(u32, [u64; 8])>(p: &StepParams, r: &Row, mut f: F) {
+    let first = thread_idx_x() * TOKENS_PER_THREAD;
+    // SAFETY: the row exists; load_raw8 clips to the vocab.
+    let mut raw = unsafe { load_raw8(p, r.logits, r.vector_ok, first) };
+    let mut tile = 0;
+    while tile < p.tiles {
+        let base = tile * TILE_TOKENS + first;
+        // SAFETY: as above (a tile past the last reads nothing).
+        let next = unsafe { load_raw8(p, r.logits, r.vector_ok, base + TILE_TOKENS) };
+        // SAFETY: uniform call by the whole block.
+        let x = unsafe { process_raw8(p, r, tile, raw) };
+        f(tile, keys8(&x, base));
+        raw = next;
+        tile += 1;
+    }
+}
+
 /// Calls `f(key)` for every valid key of the row with key ≥ `floor`, each thread for its own
 /// tokens, tile by tile.
 ///
@@ -1197,17 +1113,20 @@ struct Selected {
 /// The whole block calls it together with the same arguments.
 #[inline(always)]
 unsafe fn for_each_key<F: FnMut(u64)>(p: &StepParams, r: &Row, floor: u64, mut f: F) {
-    let mut tile = 0;
-    while tile < p.tiles {
-        // SAFETY: uniform call by the whole block.
-        let x = unsafe { process8(p, r, tile) };
-        let keys = keys8(&x, tile * TILE_TOKENS + thread_idx_x() * TOKENS_PER_THREAD);
-        each8(|j| {
-            if keys[j] != 0 && keys[j] >= floor {
-                f(keys[j]);
-            }
-        });
-        tile += 1;
+    // SAFETY: forwarded.
+    unsafe {
+        for_each_tile(
+            p,
+            r,
+            #[inline(always)]
+            |_, keys| {
+                each8(|j| {
+                    if keys[j] != 0 && keys[j] >= floor {
+                        f(keys[j]);
+                    }
+                })
+            },
+        )
     }
 }
 
@@ -1219,13 +1138,14 @@ unsafe fn for_each_key<F: FnMut(u64)>(p: &StepParams, r: &Row, floor: u64, mut f
 /// The whole block calls it together with the same arguments.
 #[inline(always)]
 unsafe fn for_each_key_all<F: FnMut(u64)>(p: &StepParams, r: &Row, floor: u64, mut f: F) {
-    let mut tile = 0;
-    while tile < p.tiles {
-        // SAFETY: uniform call by the whole block.
-        let x = unsafe { process8(p, r, tile) };
-        let keys = keys8(&x, tile * TILE_TOKENS + thread_idx_x() * TOKENS_PER_THREAD);
-        each8(|j| f(if keys[j] != 0 && keys[j] >= floor { keys[j] } else { 0 }));
-        tile += 1;
+    // SAFETY: forwarded.
+    unsafe {
+        for_each_tile(
+            p,
+            r,
+            #[inline(always)]
+            |_, keys| each8(|j| f(if keys[j] != 0 && keys[j] >= floor { keys[j] } else { 0 })),
+        )
     }
 }
 
@@ -1283,7 +1203,7 @@ unsafe fn select_exact(p: &StepParams, r: &Row, sum: &Summary, floor: u64, targe
                 st_shared_u64(smem(SM_HIST_HI + tid * 8), 0);
             }
             sync_threads();
-            for_each_key_all(p, r, floor, |key| {
+            for_each_key_all(p, r, floor, #[inline(always)] |key| {
                 // Every lane comes here (key 0 for none), so the warp can aggregate: lanes with
                 // the same digit add their count and mass once (64-bit shared atomics are CAS
                 // loops on Hopper, and flat rows put most tokens in one digit).
@@ -1492,9 +1412,15 @@ pub unsafe extern "ptx-kernel" fn sample_exact(p: StepParams) {
         let mut acc = 0u128;
         let mut key = 0u64;
         let mut tile = 0;
+        let first = thread_idx_x() * TOKENS_PER_THREAD;
+        let mut raw = load_raw8(&p, r.logits, r.vector_ok, first);
         while tile < p.tiles {
-            let x = process8(&p, &r, tile);
-            let keys = keys8(&x, tile * TILE_TOKENS + thread_idx_x() * TOKENS_PER_THREAD);
+            let base = tile * TILE_TOKENS + first;
+            // The next tile's logits are requested before this one's sum waits on a barrier.
+            let next = load_raw8(&p, r.logits, r.vector_ok, base + TILE_TOKENS);
+            let x = process_raw8(&p, &r, tile, raw);
+            let keys = keys8(&x, base);
+            raw = next;
             let mut mine = 0u128;
             each8(|j| {
                 if keys[j] != 0 && keys[j] >= kept_floor {

@@ -247,6 +247,25 @@ fn gpu_garbage_device_settings_fail_only_their_rows() {
             gpu.write_raw_settings(r, raw).expect("write raw settings");
             bad[r] = true;
         }
+        // A plausible row whose bias list names one token twice (only device writes can do
+        // that): stage 1 must not race over it, and stage 2 must refuse the row.
+        let r = below(&mut rng, batch as u64) as usize;
+        let token = below(&mut rng, vocab as u64) as u32;
+        let other = (token + 1 + below(&mut rng, vocab as u64 - 1) as u32) % vocab as u32;
+        let first = bias_capacity as usize - 8;
+        for (i, t) in [other, token, other.wrapping_add(1) % vocab as u32, token].into_iter().enumerate() {
+            gpu.write_raw_bias(first + i, t, (1.5f32 + i as f32).to_bits()).expect("write raw bias");
+        }
+        let duplicated = RowSettingsWords {
+            floats: [0.8, 0.95, 0.0, 1.0, 0.0, 0.0],
+            top_k: 0,
+            slot: below(&mut rng, slots as u64) as u32,
+            bias_offset: first as u32,
+            bias_len: 4,
+            flags: 0,
+        };
+        gpu.write_raw_settings(r, duplicated.words()).expect("write raw settings");
+        bad[r] = true;
         // Row 0 and the last row are the easiest to get wrong at the edges of the grid.
         if round == 0 {
             for r in [0, batch - 1] {

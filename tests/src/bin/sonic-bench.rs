@@ -274,9 +274,10 @@ fn main() -> BenchResult<()> {
         }
     }
 
-    // `--only workload:dtype:vocab:batch` keeps one cell (for profiling under ncu).
+    // `--only workload:dtype:vocab:batch[,...]` keeps those cells (profiling under ncu, quick checks).
     if let Some(only) = value("--only") {
-        cells.retain(|c| format!("{}:{}:{}:{}", c.workload.name(), dtype_name(c.dtype), c.vocab, c.batch) == only);
+        let wanted: Vec<&str> = only.split(',').collect();
+        cells.retain(|c| wanted.contains(&format!("{}:{}:{}:{}", c.workload.name(), dtype_name(c.dtype), c.vocab, c.batch).as_str()));
     }
     let mut json_rows = Vec::new();
     let mut md_rows = String::new();

@@ -1,0 +1,832 @@
+//! Stage 1 of the sampler step (device only): one warp per (row, vocab tile), in two kernels
+//! over the same grid. `sample_tiles` takes the rows that need no row mass, `sample_tiles_mass`
+//! the others; each skips the other's rows.
+//!
+//! A warp streams its 4096-token tile in 16 rounds of 256 tokens (8 consecutive tokens per
+//! lane, logits loaded three rounds ahead) and leaves the `TileRecord` stages 2 and 3 read: the
+//! tile's 32 largest keys, its valid and +inf counts and, for rows that need it, the exact band
+//! masses. Each (mode, features) pair gets its own loop, so the hot loop of a plain row is the
+//! prologue and one comparison per token:
+//! - greedy rows keep a running maximum (value, then index);
+//! - other rows keep a sorted top 32 in registers (lane i holds the i-th key) and its 32nd key
+//!   as a threshold. Tokens above it go to a per-warp buffer, merged 32 at a time. The test is
+//!   made before the temperature (`logit::temper_floor`), so only tokens that may pass are
+//!   divided;
+//! - rows that need the row mass (no top-k, or log-probabilities) also add each token's
+//!   fixed-point fraction to lane-private band sums under a running ceiling. When the ceiling
+//!   rises the sums shift down, and bands pushed past 36 drop: what the tile maximum gives.
+//!
+//! There is no block barrier: the warps of a block scan unrelated tiles, and a warp that meets
+//! an inactive, unaddressable or other-kernel row leaves (stage 2 reports invalid rows).
+
+use crate::abi::*;
+use crate::block::smem;
+use crate::fixed::{frac_weight, soft_ceil, BAND_FLOOR};
+use crate::intrinsics::*;
+use crate::keys::{from_ordered_bits, key_value, ordered_bits, sort_key};
+use crate::logit::{process_untempered, temper, temper_floor, temper_overflow_floor, LogitParams};
+use crate::sampler::{
+    active_rows, load_raw8, read_settings, record_ptr, row_addressable, row_logits, row_setup, top_n, Row, BAND_LIMIT,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Constants and the per-warp shared-memory layout.
+
+const LANE_TOKENS: u32 = 8;
+const ROUND_TOKENS: u32 = 32 * LANE_TOKENS;
+const ROUNDS: u32 = TILE_TOKENS / ROUND_TOKENS;
+const BANDS: u32 = MASS_BANDS as u32;
+/// Fewer than 32 keys wait between rounds, and one round adds at most 256.
+const BUFFER_KEYS: u32 = 288;
+const BIAS_WORDS: u32 = TILE_TOKENS / 32;
+/// Bias entries of one tile held in shared memory; a tile with more searches global memory.
+const BIAS_LIST: u32 = 64;
+
+// A warp's shared region: in `sample_tiles_mass` the band sums come first, then the part both
+// kernels have.
+/// Lane-private band sums, `u64[BANDS][32]` (band-major: lane `l` of band `d` is conflict-free).
+const BAND_BYTES: u32 = BANDS * 32 * 8;
+/// Keys waiting to be merged, `u64[BUFFER_KEYS]`.
+const W_BUFFER: u32 = 0;
+/// One bit per token of the tile: the row has a bias entry for it.
+const W_BIAS_MAP: u32 = W_BUFFER + BUFFER_KEYS * 8;
+/// `(offset in tile, value bits)` of the tile's bias entries, in entry order.
+const W_BIAS_LIST: u32 = W_BIAS_MAP + BIAS_WORDS * 4;
+const W_END: u32 = W_BIAS_LIST + BIAS_LIST * 8;
+
+const _: () = assert!(W_END == SCAN_WARP_SHARED_BYTES);
+const _: () = assert!(BAND_BYTES + W_END == MASS_SCAN_WARP_SHARED_BYTES);
+const _: () = assert!(BUFFER_KEYS >= 31 + ROUND_TOKENS);
+const _: () = assert!(TILE_CANDIDATES == 32 && ROUNDS * ROUND_TOKENS == TILE_TOKENS);
+const _: () = assert!(BANDS == BAND_FLOOR + 1 && BANDS <= 64);
+
+// What a row needs from its tiles (const generic parameters of the scan loop).
+/// Greedy without log-probabilities: the largest key only.
+const MODE_MAX: u32 = 0;
+/// The 32 largest keys.
+const MODE_CANDIDATES: u32 = 1;
+/// The 32 largest keys and the band sums (`sample_tiles_mass` only).
+const MODE_MASS: u32 = 2;
+
+// Which parts of the prologue a row uses (const generic parameters of the scan loop).
+/// No bitmask, penalty or bias: NaN → -inf is all.
+const PLAIN: u32 = 0;
+/// A grammar bitmask or a bias entry in the tile, no penalties.
+const MASKED: u32 = 1;
+/// Penalties (and maybe the rest): per-token counts are read.
+const PENALIZED: u32 = 2;
+
+/// One lane's share of a round, loaded ahead of use.
+#[derive(Clone, Copy)]
+struct RoundInput {
+    raw: [f32; 8],
+    counts: [u32; 8],
+    mask: u32,
+}
+
+/// The tile a warp scans, and the row it belongs to.
+struct TileScan {
+    row: Row,
+    /// First token of the tile.
+    start: u32,
+    /// The part of this warp's shared region both kernels have (buffer and bias).
+    shared: u32,
+    /// This warp's band sums (`sample_tiles_mass`), else unused.
+    bands: u32,
+    /// Bias entries of the row that fall in this tile.
+    bias_found: u32,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Warp helpers.
+
+#[inline(always)]
+fn max_u64(a: u64, b: u64) -> u64 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+#[inline(always)]
+fn min_u64(a: u64, b: u64) -> u64 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `v[j]` for a run-time `j < 8` by selects: an indexed register array would go to local memory.
+#[inline(always)]
+fn pick8(v: &[f32; 8], j: u32) -> f32 {
+    let odd = j & 1 != 0;
+    let e0 = if odd { v[1] } else { v[0] };
+    let e1 = if odd { v[3] } else { v[2] };
+    let e2 = if odd { v[5] } else { v[4] };
+    let e3 = if odd { v[7] } else { v[6] };
+    let f0 = if j & 2 != 0 { e1 } else { e0 };
+    let f1 = if j & 2 != 0 { e3 } else { e2 };
+    if j & 4 != 0 {
+        f1
+    } else {
+        f0
+    }
+}
+
+#[inline(always)]
+fn each8<F: FnMut(usize)>(mut f: F) {
+    f(0);
+    f(1);
+    f(2);
+    f(3);
+    f(4);
+    f(5);
+    f(6);
+    f(7);
+}
+
+/// Largest `v` of the warp, on every lane.
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+unsafe fn warp_max_u64(v: u64) -> u64 {
+    let mut m = v;
+    let mut x = 16;
+    while x > 0 {
+        // SAFETY: forwarded (whole warp converged).
+        m = max_u64(m, unsafe { shfl_xor_u64(FULL_MASK, m, x) });
+        x >>= 1;
+    }
+    m
+}
+
+/// Inclusive prefix sum of `v` over the lanes.
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+unsafe fn warp_inclusive_sum(v: u32) -> u32 {
+    let lane = lane_id();
+    let mut s = v;
+    let mut d = 1;
+    while d < 32 {
+        // SAFETY: forwarded (whole warp converged).
+        let up = unsafe { shfl_up_u32(FULL_MASK, s, d) };
+        if lane >= d {
+            s += up;
+        }
+        d <<= 1;
+    }
+    s
+}
+
+/// The 32 largest of `list` (sorted descending across lanes) and `chunk` (one key per lane, any
+/// order), sorted descending across lanes. Keys are unique, so nothing is counted twice.
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+unsafe fn merge_top32(list: u64, chunk: u64) -> u64 {
+    let lane = lane_id();
+    // SAFETY (whole warp converged): shuffles only.
+    unsafe {
+        let sorted = crate::block::warp_sort_desc(chunk);
+        let ascending = shfl_idx_u64(FULL_MASK, sorted, 31 - lane);
+        // Descending against ascending: the larger of each pair is the top 32, as a bitonic
+        // sequence; five half-cleaner steps sort it.
+        let mut v = max_u64(list, ascending);
+        let mut stride = 16;
+        while stride > 0 {
+            let other = shfl_xor_u64(FULL_MASK, v, stride);
+            v = if lane & stride == 0 { max_u64(v, other) } else { min_u64(v, other) };
+            stride >>= 1;
+        }
+        v
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loads and the prologue.
+
+/// Penalty counts of this lane's 8 tokens starting at `first` (`first % 8 == 0`).
+///
+/// # Safety
+/// `r` is the row of a valid launch (its pointers are inside their buffers).
+#[inline(always)]
+unsafe fn load_counts(p: &StepParams, r: &Row, first: u32) -> [u32; 8] {
+    if first >= p.vocab || r.counts == 0 {
+        return [0; 8];
+    }
+    let ptr = (r.counts + first as u64 * 4) as *const u32;
+    // SAFETY: counts rows are counts_stride (a multiple of 8, ≥ vocab) long and 16-byte aligned,
+    // so first..first+8 is inside and aligned.
+    let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
+    [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
+}
+
+/// Bitmask word holding this lane's 8 tokens starting at `first` (all allowed without a mask).
+///
+/// # Safety
+/// As for [`load_counts`].
+#[inline(always)]
+unsafe fn load_mask(p: &StepParams, r: &Row, first: u32) -> u32 {
+    if first >= p.vocab || r.bitmask == 0 {
+        return u32::MAX;
+    }
+    // SAFETY: word first/32 < bitmask_words for first < vocab.
+    unsafe { ld_global_nc_u32((r.bitmask + (first / 32) as u64 * 4) as *const u32) }
+}
+
+/// Collects the row's bias entries that fall in this tile into the warp's bitmap and list.
+/// Returns how many there are (the list keeps the first `BIAS_LIST`, in entry order), and
+/// whether a token had two entries (a bit already set).
+///
+/// # Safety
+/// All 32 lanes call it together; the row's bias range is inside the bias arrays.
+#[inline(always)]
+unsafe fn collect_bias(p: &StepParams, r: &Row, start: u32, shared: u32) -> (u32, bool) {
+    let lane = lane_id();
+    let len = r.settings.bias_len;
+    // SAFETY (whole warp): this warp's region; bias reads stay inside bias_offset..+bias_len,
+    // which row_addressable checked against bias_capacity.
+    unsafe {
+        let mut w = lane;
+        while w < BIAS_WORDS {
+            st_shared_u32(shared + W_BIAS_MAP + w * 4, 0);
+            w += 32;
+        }
+        sync_warp(FULL_MASK);
+        let mut found = 0u32;
+        let mut duplicate = false;
+        let mut base = 0u32;
+        while base < len {
+            let i = base + lane;
+            let (mut inside, mut offset, mut value) = (false, 0u32, 0u32);
+            if i < len {
+                let entry = (r.settings.bias_offset + i) as usize;
+                offset = (p.bias_tokens as *const u32).add(entry).read().wrapping_sub(start);
+                inside = offset < TILE_TOKENS;
+                if inside {
+                    value = (p.bias_values as *const u32).add(entry).read();
+                }
+            }
+            let hits = ballot(FULL_MASK, inside);
+            if inside {
+                let bit = 1 << (offset & 31);
+                duplicate |= atom_or_shared_u32(shared + W_BIAS_MAP + (offset / 32) * 4, bit) & bit != 0;
+                let pos = found + (hits & ((1u32 << lane) - 1)).count_ones();
+                if pos < BIAS_LIST {
+                    st_shared_u64(shared + W_BIAS_LIST + pos * 8, ((value as u64) << 32) | offset as u64);
+                }
+            }
+            found += hits.count_ones();
+            base += 32;
+        }
+        sync_warp(FULL_MASK);
+        (found, vote_any(FULL_MASK, duplicate))
+    }
+}
+
+/// Bias of the token at `offset` in the tile, which the bitmap marks: the first entry for it.
+///
+/// # Safety
+/// After [`collect_bias`] for this tile.
+#[inline(always)]
+unsafe fn bias_at(p: &StepParams, scan: &TileScan, offset: u32) -> f32 {
+    // SAFETY: list slots below min(found, BIAS_LIST); global entries inside the row's range.
+    unsafe {
+        if scan.bias_found <= BIAS_LIST {
+            let mut e = 0;
+            while e < scan.bias_found {
+                let v = ld_shared_u64(scan.shared + W_BIAS_LIST + e * 8);
+                if v as u32 == offset {
+                    return f32::from_bits((v >> 32) as u32);
+                }
+                e += 1;
+            }
+        } else {
+            let s = &scan.row.settings;
+            let mut i = 0;
+            while i < s.bias_len {
+                let entry = (s.bias_offset + i) as usize;
+                if (p.bias_tokens as *const u32).add(entry).read() == scan.start + offset {
+                    return f32::from_bits((p.bias_values as *const u32).add(entry).read());
+                }
+                i += 1;
+            }
+        }
+        0.0
+    }
+}
+
+/// Untempered processed values (`logit::process_untempered`) of this lane's 8 tokens.
+///
+/// # Safety
+/// `first` is this lane's first token of a round of `scan`'s tile.
+#[inline(always)]
+unsafe fn prologue8(p: &StepParams, scan: &TileScan, first: u32, input: &RoundInput) -> [f32; 8] {
+    let allowed = input.mask >> (first & 31);
+    let offset = first - scan.start;
+    let biased = if scan.bias_found > 0 {
+        // SAFETY: word offset/32 < BIAS_WORDS of this warp's bitmap.
+        (unsafe { ld_shared_u32(scan.shared + W_BIAS_MAP + (offset / 32) * 4) } >> (offset & 31)) & 0xff
+    } else {
+        0
+    };
+    let mut y = [f32::NEG_INFINITY; 8];
+    each8(|j| {
+        let bias = if (biased >> j) & 1 != 0 {
+            // SAFETY: forwarded; the bitmap marks this token.
+            unsafe { bias_at(p, scan, offset + j as u32) }
+        } else {
+            0.0
+        };
+        let c = input.counts[j];
+        y[j] = process_untempered(input.raw[j], (allowed >> j) & 1 == 1, c != 0, c & 0x7fff_ffff, bias, &scan.row.params);
+    });
+    y
+}
+
+// ---------------------------------------------------------------------------------------------
+// Candidates and band sums.
+
+/// The running top 32 of a warp.
+struct TopList {
+    /// Lane i: the i-th largest key so far (0 = none yet).
+    list: u64,
+    /// The 32nd largest key (0 while fewer than 32): smaller keys can never make the list.
+    threshold: u64,
+    /// Keys in the buffer.
+    waiting: u32,
+}
+
+/// Adds this lane's tokens of one round whose bit is set in `passed` (their keys, from
+/// `key_of(j)`, are above the threshold) to the warp's list.
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed: u32, key_of: K) {
+    let lane = lane_id();
+    // Keys are rebuilt from the values on demand: eight u64 would cost 16 registers.
+    let mut passed = passed;
+    // SAFETY (whole warp, uniform branches): buffer slots below BUFFER_KEYS (waiting < 32 on
+    // entry, at most 256 added); sync_warp orders the lanes' shared accesses.
+    unsafe {
+        if !vote_any(FULL_MASK, passed != 0) {
+            return; // the common round: nothing above the threshold
+        }
+        if top.threshold == 0 {
+            // Not full yet: each lane's best key joins the list directly, which sets a
+            // threshold at once instead of buffering the whole first round.
+            let (mut best, mut best_j) = (0u64, 8u32);
+            let mut m = passed;
+            while m != 0 {
+                let j = m.trailing_zeros();
+                m &= m - 1;
+                let k = key_of(j);
+                if k > best {
+                    best = k;
+                    best_j = j;
+                }
+            }
+            if best_j < 8 {
+                passed &= !(1 << best_j);
+            }
+            top.list = merge_top32(top.list, best);
+            top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
+            let mut m = passed;
+            while m != 0 {
+                let j = m.trailing_zeros();
+                m &= m - 1;
+                if key_of(j) <= top.threshold {
+                    passed &= !(1 << j);
+                }
+            }
+        }
+        let mine = passed.count_ones();
+        if !vote_any(FULL_MASK, mine > 0) {
+            return;
+        }
+        let inclusive = warp_inclusive_sum(mine);
+        let total = shfl_idx_u32(FULL_MASK, inclusive, 31);
+        let mut at = top.waiting + inclusive - mine;
+        let mut m = passed;
+        while m != 0 {
+            let j = m.trailing_zeros();
+            m &= m - 1;
+            st_shared_u64(shared + W_BUFFER + at * 8, key_of(j));
+            at += 1;
+        }
+        top.waiting += total;
+        sync_warp(FULL_MASK);
+        while top.waiting >= 32 {
+            top.waiting -= 32;
+            let chunk = ld_shared_u64(shared + W_BUFFER + (top.waiting + lane) * 8);
+            top.list = merge_top32(top.list, chunk);
+            top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
+        }
+        sync_warp(FULL_MASK);
+    }
+}
+
+/// Merges what is left in the buffer.
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+unsafe fn flush(top: &mut TopList, shared: u32) {
+    if top.waiting == 0 {
+        return;
+    }
+    let lane = lane_id();
+    // SAFETY (whole warp): slots below waiting < 32 were written before the last sync_warp.
+    unsafe {
+        let chunk = if lane < top.waiting { ld_shared_u64(shared + W_BUFFER + lane * 8) } else { 0 };
+        top.list = merge_top32(top.list, chunk);
+    }
+    top.waiting = 0;
+}
+
+#[inline(always)]
+fn band_slot(bands: u32, band: u32, lane: u32) -> u32 {
+    bands + (band * 32 + lane) * 8
+}
+
+/// Moves this lane's band sums `delta` bands down (the ceiling rose by `delta`); bands that
+/// fall past the floor weigh nothing under any higher ceiling either, so they are dropped.
+///
+/// # Safety
+/// `shared` is this warp's region.
+#[inline(always)]
+unsafe fn shift_bands(bands: u32, delta: f32) {
+    let lane = lane_id();
+    let s = if delta < BANDS as f32 { delta as u32 } else { BANDS };
+    let mut d = BANDS;
+    // SAFETY: this lane's own slots; descending, so each source is read before it is written.
+    unsafe {
+        while d > 0 {
+            d -= 1;
+            let v = if d >= s { ld_shared_u64(band_slot(bands, d - s, lane)) } else { 0 };
+            st_shared_u64(band_slot(bands, d, lane), v);
+        }
+    }
+}
+
+/// Adds one round's tempered values to the band sums, raising the ceiling first.
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+unsafe fn add_mass(bands: u32, ceiling: &mut f32, x: &[f32; 8]) {
+    let lane = lane_id();
+    let mut top = 0u32;
+    each8(|j| {
+        if x[j] > f32::NEG_INFINITY {
+            let o = ordered_bits(x[j]);
+            top = if o > top { o } else { top };
+        }
+    });
+    // SAFETY (whole warp, uniform branches): this lane's band slots only.
+    unsafe {
+        let top = redux_max_sync(FULL_MASK, top);
+        if top != 0 {
+            let c = soft_ceil(from_ordered_bits(top));
+            if *ceiling == f32::NEG_INFINITY {
+                *ceiling = c;
+            } else if c > *ceiling {
+                shift_bands(bands, c - *ceiling);
+                *ceiling = c;
+            }
+        }
+        each8(|j| {
+            let v = x[j];
+            if v > f32::NEG_INFINITY && v < f32::INFINITY {
+                let c = soft_ceil(v);
+                let d = *ceiling - c;
+                if d <= BAND_FLOOR as f32 {
+                    let slot = band_slot(bands, d as u32, lane);
+                    st_shared_u64(slot, ld_shared_u64(slot) + frac_weight(v - c) as u64);
+                }
+            }
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scan of one tile, and the entry points.
+
+/// What a warp found in its tile.
+struct TileResult {
+    /// Lane i: the i-th largest key (`MODE_MAX`: every lane holds the largest).
+    list: u64,
+    /// Warp totals.
+    valid: u32,
+    infinite: u32,
+    /// Ceiling of the band sums (`MODE_MASS`).
+    ceiling: f32,
+}
+
+/// Untempered values of a row with no bitmask, penalty or bias: what `process_untempered`
+/// gives for a token with none (NaN becomes -inf, -0 becomes +0).
+#[inline(always)]
+fn plain8(raw: &[f32; 8], params: &LogitParams) -> [f32; 8] {
+    let mut y = [f32::NEG_INFINITY; 8];
+    each8(|j| y[j] = process_untempered(raw[j], true, false, 0, 0.0, params));
+    y
+}
+
+/// The rounds of one tile for one (mode, features) pair. `raw` holds this lane's logits of
+/// the first three rounds, already requested.
+///
+/// # Safety
+/// All 32 lanes call it together; `scan` describes a valid row and tile of `p`.
+#[inline(always)]
+unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan: &TileScan, raw: [[f32; 8]; 3]) -> TileResult {
+    let lane = lane_id();
+    let t = scan.row.settings.temperature;
+    let overflow_floor = temper_overflow_floor(t);
+    let mut top = TopList { list: 0, threshold: 0, waiting: 0 };
+    let mut floor_y = f32::NEG_INFINITY;
+    let (mut best_y, mut best_i) = (f32::NEG_INFINITY, 0u32);
+    let (mut valid, mut infinite) = (0u32, 0u32);
+    let mut ceiling = f32::NEG_INFINITY;
+    // SAFETY (whole warp; MODE and FEATURES are constants, every other branch is warp-uniform):
+    // this warp's shared slots; loads clipped to the vocab and the row's buffers.
+    unsafe {
+        if MODE == MODE_MASS {
+            let mut d = 0;
+            while d < BANDS {
+                st_shared_u64(band_slot(scan.bands, d, lane), 0);
+                d += 1;
+            }
+        }
+        let first0 = scan.start + lane * LANE_TOKENS;
+        // How far ahead logits are loaded is what the registers allow under 80 (24 warps per
+        // SM): three rounds for plain rows, one with a mask or bias, none with penalties (whose
+        // counts take 8 more); other warps hide the rest. Early loads not used are reloaded
+        // from cache. Mask words are loaded one round ahead, penalty counts in their round.
+        let ahead_rounds = match FEATURES {
+            PLAIN => 3,
+            MASKED => 1,
+            _ => 0,
+        };
+        let [mut raw_a, mut raw_b, mut raw_c] = raw;
+        let mut mask = if FEATURES != PLAIN { load_mask(p, &scan.row, first0) } else { u32::MAX };
+        let mut round = 0;
+        while round < ROUNDS && scan.start + round * ROUND_TOKENS < p.vocab {
+            let first = first0 + round * ROUND_TOKENS;
+            let raw_ahead = if ahead_rounds > 0 && round + ahead_rounds < ROUNDS {
+                load_raw8(p, scan.row.logits, scan.row.vector_ok, first + ahead_rounds * ROUND_TOKENS)
+            } else {
+                [f32::NAN; 8]
+            };
+            if ahead_rounds == 0 && round > 0 {
+                raw_a = load_raw8(p, scan.row.logits, scan.row.vector_ok, first);
+            }
+            let mask_ahead = if FEATURES != PLAIN && round + 1 < ROUNDS {
+                load_mask(p, &scan.row, first + ROUND_TOKENS)
+            } else {
+                u32::MAX
+            };
+            let y = if FEATURES != PLAIN {
+                let counts = if FEATURES == PENALIZED { load_counts(p, &scan.row, first) } else { [0; 8] };
+                prologue8(p, scan, first, &RoundInput { raw: raw_a, counts, mask })
+            } else {
+                plain8(&raw_a, &scan.row.params)
+            };
+            let mut passed = 0u32;
+            if MODE == MODE_MAX {
+                // A lane meets its tokens in index order, so `>` keeps the lowest index of a tie.
+                each8(|j| {
+                    if y[j] > best_y {
+                        best_y = y[j];
+                        best_i = first + j as u32;
+                    }
+                    valid += (y[j] > f32::NEG_INFINITY) as u32;
+                    infinite += (y[j] == f32::INFINITY) as u32;
+                });
+            } else if MODE == MODE_CANDIDATES {
+                // Below the floor a token cannot reach the threshold, so it is not divided (unless
+                // the division could overflow a finite value to -inf). The few that are go through
+                // a loop over their bits: a branch per token would be if-converted and every
+                // token would pay for the division.
+                let mut slow = 0u32;
+                each8(|j| {
+                    let v = y[j];
+                    let s = v >= floor_y || (v < overflow_floor && v > f32::NEG_INFINITY);
+                    slow |= (s as u32) << j;
+                    valid += (!s && v > f32::NEG_INFINITY) as u32;
+                });
+                while slow != 0 {
+                    let j = slow.trailing_zeros();
+                    slow &= slow - 1;
+                    let x = temper(pick8(&y, j), t);
+                    if x > f32::NEG_INFINITY {
+                        valid += 1;
+                        infinite += (x == f32::INFINITY) as u32;
+                        passed |= ((sort_key(x, first + j) > top.threshold) as u32) << j;
+                    }
+                }
+            } else {
+                let mut x = [f32::NEG_INFINITY; 8];
+                each8(|j| {
+                    x[j] = temper(y[j], t);
+                    if x[j] > f32::NEG_INFINITY {
+                        valid += 1;
+                        infinite += (x[j] == f32::INFINITY) as u32;
+                        passed |= ((sort_key(x[j], first + j as u32) > top.threshold) as u32) << j;
+                    }
+                });
+                add_mass(scan.bands, &mut ceiling, &x);
+                let before = top.threshold;
+                insert_round(&mut top, scan.shared, passed, |j| sort_key(pick8(&x, j), first + j));
+                if top.threshold != before {
+                    floor_y = temper_floor(key_value(top.threshold), t);
+                }
+            }
+            if MODE == MODE_CANDIDATES {
+                let before = top.threshold;
+                insert_round(&mut top, scan.shared, passed, |j| sort_key(temper(pick8(&y, j), t), first + j));
+                if top.threshold != before {
+                    floor_y = temper_floor(key_value(top.threshold), t);
+                }
+            }
+            match ahead_rounds {
+                0 => {}
+                1 => raw_a = raw_ahead,
+                2 => {
+                    raw_a = raw_b;
+                    raw_b = raw_ahead;
+                }
+                _ => {
+                    raw_a = raw_b;
+                    raw_b = raw_c;
+                    raw_c = raw_ahead;
+                }
+            }
+            mask = mask_ahead;
+            round += 1;
+        }
+        let valid = redux_add_sync(FULL_MASK, valid);
+        let infinite = redux_add_sync(FULL_MASK, infinite);
+        let list = if MODE == MODE_MAX {
+            warp_max_u64(if best_y > f32::NEG_INFINITY { sort_key(best_y, best_i) } else { 0 })
+        } else {
+            flush(&mut top, scan.shared);
+            top.list
+        };
+        TileResult { list, valid, infinite, ceiling }
+    }
+}
+
+/// Scans tile `tile` of `row` if the row belongs to this kernel, and writes its record.
+///
+/// # Safety
+/// All 32 lanes call it together; `row < rows`, `tile < tiles`; `p` describes valid buffers;
+/// `region` is this warp's shared region of the kernel's size.
+#[inline(always)]
+unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32, region: u32) {
+    let lane = lane_id();
+    let start = tile * TILE_TOKENS;
+    let (logits, vector_ok) = row_logits(p, row);
+    // The first rounds' logits go out before the settings: their address needs none.
+    let first0 = start + lane * LANE_TOKENS;
+    // SAFETY: row < rows; load_raw8 clips to the vocab.
+    let raw = unsafe {
+        [
+            load_raw8(p, logits, vector_ok, first0),
+            load_raw8(p, logits, vector_ok, first0 + ROUND_TOKENS),
+            load_raw8(p, logits, vector_ok, first0 + 2 * ROUND_TOKENS),
+        ]
+    };
+    // SAFETY: one u32 and one settings entry (row < rows).
+    let (active, s) = unsafe { (active_rows(p), read_settings(p, row)) };
+    if row >= active || !row_addressable(p, &s) {
+        return;
+    }
+    let greedy = s.temperature == 0.0;
+    let needs_mass = s.flags & ROW_WANT_LOGPROB != 0 || top_n(&s) > 0 || (!greedy && s.top_k == 0);
+    if needs_mass != MASS_KERNEL {
+        return; // the other stage-1 kernel's row
+    }
+    let r = row_setup(p, row, s);
+    let (shared, bands) = if MASS_KERNEL { (region + BAND_BYTES, region) } else { (region, 0) };
+    // SAFETY (whole warp from here on; every branch below is warp-uniform): shared slots of this
+    // warp's region; record writes go to this (row, tile)'s record only.
+    unsafe {
+        let (bias_found, duplicate_bias) = if s.bias_len > 0 { collect_bias(p, &r, start, shared) } else { (0, false) };
+        let features = if r.counts != 0 {
+            PENALIZED
+        } else if bias_found > 0 || r.bitmask != 0 {
+            MASKED
+        } else {
+            PLAIN
+        };
+        let scan = TileScan { row: r, start, shared, bands, bias_found };
+        let (mode, res) = if MASS_KERNEL {
+            let res = match features {
+                PLAIN => scan_rounds::<MODE_MASS, PLAIN>(p, &scan, raw),
+                MASKED => scan_rounds::<MODE_MASS, MASKED>(p, &scan, raw),
+                _ => scan_rounds::<MODE_MASS, PENALIZED>(p, &scan, raw),
+            };
+            (MODE_MASS, res)
+        } else if greedy {
+            let res = match features {
+                PLAIN => scan_rounds::<MODE_MAX, PLAIN>(p, &scan, raw),
+                MASKED => scan_rounds::<MODE_MAX, MASKED>(p, &scan, raw),
+                _ => scan_rounds::<MODE_MAX, PENALIZED>(p, &scan, raw),
+            };
+            (MODE_MAX, res)
+        } else {
+            let res = match features {
+                PLAIN => scan_rounds::<MODE_CANDIDATES, PLAIN>(p, &scan, raw),
+                MASKED => scan_rounds::<MODE_CANDIDATES, MASKED>(p, &scan, raw),
+                _ => scan_rounds::<MODE_CANDIDATES, PENALIZED>(p, &scan, raw),
+            };
+            (MODE_CANDIDATES, res)
+        };
+
+        let rec = record_ptr(p, row, tile);
+        if mode != MODE_MAX {
+            (rec as *mut u64).add(lane as usize).write(res.list);
+        } else if lane == 0 {
+            (rec as *mut u64).write(res.list);
+        }
+        let has_mass = MASS_KERNEL
+            && res.valid > 0
+            && res.infinite == 0
+            && res.ceiling < BAND_LIMIT
+            && res.ceiling > -BAND_LIMIT;
+        if has_mass {
+            // Other lanes' sums are read now; the start rotates with the lane so that the
+            // 32 lanes hit different banks.
+            sync_warp(FULL_MASK);
+            let out = (rec + 8 * TILE_CANDIDATES as u64) as *mut u64;
+            let mut b = lane;
+            while b < BANDS {
+                let mut sum = 0u64;
+                let mut k = 0;
+                while k < 32 {
+                    sum += ld_shared_u64(band_slot(bands, b, (k + lane) & 31));
+                    k += 1;
+                }
+                out.add(b as usize).write(sum);
+                b += 32;
+            }
+        }
+        if lane == 0 {
+            let tail = (rec + 8 * (TILE_CANDIDATES + MASS_BANDS) as u64) as *mut u32;
+            tail.write(if has_mass { res.ceiling.to_bits() } else { 0 });
+            tail.add(1).write(res.valid);
+            tail.add(2).write(res.infinite);
+            tail.add(3).write(if has_mass { TILE_HAS_MASS } else { 0 } | if duplicate_bias { TILE_DUPLICATE_BIAS } else { 0 });
+        }
+    }
+}
+
+/// Stage 1 for rows that need no row mass: warp `w` of block `b` scans (row, tile) =
+/// divmod(b · SCAN_WARPS + w, tiles).
+///
+/// # Safety
+/// Launch with `SCAN_THREADS` threads, at least `ceil(rows · tiles / SCAN_WARPS)` blocks and
+/// `SCAN_SHARED_BYTES` of dynamic shared memory; every pointer in `p` is valid for the sizes
+/// `StepParams` documents.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
+    if block_dim_x() != SCAN_THREADS || p.tiles == 0 {
+        return;
+    }
+    let g = block_idx_x() * SCAN_WARPS + warp_id();
+    let (row, tile) = (g / p.tiles, g % p.tiles);
+    if row >= p.rows {
+        return;
+    }
+    // SAFETY: the whole warp shares (row, tile) (warp-uniform g), row < rows, tile < tiles; the
+    // region is this warp's slice of the launch's shared memory.
+    unsafe { scan_tile::<false>(&p, row, tile, smem(warp_id() * SCAN_WARP_SHARED_BYTES)) }
+}
+
+/// Stage 1 for rows that need the row mass (no top-k, or log-probabilities); the same grid of
+/// warps as [`sample_tiles`], with `MASS_SCAN_WARPS` per block.
+///
+/// # Safety
+/// Launch with `MASS_SCAN_THREADS` threads, at least `ceil(rows · tiles / MASS_SCAN_WARPS)`
+/// blocks and `MASS_SCAN_SHARED_BYTES` of dynamic shared memory; pointers as for
+/// [`sample_tiles`].
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn sample_tiles_mass(p: StepParams) {
+    if block_dim_x() != MASS_SCAN_THREADS || p.tiles == 0 {
+        return;
+    }
+    let g = block_idx_x() * MASS_SCAN_WARPS + warp_id();
+    let (row, tile) = (g / p.tiles, g % p.tiles);
+    if row >= p.rows {
+        return;
+    }
+    // SAFETY: as for sample_tiles, with this kernel's shared region size.
+    unsafe { scan_tile::<true>(&p, row, tile, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES)) }
+}
