@@ -14,8 +14,12 @@ use std::process::Command;
 
 /// Performance directives added to entry points after rustc emits the PTX (rustc has no
 /// attribute for them): `sample_tiles` must fit two 512-thread blocks per SM, so its register
-/// budget is 64; the PTX check then proves ptxas met it without spilling.
-pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[("sample_tiles", ".maxntid 512, 1, 1\n.minnctapersm 2")];
+/// budget is 64; the PTX check then proves ptxas met it without spilling. `topk_chunks` streams
+/// the logits the same way and needs the same two blocks per SM.
+pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
+    ("sample_tiles", ".maxntid 512, 1, 1\n.minnctapersm 2"),
+    ("topk_chunks", ".maxntid 512, 1, 1\n.minnctapersm 2"),
+];
 
 /// Inserts [`ENTRY_DIRECTIVES`] between each named entry's parameter list and its body.
 pub fn add_entry_directives(ptx: &str) -> Result<String, String> {
