@@ -45,7 +45,7 @@ case "${1:-test}" in
     cell="${2:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"; out="${3:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"
     mkdir -p "$out"; name=$(echo "$cell" | tr ':' '-')
     # Skip the warm-up replays; profile the three kernels of one step. Clocks stay as found.
-    ncu --clock-control none --graph-profiling node -k regex:sample_ --launch-skip 30 --launch-count 3 \
+    ncu --clock-control none --graph-profiling node -k "regex:sample_|topk_" --launch-skip 30 --launch-count 3 \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
         -f -o "$out/$name" "$here/sonic-bench" --only "$cell" --replays 100 --out "$out/bench-$name" >/dev/null || exit 1
     ncu --import "$out/$name.ncu-rep" --page details > "$out/$name-details.txt" || exit 1
