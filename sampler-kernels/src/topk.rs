@@ -8,8 +8,9 @@
 //!    are appended to a shared candidate buffer (warp scan + one barrier per iteration). When
 //!    the buffer could not take another full iteration, the block selects its k largest
 //!    candidates exactly (MSD radix select on the keys, 8 bits per level) and θ rises to the
-//!    k-th of them, so later tokens mostly fail one 64-bit compare. The chunk's k largest keys
-//!    go to a record, or, when the row is one chunk, straight to the outputs, sorted.
+//!    k-th of them, so later tokens mostly fail one float compare with θ's value (only ties
+//!    with it and NaN build the exact key). The chunk's k largest keys go to a record, or,
+//!    when the row is one chunk, straight to the outputs, sorted.
 //! 2. `topk_merge`, grid `rows`, only when a row has several chunks: the same filter and
 //!    select over the row's chunk records, then a bitonic sort of the k winners.
 //!
@@ -186,40 +187,46 @@ mod device {
         }
     }
 
-    /// Appends this thread's keys whose bit in `valid` is set and that are `>= theta` after
-    /// the buffer's `n` keys; returns the new count, the same in every thread.
+    /// Appends this thread's keys `key_of(j)` for the bits `j` set in `take` after the buffer's
+    /// `n` keys; returns the new count, the same in every thread.
+    ///
+    /// Once θ has risen, most iterations have no survivor anywhere in the block: then a warp
+    /// skips its scan, and the barrier itself (`barrier.red.or`) tells every thread that there
+    /// is nothing to place, so the offsets and the writes are skipped too.
     ///
     /// # Safety
-    /// The whole block calls it together with the same `theta`, `n` and `parity`, and
+    /// The whole block calls it together with the same `n` and `parity`, and
     /// `n <= TOPK_BUFFER - TOPK_ITER`.
     #[inline(always)]
-    unsafe fn append(keys: &[u64; 8], valid: u32, theta: u64, n: u32, parity: u32) -> u32 {
-        let mut take = 0u32;
-        each8(|j| {
-            if (valid >> j) & 1 == 1 && keys[j] >= theta {
-                take |= 1 << j;
-            }
-        });
+    unsafe fn append<K: Fn(usize) -> u64>(take: u32, key_of: K, n: u32, parity: u32) -> u32 {
         let c = take.count_ones();
         let slots = TK_SLOTS + (parity & 1) * WARPS * 4;
-        // SAFETY: whole block converged (caller); the slot set `parity` was last read two
-        // barriers ago; buffer writes stay below n + TOPK_ITER <= TOPK_BUFFER.
+        // SAFETY: whole block converged (caller); `any` is warp-uniform and `placed`
+        // block-uniform, so the shuffles and the barrier are reached by all; the slot set
+        // `parity` was last read two barriers ago; buffer writes stay below
+        // n + TOPK_ITER <= TOPK_BUFFER.
         unsafe {
-            let incl = warp_inclusive_sum(c);
+            let any = vote_any(FULL_MASK, c != 0);
+            let incl = if any { warp_inclusive_sum(c) } else { 0 };
             if lane_id() == 31 {
                 st_shared_u32(smem(slots + warp_id() * 4), incl);
             }
-            sync_threads();
+            let placed = sync_threads_or(c != 0);
+            if !placed {
+                return n;
+            }
             let (before, total) = warp_offsets(slots, 4);
-            let mut pos = n + before + incl - c;
-            each8(|j| {
-                if (take >> j) & 1 == 1 {
-                    if pos < TOPK_BUFFER {
-                        st_shared_u64(buf(pos), keys[j]);
+            if take != 0 {
+                let mut pos = n + before + incl - c;
+                each8(|j| {
+                    if (take >> j) & 1 == 1 {
+                        if pos < TOPK_BUFFER {
+                            st_shared_u64(buf(pos), key_of(j));
+                        }
+                        pos += 1;
                     }
-                    pos += 1;
-                }
-            });
+                });
+            }
             n + total
         }
     }
@@ -555,26 +562,63 @@ mod device {
         }
     }
 
-    /// Keys of the raw logits from [`load_logits`], and which of them lie before `end`.
+    /// Token index of this thread's element `j` of the iteration at `base` (the layout of
+    /// [`load_logits`]).
     #[inline(always)]
-    fn logit_keys<const D: u32>(raw: &[u32; 8], base: u32, end: u32) -> ([u64; 8], u32) {
+    fn element_index<const D: u32>(base: u32, j: usize) -> u32 {
         let tid = thread_idx_x();
-        let mut keys = [0u64; 8];
-        let mut valid = 0u32;
+        if D == DTYPE_F32 {
+            base + (j as u32 >> 2) * (TOPK_ITER / 2) + tid * 4 + (j as u32 & 3)
+        } else {
+            base + tid * 8 + j as u32
+        }
+    }
+
+    /// Widened values of the raw logits from [`load_logits`].
+    #[inline(always)]
+    fn widen<const D: u32>(raw: &[u32; 8]) -> [f32; 8] {
+        let mut xs = [0f32; 8];
         each8(|j| {
-            let (index, x) = if D == DTYPE_F32 {
-                (base + (j as u32 >> 2) * (TOPK_ITER / 2) + tid * 4 + (j as u32 & 3), f32::from_bits(raw[j]))
+            xs[j] = if D == DTYPE_F32 {
+                f32::from_bits(raw[j])
             } else {
                 let bits = (raw[j >> 1] >> ((j as u32 & 1) * 16)) as u16;
-                let x = if D == DTYPE_BF16 { widen_bf16(bits) } else { widen_f16(bits) };
-                (base + tid * 8 + j as u32, x)
+                if D == DTYPE_BF16 {
+                    widen_bf16(bits)
+                } else {
+                    widen_f16(bits)
+                }
             };
-            keys[j] = topk_key(x, index);
-            if index < end {
-                valid |= 1 << j;
+        });
+        xs
+    }
+
+    /// Which of this thread's elements enter the buffer: those before `end` whose key is
+    /// `>= theta`. A float compare with θ's value settles almost every element (`x < θ` fails
+    /// the key test whatever the index); only elements that are not below it (ties with θ's
+    /// value, NaN, or a NaN θ before the first selection) pay for the exact key.
+    #[inline(always)]
+    fn survivors<const D: u32>(xs: &[f32; 8], base: u32, end: u32, theta: u64, theta_value: f32) -> u32 {
+        // Every iteration but a row's last is whole: one uniform test instead of eight.
+        let whole = base + TOPK_ITER <= end;
+        let mut maybe = 0u32;
+        each8(|j| {
+            // Written as `!(x < θ)` on purpose: NaN on either side must reach the exact test.
+            #[allow(clippy::neg_cmp_op_on_partial_ord)]
+            let not_below = !(xs[j] < theta_value);
+            if not_below && (whole || element_index::<D>(base, j) < end) {
+                maybe |= 1 << j;
             }
         });
-        (keys, valid)
+        let mut take = 0u32;
+        if maybe != 0 {
+            each8(|j| {
+                if (maybe >> j) & 1 == 1 && topk_key(xs[j], element_index::<D>(base, j)) >= theta {
+                    take |= 1 << j;
+                }
+            });
+        }
+        take
     }
 
     /// Stage 1 for one dtype: the chunk's k largest keys into the buffer; returns their count.
@@ -587,7 +631,10 @@ mod device {
         let row_ptr = p.logits + row as u64 * p.row_stride * element;
         let vector_ok = row_ptr % 16 == 0;
         let iters = (end - start).div_ceil(TOPK_ITER);
+        // θ = 1 admits every real key (they are all > 1); its value is NaN, so every element
+        // takes the exact test until the first selection.
         let (mut theta, mut n) = (1u64, 0u32);
+        let mut theta_value = key_value(theta);
         // SAFETY: loads stay inside the row below `end` (the host checked rows, stride and
         // length); the block-wide helpers are called by the whole block on uniform branches
         // (`iters`, `n` and `theta` are the same in every thread).
@@ -598,10 +645,12 @@ mod device {
                 let base = start + it * TOPK_ITER;
                 // Next iteration's loads go out before this one is filtered.
                 let next = if it + 1 < iters { load_logits::<D>(row_ptr, base + TOPK_ITER, end, vector_ok) } else { [0; 8] };
-                let (keys, valid) = logit_keys::<D>(&raw, base, end);
-                n = append(&keys, valid, theta, n, it);
+                let xs = widen::<D>(&raw);
+                let take = survivors::<D>(&xs, base, end, theta, theta_value);
+                n = append(take, |j| topk_key(xs[j], element_index::<D>(base, j)), n, it);
                 if n > TOPK_BUFFER - TOPK_ITER {
                     (theta, n) = select(n, p.k);
+                    theta_value = key_value(theta);
                 }
                 raw = next;
                 it += 1;
@@ -700,7 +749,13 @@ mod device {
             while it < iters {
                 let base = it * TOPK_ITER;
                 let next = if it + 1 < iters { load_keys(rec, base + TOPK_ITER + tid * 8, total) } else { [0; 8] };
-                n = append(&raw, 0xff, theta, n, it);
+                let mut take = 0u32;
+                each8(|j| {
+                    if raw[j] >= theta {
+                        take |= 1 << j;
+                    }
+                });
+                n = append(take, |j| raw[j], n, it);
                 if n > TOPK_BUFFER - TOPK_ITER {
                     (theta, n) = select(n, p.k);
                 }
