@@ -268,8 +268,11 @@ impl GpuTopK {
         let Some((rows, k)) = self.last else {
             return Err(Error::InvalidSetting { request: None, field: Field::TopK, reason: "nothing was enqueued".into() });
         };
-        let stream = self.gpu.stream().clone();
         let n = rows * k;
+        if n == 0 {
+            return Ok(TopK { rows, k, values: Vec::new(), indices: Vec::new() });
+        }
+        let stream = self.gpu.stream().clone();
         let values = stream.clone_dtoh(&self.values.slice(0..n)).map_err(cuda_err("reading top-k values"))?;
         let indices = stream.clone_dtoh(&self.indices.slice(0..n)).map_err(cuda_err("reading top-k indices"))?;
         stream.synchronize().map_err(cuda_err("synchronizing the stream"))?;

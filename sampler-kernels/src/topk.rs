@@ -75,7 +75,7 @@ mod tests {
             for rows in [1u32, 3, 64, 257, 1024, 65_535] {
                 for k in [1u32, 50, 128, 1000, TOPK_MAX_K] {
                     let g = geometry(rows, vocab, k, 528);
-                    assert!(g.chunks >= 1 && g.chunk_len % TOPK_ITER == 0, "{g:?}");
+                    assert!(g.chunks >= 1 && g.chunk_len.is_multiple_of(TOPK_ITER), "{g:?}");
                     assert!(g.chunks as u64 * g.chunk_len as u64 >= vocab as u64, "{vocab} {g:?}");
                     assert!(((g.chunks - 1) * g.chunk_len) < vocab, "empty last chunk: {vocab} {g:?}");
                     assert!(g.chunks == 1 || g.chunks * record_stride(k) <= TOPK_MERGE_KEYS, "{k} {g:?}");
