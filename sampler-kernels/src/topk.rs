@@ -88,6 +88,221 @@ mod tests {
     }
 }
 
+/// A sequential model of the two kernels, step for step: the same iteration layout, float
+/// pre-filter, thresholds, radix levels (histogram, warp 0's lane-by-lane digit search, stop
+/// rule), compaction positions and buffer bounds, with the 512 threads run one after another.
+/// It checks the algorithm's arithmetic on the host (the GPU tests check the kernels).
+#[cfg(test)]
+mod model {
+    use super::*;
+    use crate::abi::{TOPK_BUFFER, TOPK_MAX_K, TOPK_THREADS};
+    use crate::keys::key_value;
+    use std::vec::Vec;
+
+    const T: u32 = TOPK_THREADS;
+
+    /// `select` + `compact`: keeps the `l` largest of `buf[..n]` at the front.
+    fn select(buf: &mut [u64], n: u32, l: u32) -> (u64, u32) {
+        assert!(n > l && l >= 1 && n <= TOPK_BUFFER);
+        let (mut prefix, mut need, mut shift) = (0u64, l, 56u32);
+        loop {
+            let mut hist = [0u32; 256];
+            let hi_mask = if shift >= 56 { 0 } else { !0u64 << (shift + 8) };
+            for &key in &buf[..n as usize] {
+                if key & hi_mask == prefix {
+                    hist[((key >> shift) & 0xff) as usize] += 1;
+                }
+            }
+            // Warp 0: lane l owns bins 255 - 8l ..= 248 - 8l.
+            let own: Vec<u32> = (0..32u32).map(|lane| (0..8).map(|b| hist[(255 - 8 * lane - b) as usize]).sum()).collect();
+            let incl: Vec<u32> = own.iter().scan(0, |acc, &x| { *acc += x; Some(*acc) }).collect();
+            let first = (0..32).find(|&lane| incl[lane] >= need).unwrap_or(31);
+            let top = 255 - 8 * first as u32;
+            let mut above = incl[first] - own[first];
+            let (mut digit, mut count, mut found) = (top - 7, 0u32, false);
+            for b in 0..8 {
+                let c = hist[(top - b) as usize];
+                if !found {
+                    if above + c >= need {
+                        (digit, count, found) = (top - b, c, true);
+                    } else {
+                        above += c;
+                    }
+                }
+            }
+            prefix |= (digit as u64) << shift;
+            need = need.saturating_sub(above);
+            if count <= need || shift == 0 {
+                break;
+            }
+            shift -= 8;
+        }
+        compact(buf, n, prefix)
+    }
+
+    fn compact(buf: &mut [u64], n: u32, theta: u64) -> (u64, u32) {
+        // Thread t owns slots j·512 + t; positions are an exclusive scan in thread order.
+        let keep = |buf: &[u64], t: u32, j: u32| {
+            let i = j * T + t;
+            i < n && buf[i as usize] >= theta
+        };
+        let counts: Vec<u32> = (0..T).map(|t| (0..10).filter(|&j| keep(buf, t, j)).count() as u32).collect();
+        let total: u32 = counts.iter().sum();
+        let least = buf[..n as usize].iter().copied().filter(|&k| k >= theta).min().unwrap_or(u64::MAX);
+        let before = buf.to_vec();
+        let mut pos = 0u32;
+        for t in 0..T {
+            for j in 0..10 {
+                if keep(&before, t, j) {
+                    // Every write lands below 2·T, so slots j >= 2 are never overwritten before
+                    // their owner reads them again (the kernel keeps only j < 2 in registers).
+                    assert!(pos < 2 * T, "a compaction wrote slot {pos}");
+                    buf[pos as usize] = before[(j * T + t) as usize];
+                    pos += 1;
+                }
+            }
+        }
+        assert_eq!(pos, total);
+        (least, total)
+    }
+
+    /// `append`: thread t's survivors `take[t]` (bit j = element j) in thread order.
+    fn append(buf: &mut [u64], n: u32, take: &[u32], key_of: impl Fn(u32, u32) -> u64) -> u32 {
+        assert!(n <= TOPK_BUFFER - TOPK_ITER);
+        let mut pos = n;
+        for t in 0..T {
+            for j in 0..8 {
+                if (take[t as usize] >> j) & 1 == 1 {
+                    buf[pos as usize] = key_of(t, j);
+                    pos += 1;
+                }
+            }
+        }
+        pos
+    }
+
+    /// `chunk_top` for f32: the chunk's keys at the front of the buffer, and their count.
+    fn chunk_top(row: &[f32], start: u32, end: u32, k: u32) -> Vec<u64> {
+        let mut buf = std::vec![0u64; TOPK_BUFFER as usize];
+        let (mut theta, mut n) = (1u64, 0u32);
+        let mut theta_value = key_value(theta);
+        let index = |base: u32, t: u32, j: u32| base + (j >> 2) * (TOPK_ITER / 2) + t * 4 + (j & 3);
+        let iters = (end - start).div_ceil(TOPK_ITER);
+        for it in 0..iters {
+            let base = start + it * TOPK_ITER;
+            let x = |t: u32, j: u32| {
+                let i = index(base, t, j);
+                if i < end { row[i as usize] } else { 0.0 }
+            };
+            let take: Vec<u32> = (0..T)
+                .map(|t| {
+                    (0..8).filter(|&j| {
+                        #[allow(clippy::neg_cmp_op_on_partial_ord)]
+                        let maybe = !(x(t, j) < theta_value) && index(base, t, j) < end;
+                        maybe && topk_key(x(t, j), index(base, t, j)) >= theta
+                    })
+                    .fold(0u32, |m, j| m | 1 << j)
+                })
+                .collect();
+            n = append(&mut buf, n, &take, |t, j| topk_key(x(t, j), index(base, t, j)));
+            if n > TOPK_BUFFER - TOPK_ITER {
+                (theta, n) = select(&mut buf, n, k);
+                theta_value = key_value(theta);
+            }
+        }
+        if n > k {
+            (_, n) = select(&mut buf, n, k);
+        }
+        buf.truncate(n as usize);
+        buf
+    }
+
+    /// `topk_merge` over zero-padded records of `stride` keys.
+    fn merge(records: &[u64], k: u32) -> Vec<u64> {
+        let mut buf = std::vec![0u64; TOPK_BUFFER as usize];
+        let (mut theta, mut n) = (1u64, 0u32);
+        let total = records.len() as u32;
+        for it in 0..total.div_ceil(TOPK_ITER) {
+            let base = it * TOPK_ITER;
+            let key = |t: u32, j: u32| {
+                let at = base + t * 8;
+                if at + 8 <= total { records[(at + j) as usize] } else { 0 }
+            };
+            let take: Vec<u32> = (0..T).map(|t| (0..8).filter(|&j| key(t, j) >= theta).fold(0u32, |m, j| m | 1 << j)).collect();
+            n = append(&mut buf, n, &take, key);
+            if n > TOPK_BUFFER - TOPK_ITER {
+                (theta, n) = select(&mut buf, n, k);
+            }
+        }
+        if n > k {
+            (_, n) = select(&mut buf, n, k);
+        }
+        buf.truncate(n as usize);
+        buf
+    }
+
+    /// Both stages for one row with the launch geometry of `rows` rows.
+    fn row_top(row: &[f32], k: u32, rows: u32) -> Vec<u64> {
+        let vocab = row.len() as u32;
+        let g = geometry(rows, vocab, k, 528);
+        let stride = record_stride(k) as usize;
+        let mut out = if g.chunks == 1 {
+            chunk_top(row, 0, vocab, k)
+        } else {
+            let mut records = std::vec![0u64; g.chunks as usize * stride];
+            for c in 0..g.chunks {
+                let start = c * g.chunk_len;
+                let end = vocab.min(start + g.chunk_len);
+                let keys = chunk_top(row, start, end, k);
+                let want = sorted_keys(&row[start as usize..end as usize], start).len().min(k as usize);
+                assert_eq!(keys.len(), want, "chunk {c} keeps min(k, len) keys");
+                records[c as usize * stride..c as usize * stride + keys.len()].copy_from_slice(&keys);
+            }
+            merge(&records, k)
+        };
+        out.sort_unstable_by(|a, b| b.cmp(a));
+        out
+    }
+
+    fn sorted_keys(row: &[f32], offset: u32) -> Vec<u64> {
+        let mut keys: Vec<u64> = row.iter().enumerate().map(|(i, &x)| topk_key(x, offset + i as u32)).collect();
+        keys.sort_unstable_by(|a, b| b.cmp(a));
+        keys
+    }
+
+    fn xorshift(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    #[test]
+    fn model_equals_a_full_sort() {
+        let mut state = 0x2545_f491_4f6c_dd1du64
+            ^ std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
+        std::eprintln!("model seed {state}");
+        let shapes: [fn(u64, usize) -> f32; 6] = [
+            |r, _| ((r >> 40) as f32 / 16_777_216.0 - 0.5) * 8.0,                // uniform-ish
+            |_, i| i as f32 * 1e-3,                                              // ascending
+            |_, i| -(i as f32),                                                  // descending
+            |r, _| (r % 3) as f32,                                               // ties
+            |r, _| [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, 1.0][(r % 6) as usize],
+            |_, _| 0.25,                                                         // one value
+        ];
+        for (s, shape) in shapes.iter().enumerate() {
+            for &(vocab, rows) in &[(5000usize, 1u32), (40_000, 1), (40_000, 3), (70_000, 1000), (4096, 1)] {
+                let row: Vec<f32> = (0..vocab).map(|i| shape(xorshift(&mut state), i)).collect();
+                let all = sorted_keys(&row, 0);
+                for k in [1u32, 50, 128, 1000, TOPK_MAX_K] {
+                    let got = row_top(&row, k, rows);
+                    assert_eq!(got[..], all[..k as usize], "shape {s} V={vocab} B={rows} k={k}");
+                }
+            }
+        }
+    }
+}
+
 #[cfg(target_arch = "nvptx64")]
 pub use device::{topk_chunks, topk_merge};
 
