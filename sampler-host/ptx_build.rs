@@ -13,12 +13,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Performance directives added to entry points after rustc emits the PTX (rustc has no
-/// attribute for them). `sample_tiles` should keep 32 warps per SM (64 registers);
+/// attribute for them). `sample_tiles` keeps three 256-thread blocks per SM (80 registers);
 /// `sample_tiles_mass` fits four 128-thread blocks per SM (its shared memory allows no more), so
-/// 128 registers. The PTX check then proves ptxas met each budget without spilling.
+/// 128 registers; `topk_chunks` streams the logits with two 512-thread blocks per SM (64). The
+/// PTX check then proves ptxas met each budget without spilling.
 pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
     ("sample_tiles", ".maxntid 256, 1, 1\n.minnctapersm 3"),
     ("sample_tiles_mass", ".maxntid 128, 1, 1\n.minnctapersm 4"),
+    ("topk_chunks", ".maxntid 512, 1, 1\n.minnctapersm 2"),
 ];
 
 /// Inserts [`ENTRY_DIRECTIVES`] between each named entry's parameter list and its body.

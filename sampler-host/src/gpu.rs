@@ -97,6 +97,32 @@ impl<'a> DeviceLogits<'a> {
     }
 }
 
+/// Read access for the crate's other device-level APIs (`gpu_topk`), which validate and launch
+/// on the same views.
+impl DeviceLogits<'_> {
+    pub(crate) fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+    pub(crate) fn logits_dtype(&self) -> LogitsDtype {
+        self.dtype
+    }
+    pub(crate) fn rows(&self) -> usize {
+        self.rows
+    }
+    pub(crate) fn row_stride(&self) -> usize {
+        self.row_stride
+    }
+    pub(crate) fn elements(&self) -> usize {
+        self.elements
+    }
+    pub(crate) fn element_bytes(&self) -> usize {
+        self.element_bytes
+    }
+    pub(crate) fn context(&self) -> Option<usize> {
+        self.context
+    }
+}
+
 fn device_address<T>(slice: &CudaSlice<T>) -> u64 {
     let stream = slice.stream().clone();
     let (ptr, _guard) = slice.device_ptr(&stream);

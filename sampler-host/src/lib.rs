@@ -12,6 +12,9 @@
 //!
 //! Both sit behind [`backend::Backend`], so a caller can swap one for the other.
 //!
+//! Top-k alone (the k largest logits and their indices per row) is a separate API:
+//! [`topk::top_k`] on the CPU defines it, [`gpu_topk::GpuTopK`] computes it on the GPU.
+//!
 //! Error handling: every fallible function returns [`Error`]; nothing here unwraps or panics
 //! on bad input.
 
@@ -19,11 +22,13 @@ pub mod backend;
 pub mod cuda;
 pub mod error;
 pub mod gpu;
+pub mod gpu_topk;
 pub mod logits;
 pub mod ptx;
 pub mod reference;
 pub mod settings;
 pub mod state;
+pub mod topk;
 pub mod verify;
 
 pub use error::{Error, Field, Result};

@@ -229,3 +229,54 @@ pub struct FillParams {
 
 const _: () = assert!(core::mem::size_of::<FillParams>() == 40);
 const _: () = assert!(core::mem::align_of::<FillParams>() == 8);
+
+// ---------------------------------------------------------------------------------------------
+// Top-k alone (`topk_chunks`, `topk_merge`; docs/SEMANTICS.md §11): for each row, the k largest
+// logits and their indices in key order. Stage 1 keeps each (row, chunk)'s top k; stage 2
+// merges a row's chunk lists. With one chunk per row, stage 1 writes the outputs itself.
+
+/// Threads per block of both top-k kernels.
+pub const TOPK_THREADS: u32 = 512;
+/// Elements a top-k block takes per iteration: 8 per thread (two 16-byte loads of f32, one of
+/// bf16/f16, or eight keys in the merge).
+pub const TOPK_ITER: u32 = TOPK_THREADS * 8;
+/// Largest k the top-k API accepts.
+pub const TOPK_MAX_K: u32 = 1024;
+/// Keys the candidate buffer holds: a full list of `TOPK_MAX_K` plus one iteration's worst case,
+/// so an iteration can always append every survivor before the block selects.
+pub const TOPK_BUFFER: u32 = TOPK_MAX_K + TOPK_ITER;
+/// Bytes of dynamic shared memory of each top-k kernel: 2 KiB of slots and histogram, then the
+/// candidate buffer. Below 48 KiB, so no opt-in attribute is needed.
+pub const TOPK_SHARED_BYTES: u32 = 2048 + TOPK_BUFFER * 8;
+const _: () = assert!(TOPK_SHARED_BYTES <= 48 * 1024);
+/// Most keys stage 2 reads per row (chunks × record stride); bounds the chunk count for large k.
+pub const TOPK_MERGE_KEYS: u32 = 16384;
+
+/// The parameter of both top-k kernels. Pointers are device addresses.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TopKParams {
+    /// Logits, `rows` rows of `vocab` elements of `dtype`, rows `row_stride` elements apart.
+    pub logits: u64,
+    pub row_stride: u64,
+    /// Chunk lists, `u64[rows][chunks][record_stride]` packed keys, 0 pads (unused when `chunks == 1`).
+    pub records: u64,
+    /// Outputs, `f32[rows][k]` values and `i32[rows][k]` token indices, in key order.
+    pub out_values: u64,
+    pub out_indices: u64,
+    pub dtype: u32,
+    pub vocab: u32,
+    pub rows: u32,
+    /// 1..=TOPK_MAX_K, at most `vocab`.
+    pub k: u32,
+    /// Chunks per row: the x extent of stage 1's grid.
+    pub chunks: u32,
+    /// Tokens per chunk, a multiple of `TOPK_ITER`; `chunks * chunk_len >= vocab`.
+    pub chunk_len: u32,
+    /// Keys per chunk record: `k` rounded up to a multiple of 8 (64-byte aligned records).
+    pub record_stride: u32,
+    pub _pad: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<TopKParams>() == 5 * 8 + 8 * 4);
+const _: () = assert!(core::mem::align_of::<TopKParams>() == 8);

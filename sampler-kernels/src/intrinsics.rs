@@ -175,6 +175,23 @@ pub unsafe fn sync_threads() {
     unsafe { asm!("barrier.sync 0;", options(nostack)) };
 }
 
+/// `barrier.red.or.pred 0`: a block-wide barrier like [`sync_threads`] (same barrier 0, same
+/// memory ordering, non-aligned) that also returns, in every thread, whether any thread of
+/// the block passed `true`.
+///
+/// # Safety
+/// As for [`sync_threads`].
+#[inline(always)]
+pub unsafe fn sync_threads_or(predicate: bool) -> bool {
+    let out: u32;
+    // SAFETY: the caller guarantees that the whole block arrives.
+    unsafe {
+        asm!("{{ .reg .pred p, q; setp.ne.u32 p, {1}, 0; barrier.red.or.pred q, 0, p; selp.u32 {0}, 1, 0, q; }}",
+             out(reg32) out, in(reg32) predicate as u32, options(nostack))
+    };
+    out != 0
+}
+
 /// `bar.warp.sync mask`: waits for the lanes in `mask` and orders their memory accesses.
 ///
 /// # Safety

@@ -31,6 +31,7 @@ pub mod logit;
 pub mod logprob;
 pub mod philox;
 pub mod status;
+pub mod topk;
 pub mod verify;
 
 #[cfg(target_arch = "nvptx64")]

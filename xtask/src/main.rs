@@ -295,9 +295,13 @@ mod tests {
 
     #[test]
     fn entry_directives_go_between_parameters_and_body() {
-        let ptx = ".visible .entry other(\n\t.param .u64 a\n)\n{\n\tret;\n}\n.visible .entry sample_tiles(\n\t.param .u64 p\n)\n{\n\tret;\n}\n";
+        let ptx = ".visible .entry other(\n\t.param .u64 a\n)\n{\n\tret;\n}\n.visible .entry sample_tiles(\n\t.param .u64 p\n)\n{\n\tret;\n}\n\
+                   .visible .entry sample_tiles_mass(\n\t.param .u64 m\n)\n{\n\tret;\n}\n\
+                   .visible .entry topk_chunks(\n\t.param .u64 q\n)\n{\n\tret;\n}\n";
         let tuned = add_entry_directives(ptx).expect("tuned");
         assert!(tuned.contains(".entry sample_tiles(\n\t.param .u64 p\n)\n.maxntid 256, 1, 1\n.minnctapersm 3\n{"));
+        assert!(tuned.contains(".entry sample_tiles_mass(\n\t.param .u64 m\n)\n.maxntid 128, 1, 1\n.minnctapersm 4\n{"));
+        assert!(tuned.contains(".entry topk_chunks(\n\t.param .u64 q\n)\n.maxntid 512, 1, 1\n.minnctapersm 2\n{"));
         assert!(tuned.contains(".entry other(\n\t.param .u64 a\n)\n{"));
         assert!(add_entry_directives(".visible .entry other(\n)\n{\n}\n").is_err());
     }

@@ -6,9 +6,11 @@
 //! them, and writes into the output directory (DIR unless `--out` says otherwise):
 //!
 //! - `latency-vs-batch-<vocab>-<dtype>.png`: median latency against batch, one line per (impl, workload);
-//! - `speedup.png`: torch peer median / sonic median for the matching f32 workloads;
+//! - `speedup.png`: peer median / sonic median for the matching f32 workloads (torch peers, and
+//!   for top-k alone also the fastest FlashInfer entry point of each shape);
 //! - `copy-fraction.png`: sonic's bandwidth as a fraction of the measured copy bandwidth;
-//! - `plots.md`: the PNGs, one sentence each on how to read them.
+//! - `plots.md`: the PNGs, one sentence each on how to read them, and a table of top-k alone
+//!   (`topk128`) next to torch.topk and FlashInfer's fastest top-k, shape by shape.
 //!
 //! Text is drawn with an embedded DejaVu Sans (plotters' ab_glyph backend), so nothing here
 //! needs system fonts. JSON files that are not in the schema are skipped with a message.
@@ -53,11 +55,63 @@ impl Row {
 /// (vocab, batch, peer median / sonic median).
 type Speedup = (u64, u64, f64);
 
-/// sonic's workload, the peer it is compared with, and the panel title.
+/// sonic's workload, the peer it is compared with, and the panel title. A peer ending in `*`
+/// is every impl with that prefix, the fastest of them per shape.
 const PAIRS: &[(&str, &str, &str)] = &[
     ("greedy", "torch.argmax", "greedy: sonic vs torch.argmax"),
     ("topk50_topp09_t07", "torch.sort_topk_topp", "top-k 50, top-p 0.9, T 0.7: sonic vs torch sort-based sampling"),
+    ("topk128", "torch.topk", "top-k 128, values and indices: sonic vs torch.topk"),
+    ("topk128", "flashinfer.*", "top-k 128, values and indices: sonic vs FlashInfer's fastest top-k"),
 ];
+
+/// Whether `impl_name` is `peer`, or starts with `peer`'s prefix when `peer` ends in `*`.
+fn peer_matches(impl_name: &str, peer: &str) -> bool {
+    match peer.strip_suffix('*') {
+        Some(prefix) => impl_name.starts_with(prefix),
+        None => impl_name == peer,
+    }
+}
+
+/// The fastest row of `peer` (see [`peer_matches`]) for `workload` at one shape.
+fn best_peer<'a>(rows: &'a [Row], peer: &str, workload: &str, dtype: &str, vocab: u64, batch: u64) -> Option<&'a Row> {
+    rows.iter()
+        .filter(|r| !r.is_sonic() && peer_matches(&r.impl_name, peer) && r.workload == workload)
+        .filter(|r| r.dtype == dtype && r.vocab == vocab && r.batch == batch)
+        .min_by(|a, b| a.median_us.total_cmp(&b.median_us))
+}
+
+/// A markdown table of sonic's top-k alone next to torch.topk and FlashInfer's fastest top-k,
+/// one line per shape sonic measured; `None` without sonic `topk128` rows.
+pub fn topk_table(rows: &[Row]) -> Option<String> {
+    let mut sonic: Vec<&Row> = rows.iter().filter(|r| r.is_sonic() && r.workload == "topk128").collect();
+    if sonic.is_empty() {
+        return None;
+    }
+    sonic.sort_by_key(|r| (r.dtype != "f32", r.dtype.clone(), r.vocab, r.batch));
+    let cell = |peer: Option<&Row>, ours: f64, named: bool| match peer {
+        Some(p) if named => format!("{:.1} ({}) | {:.2}×", p.median_us, p.impl_name, p.median_us / ours),
+        Some(p) => format!("{:.1} | {:.2}×", p.median_us, p.median_us / ours),
+        None => "– | –".to_string(),
+    };
+    let mut md = String::from(
+        "| dtype | V | B | sonic µs | torch.topk µs | speedup | FlashInfer fastest µs (entry point) | speedup |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    for r in sonic {
+        let torch = best_peer(rows, "torch.topk", "topk128", &r.dtype, r.vocab, r.batch);
+        let fi = best_peer(rows, "flashinfer.*", "topk128", &r.dtype, r.vocab, r.batch);
+        md += &format!(
+            "| {} | {} | {} | {:.1} | {} | {} |\n",
+            r.dtype,
+            r.vocab,
+            r.batch,
+            r.median_us,
+            cell(torch, r.median_us, false),
+            cell(fi, r.median_us, true)
+        );
+    }
+    Some(md)
+}
 
 /// Parses one results document. Rows without a usable median (a skipped or failed
 /// measurement) or outside the schema are returned as messages, not rows.
@@ -138,13 +192,16 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// Speedups of sonic over a peer: (vocab, batch, peer median / sonic median), f32 only.
+/// Speedups of sonic over a peer on the same workload: (vocab, batch, peer median / sonic
+/// median), f32 only; a `prefix*` peer counts its fastest impl per shape.
 pub fn speedups(rows: &[Row], sonic_workload: &str, peer_impl: &str) -> Vec<Speedup> {
-    let peer: BTreeMap<(u64, u64), f64> = rows
-        .iter()
-        .filter(|r| r.impl_name == peer_impl && r.dtype == "f32")
-        .map(|r| ((r.vocab, r.batch), r.median_us))
-        .collect();
+    let mut peer: BTreeMap<(u64, u64), f64> = BTreeMap::new();
+    for r in rows.iter().filter(|r| !r.is_sonic() && peer_matches(&r.impl_name, peer_impl)) {
+        if r.dtype == "f32" && r.workload == sonic_workload {
+            let best = peer.entry((r.vocab, r.batch)).or_insert(r.median_us);
+            *best = best.min(r.median_us);
+        }
+    }
     rows.iter()
         .filter(|r| r.is_sonic() && r.workload == sonic_workload && r.dtype == "f32")
         .filter_map(|r| peer.get(&(r.vocab, r.batch)).map(|p| (r.vocab, r.batch, p / r.median_us)))
@@ -193,8 +250,8 @@ pub fn write_all(rows: &[Row], out: &Path) -> Result<Vec<(String, String)>> {
         draw_speedup(&out.join("speedup.png"), &pairs, &vocabs)?;
         written.push((
             "speedup.png".into(),
-            "Each bar is the PyTorch peer's median divided by sonic's median for the same vocabulary (colour) and \
-             batch (group), f32 logits; the bar rises from the 1× line, so bars above it mean sonic is faster by \
+            "Each bar is the peer's median (PyTorch, or FlashInfer's fastest top-k entry point for that shape) \
+             divided by sonic's median for the same vocabulary (colour) and batch (group), f32 logits; the bar rises from the 1× line, so bars above it mean sonic is faster by \
              the labelled factor."
                 .into(),
         ));
@@ -212,6 +269,13 @@ pub fn write_all(rows: &[Row], out: &Path) -> Result<Vec<(String, String)>> {
     }
     let mut md =
         String::from("# Benchmark plots\n\nWritten by `cargo xtask plot` from the JSON results in this directory.\n");
+    if let Some(table) = topk_table(rows) {
+        md += &format!(
+            "\n## Top-k alone (k = 128, values and indices)\n\nMedian µs per call, same shapes and same run \
+             conditions; speedup = peer median / sonic median (above 1 means sonic is faster). FlashInfer's column \
+             is its fastest top-k entry point at that shape.\n\n{table}"
+        );
+    }
     for (file, how) in &written {
         md += &format!("\n## {file}\n\n{how}\n\n![{file}]({file})\n");
     }
@@ -401,7 +465,7 @@ fn draw_speedup(path: &Path, pairs: &[(&str, Vec<Speedup>)], all_vocabs: &[u64])
             .configure_mesh()
             .disable_x_mesh()
             .x_desc("batch")
-            .y_desc("torch median / sonic median (log)")
+            .y_desc("peer median / sonic median (log)")
             .x_label_formatter(&|x| batches.get(x.round() as usize).map(|b| format!("B = {b}")).unwrap_or_default())
             .y_label_formatter(&|y| format!("{}×", num_label(*y)))
             .label_style(("sans-serif", 18))
@@ -531,7 +595,13 @@ mod tests {
         {"impl":"sonic","workload":"greedy","dtype":"f32","batch":64,"vocab":128256,"median_us":20.0,"p10_us":19.0,"p90_us":21.0,"bytes":32833536,"gb_per_s":1641.0,"copy_fraction":0.38,"exact_rows":0,"note":""},
         {"impl":"sonic","workload":"topk50_topp09_t07","dtype":"f32","batch":1,"vocab":128256,"median_us":12.0,"p10_us":11.0,"p90_us":13.0,"bytes":513024,"gb_per_s":42.0,"copy_fraction":0.01,"exact_rows":0,"note":""},
         {"impl":"sonic","workload":"topk50_topp09_t07","dtype":"f32","batch":64,"vocab":128256,"median_us":25.0,"p10_us":24.0,"p90_us":26.0,"bytes":32833536,"gb_per_s":1313.0,"copy_fraction":0.31,"exact_rows":0,"note":""},
-        {"impl":"sonic","workload":"greedy","dtype":"bf16","batch":64,"vocab":128256,"median_us":null,"note":"error: boom"}
+        {"impl":"sonic","workload":"greedy","dtype":"bf16","batch":64,"vocab":128256,"median_us":null,"note":"error: boom"},
+        {"impl":"sonic","workload":"topk128","dtype":"f32","batch":64,"vocab":128256,"median_us":16.8,"p10_us":16.0,"p90_us":17.0,"bytes":32833536,"gb_per_s":1954.0,"copy_fraction":0.45,"exact_rows":0,"note":""}
+      ]}"#;
+    const FLASHINFER: &str = r#"{"producer":"flashinfer-peers","device":"NVIDIA H200","date":"2026-11-29","results":[
+        {"impl":"flashinfer.top_k","workload":"topk128","dtype":"f32","batch":64,"vocab":128256,"median_us":50.4,"note":""},
+        {"impl":"flashinfer.radix_topk_multi_cta","workload":"topk128","dtype":"f32","batch":64,"vocab":128256,"median_us":42.0,"note":""},
+        {"impl":"flashinfer.top_k_mask_logits","workload":"topk_mask50","dtype":"f32","batch":64,"vocab":128256,"median_us":10.0,"note":""}
       ]}"#;
     const PEERS: &str = r#"{"producer":"torch-peers","device":"NVIDIA H200","date":"2026-11-29","results":[
         {"impl":"torch.argmax","workload":"greedy","dtype":"f32","batch":1,"vocab":128256,"median_us":40.0,"p10_us":39.0,"p90_us":41.0,"bytes":513024,"gb_per_s":12.8,"copy_fraction":null,"note":""},
@@ -551,7 +621,7 @@ mod tests {
     #[test]
     fn parses_merges_and_pairs() {
         let (sonic, skipped) = parse_doc(SONIC, "sonic.json").unwrap();
-        assert_eq!(sonic.len(), 4);
+        assert_eq!(sonic.len(), 5);
         assert_eq!(skipped.len(), 1);
         assert!(skipped[0].contains("error: boom"), "{skipped:?}");
         assert_eq!(sonic[1].copy_fraction, Some(0.38));
@@ -568,7 +638,7 @@ mod tests {
         again.median_us = 8.0;
         again.source = "later.json".into();
         let (rows, replaced) = merge([sonic, peers, vec![again]].concat());
-        assert_eq!(rows.len(), 8);
+        assert_eq!(rows.len(), 9);
         assert_eq!(replaced.len(), 1);
         let greedy_1 = rows.iter().find(|r| r.is_sonic() && r.workload == "greedy" && r.batch == 1).unwrap();
         assert_eq!(greedy_1.median_us, 8.0);
@@ -576,6 +646,14 @@ mod tests {
         assert_eq!(speedups(&rows, "greedy", "torch.argmax"), vec![(128256, 1, 5.0), (128256, 64, 2.3)]);
         // Only batch 64 has both sides for the sampling pair.
         assert_eq!(speedups(&rows, "topk50_topp09_t07", "torch.sort_topk_topp"), vec![(128256, 64, 46.4)]);
+        assert_eq!(speedups(&rows, "topk128", "torch.topk"), vec![(128256, 64, 10.0)]);
+
+        // FlashInfer: the fastest top-k entry point per shape; other workloads do not count.
+        let (fi, _) = parse_doc(FLASHINFER, "flashinfer.json").unwrap();
+        let (rows, _) = merge([rows, fi].concat());
+        assert_eq!(speedups(&rows, "topk128", "flashinfer.*"), vec![(128256, 64, 2.5)]);
+        let table = topk_table(&rows).unwrap();
+        assert!(table.contains("| f32 | 128256 | 64 | 16.8 | 168.0 | 10.00× | 42.0 (flashinfer.radix_topk_multi_cta) | 2.50× |"), "{table}");
     }
 
     #[test]
@@ -583,6 +661,7 @@ mod tests {
         let dir = temp_dir("render");
         std::fs::write(dir.join("sonic-bench.json"), SONIC).unwrap();
         std::fs::write(dir.join("torch-peers.json"), PEERS).unwrap();
+        std::fs::write(dir.join("flashinfer-peers.json"), FLASHINFER).unwrap();
         std::fs::write(dir.join("unrelated.json"), r#"{"hello": 1}"#).unwrap();
         let out = dir.join("plots");
         run(&["--in".into(), dir.display().to_string(), "--out".into(), out.display().to_string()]).unwrap();
@@ -593,6 +672,7 @@ mod tests {
         }
         let md = std::fs::read_to_string(out.join("plots.md")).unwrap();
         assert!(md.contains("![speedup.png](speedup.png)"), "{md}");
+        assert!(md.contains("## Top-k alone"), "{md}");
         assert!(!out.join("latency-vs-batch-128256-bf16.png").exists(), "the bf16 row had no median");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -4,7 +4,9 @@
 //! - the ceilings: device-to-device copy bandwidth (the driver's memcpy and our 16-byte copy
 //!   kernel; the faster is the reference) and a graph-replayed empty kernel;
 //! - the sampler step (three kernels, captured in a CUDA graph) over a grid of vocab sizes,
-//!   batch sizes, dtypes and workloads, with LLM-like logits generated on the GPU.
+//!   batch sizes, dtypes and workloads, with LLM-like logits generated on the GPU;
+//! - top-k alone (`topk128`: `GpuTopK`, k = 128, values and indices) on the same grid, the line
+//!   to set against torch.topk and FlashInfer's top-k (bench/peers/).
 //!
 //! Timing: CUDA events around each graph replay, after warm-up; a 256 MB buffer is rewritten
 //! before every replay (outside the events) and two logits buffer sets alternate, so nothing is
@@ -20,6 +22,7 @@ use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, BatchRow};
 use sampler_host::cuda::GpuDevice;
 use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig, StepGraph};
+use sampler_host::gpu_topk::{GpuTopK, TopKGraph};
 use sampler_host::logits::LogitsDtype;
 use sampler_host::settings::SamplingParams;
 use sampler_kernels::abi::{DTYPE_BF16, DTYPE_F32, FILL_FLAT, FILL_PEAKED};
@@ -83,7 +86,12 @@ enum Workload {
     Heterogeneous,
     PeakedTopP095,
     FlatTopP095,
+    /// Top-k alone, k = 128, values and indices (`GpuTopK`), no sampling.
+    TopK128,
 }
+
+/// The k of the `topk128` workload (the peers use the same).
+const TOPK_BENCH_K: usize = 128;
 
 impl Workload {
     fn name(self) -> &'static str {
@@ -93,6 +101,7 @@ impl Workload {
             Workload::Heterogeneous => "heterogeneous",
             Workload::PeakedTopP095 => "peaked_topp095",
             Workload::FlatTopP095 => "flat_topp095",
+            Workload::TopK128 => "topk128",
         }
     }
     fn shape(self) -> u32 {
@@ -105,7 +114,7 @@ impl Workload {
     fn params(self, rng: &mut impl Rng, vocab: usize) -> SamplingParams {
         let seed = rng.next_u64();
         match self {
-            Workload::Greedy => SamplingParams::greedy(),
+            Workload::Greedy | Workload::TopK128 => SamplingParams::greedy(),
             Workload::TopK50TopP09T07 => SamplingParams::random(0.7, seed).with_top_k(50).with_top_p(0.9),
             Workload::Heterogeneous => mixed_params(rng, vocab),
             Workload::PeakedTopP095 | Workload::FlatTopP095 => SamplingParams::random(1.0, seed).with_top_p(0.95),
@@ -140,7 +149,50 @@ impl LogitsSet {
     }
 }
 
+/// The `topk128` cell: `GpuTopK` captured in a graph per logits set, the same timing as a step.
+fn run_topk_cell(cell: &Cell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut impl Rng) -> BenchResult<Measured> {
+    let (vocab, batch) = (cell.vocab, cell.batch);
+    let mut topk = GpuTopK::new(GpuDevice::open(0)?, batch, vocab, TOPK_BENCH_K)?;
+    let stream = topk.device().stream().clone();
+    let sets = fill_sets(topk.device(), &stream, cell, rng)?;
+    let mut graphs: Vec<TopKGraph> = Vec::new();
+    for set in &sets {
+        // SAFETY: the logits sets live until the end of this function, after the last replay.
+        graphs.push(unsafe { topk.capture(&set.view(cell.dtype, batch, vocab), TOPK_BENCH_K) }?);
+    }
+    let timing = time_replays(&stream, flush, 10, replays, |i| Ok(topk.replay(&graphs[i % graphs.len()])?))?;
+    let element = if cell.dtype == LogitsDtype::F32 { 4 } else { 2 };
+    Ok(Measured { timing, bytes: (batch * vocab * element) as f64, exact_rows: 0 })
+}
+
+/// Two logits sets of the cell's shape, generated on the GPU (replays alternate between them).
+fn fill_sets(gpu: &GpuDevice, stream: &std::sync::Arc<CudaStream>, cell: &Cell, rng: &mut impl Rng) -> BenchResult<Vec<LogitsSet>> {
+    let (vocab, batch) = (cell.vocab, cell.batch);
+    let elements = batch * vocab;
+    let mut sets = Vec::new();
+    for set in 0..2u64 {
+        let seed = rng.next_u64() ^ set;
+        let logits = match cell.dtype {
+            LogitsDtype::F32 => {
+                let mut s = stream.alloc_zeros::<f32>(elements)?;
+                gpu.fill_logits(&mut s, DTYPE_F32, batch, vocab, vocab, seed, cell.workload.shape())?;
+                LogitsSet::F32(s)
+            }
+            _ => {
+                let mut s = stream.alloc_zeros::<u16>(elements)?;
+                gpu.fill_logits(&mut s, DTYPE_BF16, batch, vocab, vocab, seed, cell.workload.shape())?;
+                LogitsSet::Half(s)
+            }
+        };
+        sets.push(logits);
+    }
+    Ok(sets)
+}
+
 fn run_cell(cell: &Cell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut impl Rng) -> BenchResult<Measured> {
+    if cell.workload == Workload::TopK128 {
+        return run_topk_cell(cell, flush, replays, rng);
+    }
     let (vocab, batch) = (cell.vocab, cell.batch);
     let config = GpuSamplerConfig { vocab, max_batch: batch, max_requests: batch, max_bias_entries: batch * 32 };
     let mut sampler = GpuSampler::new(GpuDevice::open(0)?, config)?;
@@ -258,7 +310,7 @@ fn main() -> BenchResult<()> {
     for &vocab in vocabs {
         for &batch in batches {
             for &dtype in dtypes {
-                for workload in [Workload::Greedy, Workload::TopK50TopP09T07, Workload::Heterogeneous] {
+                for workload in [Workload::Greedy, Workload::TopK50TopP09T07, Workload::Heterogeneous, Workload::TopK128] {
                     cells.push(Cell { workload, dtype, batch, vocab });
                 }
             }
@@ -348,7 +400,9 @@ fn main() -> BenchResult<()> {
          (reference: {copy_gbs:.0} GB/s, read + write), graph-replayed empty kernel {:.2} µs.\n\n\
          Workloads: greedy; topk50_topp09_t07 (top-k 50, top-p 0.9, T 0.7); heterogeneous (per row a random mix of \
          greedy, top-k up to 4128, top-p, min-p, penalties with 100 prompt tokens, logit bias, and a grammar bitmask \
-         on 30% of rows); peaked_topp095 / flat_topp095 (T 1, top-p 0.95; flat rows force the exact pass).\n\n\
+         on 30% of rows); peaked_topp095 / flat_topp095 (T 1, top-p 0.95; flat rows force the exact pass); \
+         topk128 (top-k alone: the 128 largest logits and their indices per row, sorted, exact; no sampling; \
+         compare with torch.topk and FlashInfer's top-k in the peer files).\n\n\
          | workload | dtype | V | B | median µs | p10 – p90 µs | GB/s | of copy BW | exact rows |\n\
          |---|---|---|---|---|---|---|---|---|\n{md_rows}\n\
          ## Exact pass against the fast path (f32, top-p 0.95, per step)\n\n\
