@@ -14,8 +14,14 @@ use std::process::Command;
 
 /// Performance directives added to entry points after rustc emits the PTX (rustc has no
 /// attribute for them): `sample_tiles` must fit two 512-thread blocks per SM, so its register
-/// budget is 64; the PTX check then proves ptxas met it without spilling.
-pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[("sample_tiles", ".maxntid 512, 1, 1\n.minnctapersm 2")];
+/// budget is 64; `verify_rows` must fit one (128). The PTX check then proves ptxas met each
+/// budget without spilling.
+pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
+    ("sample_tiles", ".maxntid 512, 1, 1\n.minnctapersm 2"),
+    // 512 threads must fit the SM's 64K registers: ptxas keeps verify_rows at ≤ 128 (it would
+    // take more unasked, and the launch would then fail for lack of registers).
+    ("verify_rows", ".maxntid 512, 1, 1"),
+];
 
 /// Inserts [`ENTRY_DIRECTIVES`] between each named entry's parameter list and its body.
 pub fn add_entry_directives(ptx: &str) -> Result<String, String> {

@@ -7,4 +7,4 @@ pub const SAMPLER_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/sampler_ke
 
 /// Every entry point the host launches; module load checks that each one is present.
 pub const ENTRY_POINTS: &[&str] =
-    &["demo_reduce_rows", "empty_kernel", "bench_copy", "bench_fill_logits", "sample_tiles", "sample_rows", "sample_exact"];
+    &["demo_reduce_rows", "empty_kernel", "bench_copy", "bench_fill_logits", "sample_tiles", "sample_rows", "sample_exact", "verify_rows", "verify_chains"];

@@ -41,6 +41,8 @@ pub mod intrinsics;
 pub mod kernels;
 #[cfg(target_arch = "nvptx64")]
 pub mod sampler;
+#[cfg(target_arch = "nvptx64")]
+pub mod spec;
 
 /// Reductions the demo kernel computes, written once so the host test states the same thing.
 pub mod demo {
