@@ -27,3 +27,5 @@ pub mod state;
 pub mod verify;
 
 pub use error::{Error, Field, Result};
+/// Speculative verification on the GPU ([`gpu::verify::GpuVerifier`]).
+pub use gpu::verify as gpu_verify;
