@@ -295,9 +295,11 @@ mod tests {
 
     #[test]
     fn entry_directives_go_between_parameters_and_body() {
-        let ptx = ".visible .entry other(\n\t.param .u64 a\n)\n{\n\tret;\n}\n.visible .entry sample_tiles(\n\t.param .u64 p\n)\n{\n\tret;\n}\n";
+        let ptx = ".visible .entry other(\n\t.param .u64 a\n)\n{\n\tret;\n}\n.visible .entry sample_tiles(\n\t.param .u64 p\n)\n{\n\tret;\n}\n\
+                   .visible .entry verify_rows(\n\t.param .u64 p\n)\n{\n\tret;\n}\n";
         let tuned = add_entry_directives(ptx).expect("tuned");
         assert!(tuned.contains(".entry sample_tiles(\n\t.param .u64 p\n)\n.maxntid 512, 1, 1\n.minnctapersm 2\n{"));
+        assert!(tuned.contains(".entry verify_rows(\n\t.param .u64 p\n)\n.maxntid 512, 1, 1\n{"));
         assert!(tuned.contains(".entry other(\n\t.param .u64 a\n)\n{"));
         assert!(add_entry_directives(".visible .entry other(\n)\n{\n}\n").is_err());
     }
