@@ -7,6 +7,7 @@
 //! rejected at once; a CPU-only test checks that the generator gives that variety, so the
 //! comparison is not trivially met.
 
+use half::bf16;
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, Batch, BatchRow};
 use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
@@ -306,8 +307,8 @@ fn gpu_verify_equals_reference_on_heterogeneous_batches() {
     assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
 }
 
-/// Greedy-only and random-only batches with long accepted chains and zero-draft requests: the
-/// bonus path and the all-accepted path on every vocab size.
+/// Greedy and plain random requests (some with top-k) with long accepted chains and zero-draft
+/// requests: the bonus path and the all-accepted path on every vocab size, f32 and bf16 logits.
 #[test]
 fn gpu_verify_full_chains_and_zero_drafts() {
     const TEST: &str = "gpu_verify_full_chains_and_zero_drafts";
@@ -344,10 +345,15 @@ fn gpu_verify_full_chains_and_zero_drafts() {
                 offset += r.drafts.len() + 1;
             }
             call.rows = offset;
-            let batch_v = call.batch(vocab);
+            // The second call's logits are bf16 (widened exactly on both sides).
+            let halves: Vec<bf16> = call.logits.iter().map(|&v| bf16::from_f32(v)).collect();
+            let mut batch_v = call.batch(vocab);
+            if c == 1 {
+                batch_v.logits = HostLogits::bf16(&halves, call.rows, vocab).expect("bf16 logits");
+            }
             let g = gpu.verify(&batch_v).expect("gpu verify");
             let c_out = cpu.verify(&batch_v).expect("cpu verify");
-            let label = format!("V={vocab} call {c}");
+            let label = format!("V={vocab} call {c}{}", if c == 1 { " bf16" } else { "" });
             total_bad += check(&label, &call, &g, &c_out, |id| format!("request {id}"));
         }
     }
