@@ -245,7 +245,10 @@ fn has_penalties(s: &RowSettings) -> bool {
 /// One target row, set up for the passes.
 #[derive(Clone, Copy)]
 struct VRow {
-    settings: RowSettings,
+    /// The request's logit-bias entries in the call's bias arrays (the only settings the
+    /// passes need besides `params`; fewer live registers than the whole `RowSettings`).
+    bias_offset: u32,
+    bias_len: u32,
     params: LogitParams,
     /// Byte address of the row's first logit, and whether whole tiles load as 16-byte vectors.
     logits: u64,
@@ -380,7 +383,7 @@ unsafe fn process8(p: &VerifyParams, r: &VRow, tile: u32) -> [f32; 8] {
     let base = tile_start + tid * TOKENS_PER_THREAD;
     // SAFETY: base..base+8 clipped to the vocab.
     let raw = unsafe { load_raw(p, r.logits, r.vector_ok, base) };
-    let has_bias = r.settings.bias_len > 0;
+    let has_bias = r.bias_len > 0;
     // SAFETY (whole block): the bias table lives at SM_BIAS, TILE_TOKENS f32; the barrier before
     // clearing keeps earlier readers safe, the one after scattering publishes it.
     unsafe {
@@ -389,8 +392,8 @@ unsafe fn process8(p: &VerifyParams, r: &VRow, tile: u32) -> [f32; 8] {
             each8(|j| st_shared_u32(smem(SM_BIAS + (tid * TOKENS_PER_THREAD + j as u32) * 4), 0));
             sync_threads();
             let mut i = tid;
-            while i < r.settings.bias_len {
-                let entry = (r.settings.bias_offset + i) as usize;
+            while i < r.bias_len {
+                let entry = (r.bias_offset + i) as usize;
                 let token = (p.bias_tokens as *const u32).add(entry).read();
                 let value = (p.bias_values as *const u32).add(entry).read();
                 if token >= tile_start && token - tile_start < TILE_TOKENS {
@@ -538,20 +541,24 @@ unsafe fn for_each_key_all<F: FnMut(u64)>(p: &VerifyParams, r: &VRow, floor: u64
     }
 }
 
-/// Count and mass of the row's keys ≥ `floor`.
+/// In one pass: the count and mass of the row's keys ≥ `floor`, and the mass of all its keys.
 ///
 /// # Safety
 /// The whole block calls it together.
 #[inline(always)]
-unsafe fn count_mass_from(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64) -> (u32, u128) {
-    let (mut count, mut mass) = (0u32, 0u128);
+unsafe fn count_masses(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64) -> (u32, u128, u128) {
+    let (mut count, mut mass, mut all) = (0u32, 0u128, 0u128);
     // SAFETY: uniform call by the whole block.
     unsafe {
-        for_each_key(p, r, floor, |key| {
-            count += 1;
-            mass += sum.weight_of(key);
+        for_each_key(p, r, 1, |key| {
+            let w = sum.weight_of(key);
+            all += w;
+            if key >= floor {
+                count += 1;
+                mass += w;
+            }
         });
-        (block_sum_u32(count), block_sum_u128(mass))
+        (block_sum_u32(count), block_sum_u128(mass), block_sum_u128(all))
     }
 }
 
@@ -747,30 +754,35 @@ unsafe fn select_exact(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64, ta
 // ---------------------------------------------------------------------------------------------
 // The draw: index-order walk over the kept keys, by plain weights or residual weights.
 
-/// What a draw weighs each kept token by.
+/// What a draw weighs each kept token by: the residual `R_i = max(0, W_i·Q − q_i·Z)`; the
+/// plain weights `W_i` of `p_j` are the same formula with `q_i = 0` and `Q = 1`, so both draws
+/// share one code path (and one inlined copy).
 #[derive(Clone, Copy)]
-enum Weights {
-    /// `W_i` (the target distribution `p_j`).
-    Plain,
-    /// `R_i = max(0, W_i·Q − q_i·Z)`.
-    Residual { z: u128, q_total: u128 },
+struct Weights {
+    z: u128,
+    q_total: u128,
+    plain: bool,
 }
 
-/// This thread's 8 weights of one tile, computed on demand (not stored: 8 × 256 bits would not
-/// fit in registers).
+impl Weights {
+    const PLAIN: Weights = Weights { z: 0, q_total: 1, plain: true };
+}
+
+/// One token's weight in a draw (computed on demand, not stored: 8 × 256 bits per thread
+/// would not fit in registers).
 #[inline(always)]
 fn token_weight(sum: &Summary, w: Weights, r: &VRow, key: u64, floor: u64, q: f32, token: u32) -> U256 {
     if key == 0 || key < floor {
         return U256::ZERO;
     }
-    let wi = sum.weight_of(key);
-    match w {
-        Weights::Plain => U256::from_u128(wi),
-        Weights::Residual { z, q_total } => {
-            let qi = if r.q != 0 { draft_units(q) } else { (token == r.draft) as u64 };
-            residual_weight(wi, z, qi, q_total)
-        }
-    }
+    let qi = if w.plain {
+        0
+    } else if r.q != 0 {
+        draft_units(q)
+    } else {
+        (token == r.draft) as u64
+    };
+    residual_weight(sum.weight_of(key), w.z, qi, w.q_total)
 }
 
 /// The draw over keys ≥ `floor` with weights `w` and the random word `r64`: the total `T`,
@@ -782,7 +794,7 @@ fn token_weight(sum: &Summary, w: Weights, r: &VRow, key: u64, floor: u64, q: f3
 #[inline(always)]
 unsafe fn draw(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64, w: Weights, r64: u64) -> u64 {
     let tid = thread_idx_x();
-    let with_q = r.q != 0 && matches!(w, Weights::Residual { .. });
+    let with_q = r.q != 0 && !w.plain;
     // SAFETY (whole block): uniform loops and calls; SM_TILE_SUMS holds tiles ≤ MAX_TILES slots.
     unsafe {
         // Pass 1: per-tile sums (kept in shared memory) and the total.
@@ -939,7 +951,8 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
             0
         };
         let r = VRow {
-            settings: s,
+            bias_offset: s.bias_offset,
+            bias_len: s.bias_len,
             params: LogitParams {
                 repetition: s.repetition_penalty,
                 frequency: s.frequency_penalty,
@@ -988,32 +1001,36 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
             return;
         }
         let sum = Summary { infinite, mc: if infinite > 0 { 0.0 } else { soft_ceil(key_value(max_key)) } };
-        let ln_z_of = |z: u128| if sum.infinite_row() { 0.0 } else { ln_mass(z) };
+
+        // Each inlined copy of a pass costs tens of kilobytes of PTX (the bundle has a size
+        // budget), so `count_masses` and `draw` have one call site each; `select_exact` keeps
+        // two (with a runtime target, ptxas spills).
+        // K1 = keys ≥ floor1: min-p is a key bound; top-k a count selection on top of it.
+        let floor_m = if !greedy && s.min_p > 0.0 {
+            let f = (ordered_bits(min_p_threshold(key_value(max_key), s.min_p)) as u64) << 32;
+            if f == 0 { 1 } else { f }
+        } else {
+            1
+        };
+        let (n_m, z_m, z_all) = if !greedy || want_lp { count_masses(&p, &r, &sum, floor_m) } else { (0, 0, 0) };
+        let ln_z = if !want_lp {
+            0.0
+        } else if sum.infinite_row() {
+            0.0
+        } else {
+            ln_mass(z_all)
+        };
+        let lp_of = |key: u64| if want_lp { sum.logprob_of(key, ln_z) } else { f32::NAN };
 
         if greedy {
             let top = key_index(max_key);
             let accept = draft != NO_DRAFT && draft == top;
-            let lp = if want_lp {
-                let (_, z_all) = count_mass_from(&p, &r, &sum, 1);
-                sum.logprob_of(max_key, ln_z_of(z_all))
-            } else {
-                f32::NAN
-            };
+            let lp = lp_of(max_key);
             write_result(&p, row, top as i32, STATUS_OK, accept, lp, lp);
             return;
         }
 
-        // K1 = keys ≥ floor1: min-p is a key bound; top-k a count selection on top of it.
-        let max_value = key_value(max_key);
-        let floor_m = if s.min_p > 0.0 { (ordered_bits(min_p_threshold(max_value, s.min_p)) as u64) << 32 } else { 1 };
-        let floor_m = if floor_m == 0 { 1 } else { floor_m };
-        let (n_m, z_m) = count_mass_from(&p, &r, &sum, floor_m);
-        let ln_z = if want_lp {
-            let z_all = if floor_m == 1 { z_m } else { count_mass_from(&p, &r, &sum, 1).1 };
-            ln_z_of(z_all)
-        } else {
-            0.0
-        };
+        // Selections: top-k (a count) on K_m, then top-p (a mass) on K1.
         let k1 = if s.top_k == 0 || s.top_k > n_m { n_m } else { s.top_k };
         let (floor1, z1) = if k1 < n_m { select_exact(&p, &r, &sum, floor_m, Target::Count(k1)) } else { (floor_m, z_m) };
         let (kept_floor, z) = if top_p_disabled(s.top_p) {
@@ -1021,32 +1038,36 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
         } else {
             select_exact(&p, &r, &sum, floor1, Target::Mass { total: z1, p24: top_p_units(s.top_p) })
         };
-        let lp_of = |key: u64| if want_lp { sum.logprob_of(key, ln_z) } else { f32::NAN };
 
         // SAFETY: slot < slots (request_ok).
         let (seed, step) = ((p.seeds as *const u64).add(s.slot as usize).read(), (p.steps as *const u64).add(s.slot as usize).read());
-        if draft == NO_DRAFT {
-            // Bonus token: the single-step draw, stream 0 at position n.
-            let key = draw(&p, &r, &sum, kept_floor, Weights::Plain, random_u64_at(seed, step, STREAM_TOKEN, position));
-            finish_key(&p, row, key, false, f32::NAN, lp_of(key));
-            return;
+        if draft != NO_DRAFT {
+            let w_d = if draft_key != 0 && draft_key >= kept_floor { sum.weight_of(draft_key) } else { 0 };
+            let q_d = if r.q != 0 {
+                draft_units(((r.q + draft as u64 * 4) as *const f32).read())
+            } else {
+                1
+            };
+            if spec_accept(w_d, z, q_d, q_total, random_u64_at(seed, step, STREAM_SPEC_ACCEPT, position)) {
+                write_result(&p, row, draft as i32, STATUS_OK, true, lp_of(draft_key), f32::NAN);
+                return;
+            }
         }
-        let w_d = if draft_key != 0 && draft_key >= kept_floor { sum.weight_of(draft_key) } else { 0 };
-        let q_d = if r.q != 0 {
-            draft_units(((r.q + draft as u64 * 4) as *const f32).read())
+        // Rejected: the residual draw (stream 2 at j); if the residual is empty (p_j = q_j
+        // exactly), the plain draw from p_j with the same word. Bonus (j = n): the single-step
+        // draw, stream 0 at position n. One call site for all three.
+        let (mut weights, r64) = if draft != NO_DRAFT {
+            (Weights { z, q_total, plain: false }, random_u64_at(seed, step, STREAM_SPEC_RESIDUAL, position))
         } else {
-            1
+            (Weights::PLAIN, random_u64_at(seed, step, STREAM_TOKEN, position))
         };
-        if spec_accept(w_d, z, q_d, q_total, random_u64_at(seed, step, STREAM_SPEC_ACCEPT, position)) {
-            write_result(&p, row, draft as i32, STATUS_OK, true, lp_of(draft_key), f32::NAN);
-            return;
-        }
-        let r64 = random_u64_at(seed, step, STREAM_SPEC_RESIDUAL, position);
-        let mut key = draw(&p, &r, &sum, kept_floor, Weights::Residual { z, q_total }, r64);
-        if key == 0 {
-            // Empty residual (p_j = q_j exactly): the plain draw from p_j with the same word.
-            key = draw(&p, &r, &sum, kept_floor, Weights::Plain, r64);
-        }
+        let key = loop {
+            let key = draw(&p, &r, &sum, kept_floor, weights, r64);
+            if key != 0 || weights.plain {
+                break key;
+            }
+            weights = Weights::PLAIN;
+        };
         finish_key(&p, row, key, false, f32::NAN, lp_of(key));
     }
 }
