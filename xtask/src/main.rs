@@ -195,8 +195,10 @@ fn cmd_bundle() -> Result<PathBuf> {
     run(Command::new("chmod").arg("+x").arg(&script))?;
     let size = dir_size(&bundle)?;
     println!("bundle: {} ({:.1} MB)", bundle.display(), size as f64 / 1e6);
-    if size > 30_000_000 {
-        bail!("the bundle is {size} bytes, over the 30 MB budget");
+    // 40 MB: every binary embeds the PTX (2.2 MB with the verification kernels), and the
+    // optional FlashInfer peer adds 11 MB; still well inside what a device run carries.
+    if size > 40_000_000 {
+        bail!("the bundle is {size} bytes, over the 40 MB budget");
     }
     Ok(bundle)
 }
