@@ -15,12 +15,16 @@ use std::process::Command;
 /// Performance directives added to entry points after rustc emits the PTX (rustc has no
 /// attribute for them). `sample_tiles` keeps three 256-thread blocks per SM (80 registers);
 /// `sample_tiles_mass` fits four 128-thread blocks per SM (its shared memory allows no more), so
-/// 128 registers; `topk_chunks` streams the logits with two 512-thread blocks per SM (64). The
-/// PTX check then proves ptxas met each budget without spilling.
+/// 128 registers; `topk_chunks` streams the logits with two 512-thread blocks per SM (64);
+/// `verify_rows` must fit one 512-thread block (128). The PTX check then proves ptxas met each
+/// budget without spilling.
 pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
     ("sample_tiles", ".maxntid 256, 1, 1\n.minnctapersm 3"),
     ("sample_tiles_mass", ".maxntid 128, 1, 1\n.minnctapersm 4"),
     ("topk_chunks", ".maxntid 512, 1, 1\n.minnctapersm 2"),
+    // 512 threads must fit the SM's 64K registers: ptxas keeps verify_rows at ≤ 128 (it would
+    // take more unasked, and the launch would then fail for lack of registers).
+    ("verify_rows", ".maxntid 512, 1, 1"),
 ];
 
 /// Inserts [`ENTRY_DIRECTIVES`] between each named entry's parameter list and its body.

@@ -747,3 +747,8 @@ impl Backend for GpuSampler {
         self.read_outputs()
     }
 }
+
+// Speculative verification on the GPU (docs/SEMANTICS.md §10) lives in its own file; a child
+// module so that it can use the sampler's device buffers and request table.
+#[path = "gpu_verify.rs"]
+pub mod verify;

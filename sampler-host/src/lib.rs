@@ -32,3 +32,5 @@ pub mod topk;
 pub mod verify;
 
 pub use error::{Error, Field, Result};
+/// Speculative verification on the GPU ([`gpu::verify::GpuVerifier`]).
+pub use gpu::verify as gpu_verify;

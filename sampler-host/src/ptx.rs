@@ -18,4 +18,6 @@ pub const ENTRY_POINTS: &[&str] =
         "sample_exact",
         "topk_chunks",
         "topk_merge",
+        "verify_rows",
+        "verify_chains",
     ];

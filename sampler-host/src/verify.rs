@@ -4,8 +4,8 @@
 //! prefix of the drafts and emits one more token (the residual draw at the first rejection, or
 //! a bonus token after the last draft). Every decision goes through the shared pure functions
 //! of `sampler_kernels::verify` (exact 256-bit integer arithmetic), so a GPU kernel can match
-//! it bit for bit. Kept apart from [`Backend`] so the GPU backend is not forced to implement it
-//! yet: [`Verifier`] is the seam, implemented by [`CpuReference`].
+//! it bit for bit. Kept apart from [`Backend`]: [`Verifier`] is the seam, implemented by
+//! [`CpuReference`] here and by `gpu_verify::GpuVerifier` on the GPU.
 
 use std::collections::HashSet;
 
@@ -110,8 +110,8 @@ impl VerifyOutput {
     }
 }
 
-/// A backend that can verify speculative drafts. Separate from [`Backend`] until the GPU
-/// backend implements it.
+/// A backend that can verify speculative drafts (docs/SEMANTICS.md §10). Separate from
+/// [`Backend`]: the CPU reference and `gpu_verify::GpuVerifier` implement it.
 pub trait Verifier {
     /// Most drafts one request may bring.
     fn max_drafts(&self) -> usize;

@@ -280,3 +280,108 @@ pub struct TopKParams {
 
 const _: () = assert!(core::mem::size_of::<TopKParams>() == 5 * 8 + 8 * 4);
 const _: () = assert!(core::mem::align_of::<TopKParams>() == 8);
+// Speculative verification (docs/SEMANTICS.md §10): `verify_rows` (one block per target row)
+// decides each row, `verify_chains` (one thread per request) walks each request's chain and
+// advances its state. Both take `VerifyParams` and read per-request settings from device memory.
+
+/// Least draft capacity a GPU verifier is created with.
+pub const VERIFY_MIN_DRAFTS: u32 = 8;
+/// Most drafts per request on the GPU: a request's drafts are staged in shared memory.
+pub const VERIFY_MAX_DRAFTS: u32 = 64;
+/// `VerifySettings::q_first` of a request without draft-probability rows (one-hot `q`).
+pub const VERIFY_ONE_HOT: u32 = u32::MAX;
+/// Threads per block of `verify_chains` (one request per thread).
+pub const VERIFY_CHAIN_THREADS: u32 = 128;
+
+/// One request of a verification call, in device memory (one host copy per call).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VerifySettings {
+    /// The request's sampling settings, as for a plain step. `ROW_HAS_BITMASK`: each of its
+    /// target rows has a bitmask row (bitmask row index = target row index).
+    pub row: RowSettings,
+    /// Draft tokens `n` (≤ `VerifyParams::max_drafts`).
+    pub drafts: u32,
+    /// First target row (logits row) of the request; it owns rows `first_row ..= first_row + n`.
+    pub first_row: u32,
+    /// First draft-probability row, or `VERIFY_ONE_HOT`.
+    pub q_first: u32,
+    pub _pad: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<VerifySettings>() == 64);
+const _: () = assert!(core::mem::align_of::<VerifySettings>() == 4);
+
+/// What `verify_rows` decides about one target row `j` of a request, for `verify_chains`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VerifyRowResult {
+    /// The token the chain emits if it stops at this row (residual, bonus or greedy argmax);
+    /// -1 without a valid token.
+    pub token: i32,
+    /// `STATUS_*` of the row.
+    pub status: u32,
+    /// 1 when draft `d_j` is accepted (never at `j = n`).
+    pub accept: u32,
+    /// Log-probabilities of `d_j` and of `token` under the row (NaN when not asked for).
+    pub logprob_draft: f32,
+    pub logprob_token: f32,
+    pub _pad: [u32; 3],
+}
+
+const _: () = assert!(core::mem::size_of::<VerifyRowResult>() == 32);
+const _: () = assert!(core::mem::align_of::<VerifyRowResult>() == 4);
+
+/// The parameter of `verify_rows` and `verify_chains`. Pointers are device addresses.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VerifyParams {
+    /// Target logits: `rows` rows of `vocab` elements of `dtype`, `row_stride` elements apart.
+    pub logits: u64,
+    pub row_stride: u64,
+    /// Draft probabilities: `q_rows` f32 rows of `vocab`, `q_stride` elements apart (0: none).
+    pub q: u64,
+    pub q_stride: u64,
+    /// `u32[4]`: active requests, active target rows (the rest of each grid idles).
+    pub header: u64,
+    /// `VerifySettings[requests]`, 16-byte aligned.
+    pub settings: u64,
+    /// `u32[rows][2]`: (request, position) of each target row.
+    pub row_map: u64,
+    /// `u32[requests][max_drafts]`: the draft tokens of each request.
+    pub drafts: u64,
+    /// Grammar bitmask, `i32[rows][bitmask_words]`.
+    pub bitmask: u64,
+    /// Bias arrays of the call: `u32` token ids and `f32` values.
+    pub bias_tokens: u64,
+    pub bias_values: u64,
+    /// Penalty state, seeds and steps of the sampler (as `StepParams`).
+    pub counts: u64,
+    pub seeds: u64,
+    pub steps: u64,
+    /// `VerifyRowResult[rows]`: scratch between the two kernels.
+    pub row_results: u64,
+    /// Outputs: `i32[requests][max_drafts + 1]` tokens, `u32[requests]` accepted and status,
+    /// `f32[requests][max_drafts + 1]` log-probabilities.
+    pub out_tokens: u64,
+    pub out_accepted: u64,
+    pub out_status: u64,
+    pub out_logprobs: u64,
+    pub dtype: u32,
+    pub vocab: u32,
+    /// Target rows of the `verify_rows` grid (≤ the row results' capacity).
+    pub rows: u32,
+    /// Request capacity (settings, drafts and outputs hold this many).
+    pub requests: u32,
+    pub max_drafts: u32,
+    pub q_rows: u32,
+    pub tiles: u32,
+    pub bitmask_words: u32,
+    pub bias_capacity: u32,
+    pub slots: u32,
+    pub counts_stride: u32,
+    pub _pad: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<VerifyParams>() == 19 * 8 + 12 * 4);
+const _: () = assert!(core::mem::align_of::<VerifyParams>() == 8);

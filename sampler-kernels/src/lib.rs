@@ -43,6 +43,8 @@ pub mod kernels;
 #[cfg(target_arch = "nvptx64")]
 pub mod sampler;
 #[cfg(target_arch = "nvptx64")]
+pub mod spec;
+#[cfg(target_arch = "nvptx64")]
 pub mod tiles;
 
 /// Reductions the demo kernel computes, written once so the host test states the same thing.

@@ -195,8 +195,10 @@ fn cmd_bundle() -> Result<PathBuf> {
     run(Command::new("chmod").arg("+x").arg(&script))?;
     let size = dir_size(&bundle)?;
     println!("bundle: {} ({:.1} MB)", bundle.display(), size as f64 / 1e6);
-    if size > 30_000_000 {
-        bail!("the bundle is {size} bytes, over the 30 MB budget");
+    // 40 MB: every binary embeds the PTX (2.2 MB with the verification kernels), and the
+    // optional FlashInfer peer adds 11 MB; still well inside what a device run carries.
+    if size > 40_000_000 {
+        bail!("the bundle is {size} bytes, over the 40 MB budget");
     }
     Ok(bundle)
 }
@@ -297,11 +299,13 @@ mod tests {
     fn entry_directives_go_between_parameters_and_body() {
         let ptx = ".visible .entry other(\n\t.param .u64 a\n)\n{\n\tret;\n}\n.visible .entry sample_tiles(\n\t.param .u64 p\n)\n{\n\tret;\n}\n\
                    .visible .entry sample_tiles_mass(\n\t.param .u64 m\n)\n{\n\tret;\n}\n\
-                   .visible .entry topk_chunks(\n\t.param .u64 q\n)\n{\n\tret;\n}\n";
+                   .visible .entry topk_chunks(\n\t.param .u64 q\n)\n{\n\tret;\n}\n\
+                   .visible .entry verify_rows(\n\t.param .u64 v\n)\n{\n\tret;\n}\n";
         let tuned = add_entry_directives(ptx).expect("tuned");
         assert!(tuned.contains(".entry sample_tiles(\n\t.param .u64 p\n)\n.maxntid 256, 1, 1\n.minnctapersm 3\n{"));
         assert!(tuned.contains(".entry sample_tiles_mass(\n\t.param .u64 m\n)\n.maxntid 128, 1, 1\n.minnctapersm 4\n{"));
         assert!(tuned.contains(".entry topk_chunks(\n\t.param .u64 q\n)\n.maxntid 512, 1, 1\n.minnctapersm 2\n{"));
+        assert!(tuned.contains(".entry verify_rows(\n\t.param .u64 v\n)\n.maxntid 512, 1, 1\n{"));
         assert!(tuned.contains(".entry other(\n\t.param .u64 a\n)\n{"));
         assert!(add_entry_directives(".visible .entry other(\n)\n{\n}\n").is_err());
     }

@@ -22,6 +22,16 @@
 //   topk_mask50        RadixTopKMaskLogitsMultiCTA (what flashinfer.top_k_mask_logits calls),
 //                      f32 and bf16
 //   verify4            ChainSpeculativeSampling, 4 draft tokens, probabilities in, f32
+//   verify_uniform     sonic-bench's verify_uniform: B requests x 4 drafts from target LOGITS:
+//                      OnlineSoftmax (T 1) of the 5 target rows per request, then
+//                      ChainSpeculativeSampling with the draft probabilities; both timed, f32
+//   verify_hetero      sonic-bench's verify_hetero shape: 0..7 drafts per request. FlashInfer
+//                      takes one draft count per call, so one group per draft count: softmax +
+//                      ChainSpeculativeSampling per group (softmax + SamplingFromProb for the
+//                      requests without drafts), all groups timed together. FlashInfer has no
+//                      penalties, bitmask, top-k/top-p/min-p or one-hot drafts in this path, so
+//                      every request runs T 1 with dense draft probabilities: a lower bound.
+//                      Shapes: V 128256, 151936; B 1, 8, 32, 128 (--quick: V 128256, B 1, 32).
 // The sampling entry points are bound for f32 only in FlashInfer's Python package, so they
 // run in f32 only here; the top-k entry points take bf16 too.
 //
@@ -50,6 +60,7 @@
 #include <cstring>
 #include <ctime>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -393,6 +404,108 @@ static void verify_rows(Timer& timer, std::vector<Row>& out, uint32_t B, uint32_
   out.push_back(r);
 }
 
+// sonic-bench's verification workloads: target logits in (softmax timed), draft probabilities
+// in, draft tokens sampled from them (untimed setup). One group per draft count.
+struct VerifyGroup {
+  uint32_t count = 0, n = 0;
+  DevBuf logits, probs, draft, draft_ids, out_ids, accepted, emitted, valid, ws;
+};
+
+static cudaError_t setup_group(VerifyGroup& g, uint32_t V, uint32_t seed) {
+  uint32_t rows = g.count * (g.n + 1), drafted = g.count * g.n;
+  cudaError_t e;
+  if ((e = g.logits.alloc((size_t)rows * V * sizeof(float))) != cudaSuccess ||
+      (e = g.probs.alloc((size_t)rows * V * sizeof(float))) != cudaSuccess ||
+      (e = g.draft.alloc((size_t)std::max(drafted, 1u) * V * sizeof(float))) != cudaSuccess ||
+      (e = g.draft_ids.alloc((size_t)std::max(drafted, 1u) * sizeof(int32_t))) != cudaSuccess ||
+      (e = g.out_ids.alloc((size_t)rows * sizeof(int32_t))) != cudaSuccess ||
+      (e = g.accepted.alloc(g.count * sizeof(int32_t))) != cudaSuccess ||
+      (e = g.emitted.alloc(g.count * sizeof(int32_t))) != cudaSuccess ||
+      (e = g.valid.alloc((size_t)std::max(rows, drafted))) != cudaSuccess ||
+      (e = g.ws.alloc(SOFTMAX_WS_BYTES)) != cudaSuccess)
+    return e;
+  e = fill_logits(g.logits.as<float>(), rows, V, seed);
+  if (e == cudaSuccess && drafted > 0) {
+    e = fill_logits(g.draft.as<float>(), drafted, V, seed + 1000);
+    if (e == cudaSuccess)
+      e = fi::OnlineSoftmax<float>(g.draft.as<float>(), g.draft.as<float>(), drafted, V, nullptr,
+                                   1.0f, g.ws.p, SOFTMAX_WS_BYTES, false, 0);
+    if (e == cudaSuccess)
+      e = fi::SamplingFromProb<float, int32_t>(g.draft.as<float>(), g.draft_ids.as<int32_t>(),
+                                               g.valid.as<bool>(), nullptr, drafted, V, true,
+                                               nullptr, SEED + 1, nullptr, OFFSET, 0);
+  }
+  if (e == cudaSuccess) e = cudaMemset(g.accepted.p, 0, g.count * sizeof(int32_t));
+  if (e == cudaSuccess) e = cudaMemset(g.emitted.p, 0, g.count * sizeof(int32_t));
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  return e;
+}
+
+static cudaError_t run_group(VerifyGroup& g, uint32_t V) {
+  uint32_t rows = g.count * (g.n + 1);
+  cudaError_t e = fi::OnlineSoftmax<float>(g.logits.as<float>(), g.probs.as<float>(), rows, V,
+                                           nullptr, 1.0f, g.ws.p, SOFTMAX_WS_BYTES, false, 0);
+  if (e != cudaSuccess) return e;
+  if (g.n == 0)
+    return fi::SamplingFromProb<float, int32_t>(g.probs.as<float>(), g.out_ids.as<int32_t>(),
+                                                g.valid.as<bool>(), nullptr, g.count, V, true,
+                                                nullptr, SEED, nullptr, OFFSET, 0);
+  return fi::ChainSpeculativeSampling<float, int32_t>(
+      g.draft.as<float>(), g.draft_ids.as<int32_t>(), g.probs.as<float>(), g.out_ids.as<int32_t>(),
+      g.accepted.as<int32_t>(), g.emitted.as<int32_t>(), g.count, g.n, V, true, nullptr, SEED,
+      nullptr, OFFSET, 0);
+}
+
+static void verify_workload_rows(Timer& timer, std::vector<Row>& out, uint32_t B, uint32_t V,
+                                 bool hetero) {
+  // Draft counts per request: 4 each (uniform), or 0..7 from a fixed hash (hetero).
+  std::vector<uint32_t> per_n(8, 0);
+  for (uint32_t r = 0; r < B; ++r) {
+    uint32_t h = (r * 0x9e3779b9u) ^ (B * 0x85ebca6bu) ^ (V * 0xc2b2ae35u);
+    h ^= h >> 16; h *= 0x7feb352dU; h ^= h >> 15;
+    per_n[hetero ? h % 8 : 4] += 1;
+  }
+  size_t target_rows = 0, draft_rows = 0;
+  for (uint32_t n = 0; n < 8; ++n) {
+    target_rows += (size_t)per_n[n] * (n + 1);
+    draft_rows += (size_t)per_n[n] * n;
+  }
+  size_t bytes = (target_rows + draft_rows) * V * sizeof(float);
+  Row r{"flashinfer.softmax+chain_speculative_sampling", hetero ? "verify_hetero" : "verify_uniform",
+        "f32",
+        hetero ? "one OnlineSoftmax + ChainSpeculativeSampling call pair per draft count (softmax + "
+                 "SamplingFromProb for 0 drafts); T 1, dense draft probabilities, no penalties, "
+                 "bitmask or truncation (FlashInfer has none in this path): a lower bound; "
+                 "deterministic; bytes = target + draft rows"
+               : "OnlineSoftmax (T 1) of the target logits, then ChainSpeculativeSampling, 4 "
+                 "drafts, deterministic; bytes = target + draft rows",
+        B, V, bytes, {}};
+  std::vector<std::unique_ptr<VerifyGroup>> groups;
+  for (uint32_t n = 0; n < 8; ++n) {
+    if (per_n[n] == 0) continue;
+    auto g = std::make_unique<VerifyGroup>();
+    g->count = per_n[n];
+    g->n = n;
+    cudaError_t e = setup_group(*g, V, 21 + n);
+    if (e != cudaSuccess) {
+      if (is_sticky(e)) g_fatal = true;
+      cudaGetLastError();
+      r.t.error = "skipped in setup: " + err_str(e);
+      out.push_back(r);
+      return;
+    }
+    groups.push_back(std::move(g));
+  }
+  r.t = timer.time([&] {
+    for (auto& g : groups) {
+      cudaError_t e = run_group(*g, V);
+      if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+  });
+  out.push_back(r);
+}
+
 static void measure_shape(Timer& timer, std::vector<Row>& out, uint32_t B, uint32_t V,
                           fi::RadixRowState* row_states) {
   size_t n = (size_t)B * V;
@@ -443,6 +556,8 @@ static int usage(FILE* f, int rc) {
           "  --quick     vocab 128256, batches 1,64\n"
           "  --runs N    timed runs per cell after 10 warm-up runs (default 100)\n"
           "defaults: vocabs 32000,128256,151936,262144; batches 1,8,64,256,1024\n"
+          "then sonic-bench's verification grid: vocabs 128256,151936; batches 1,8,32,128\n"
+          "  (--quick: vocab 128256, batches 1,32)\n"
           "exit: 0 done, 1 fatal CUDA error, 2 usage or no CUDA device\n",
           FLASHINFER_VERSION_STR);
   return rc;
@@ -497,6 +612,24 @@ int main(int argc, char** argv) {
       measure_shape(timer, rows, B, V, row_states.as<fi::RadixRowState>());
       write_json(out_path, prop.name, runs, rows);  // after every shape: a crash keeps what ran
       printf("vocab %u batch %u: done\n", V, B);
+      fflush(stdout);
+      if (g_fatal) {
+        fprintf(stderr, "a sticky CUDA error ended the run; %s holds what ran\n", out_path);
+        return 1;
+      }
+    }
+  }
+  // sonic-bench's verification grid (its own shapes).
+  std::vector<uint32_t> vvocabs = {128256, 151936}, vbatches = {1, 8, 32, 128};
+  if (quick) { vvocabs = {128256}; vbatches = {1, 32}; }
+  for (uint32_t V : vvocabs) {
+    for (uint32_t B : vbatches) {
+      for (bool hetero : {false, true}) {
+        verify_workload_rows(timer, rows, B, V, hetero);
+        if (g_fatal) break;
+      }
+      write_json(out_path, prop.name, runs, rows);
+      printf("verify vocab %u batch %u: done\n", V, B);
       fflush(stdout);
       if (g_fatal) {
         fprintf(stderr, "a sticky CUDA error ended the run; %s holds what ran\n", out_path);

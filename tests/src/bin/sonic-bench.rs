@@ -30,6 +30,10 @@ use sampler_tests::{below, bitmask_row, fresh_rng, mixed_params, unit};
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
+// The speculative-verification workloads live in their own file.
+#[path = "../verify_bench.rs"]
+mod verify_bench;
+
 const FLUSH_BYTES: usize = 256 << 20;
 
 #[derive(Clone, Copy, Debug)]
@@ -377,6 +381,49 @@ fn main() -> BenchResult<()> {
         results.push((cell.workload, cell.vocab, cell.batch, t.median_us));
     }
 
+    // Speculative verification (verify_bench.rs): its own cells and table, the same JSON rows.
+    let mut verify_md = String::new();
+    let mut verify_cells = verify_bench::cells(quick);
+    if let Some(only) = value("--only") {
+        verify_cells.retain(|c| format!("{}:f32:{}:{}", c.workload.name(), c.vocab, c.batch) == only);
+    }
+    for cell in &verify_cells {
+        let name = cell.workload.name();
+        let m = match verify_bench::run_verify_cell(cell, &mut flush, replays, &mut rng) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("{name} f32 V={} B={}: error {e}", cell.vocab, cell.batch);
+                continue;
+            }
+        };
+        let t = m.timing;
+        let gbs = m.bytes / (t.median_us * 1e3);
+        let frac = gbs / copy_gbs;
+        eprintln!(
+            "{name:>18}  f32 V={:>6} B={:>4}: {:>9.2} µs  {gbs:>6.0} GB/s  {:>5.1}% of copy  target rows {}",
+            cell.vocab,
+            cell.batch,
+            t.median_us,
+            frac * 100.0,
+            m.rows
+        );
+        let _ = writeln!(
+            verify_md,
+            "| {name} | f32 | {} | {} | {} | {:.2} | {:.2} – {:.2} | {gbs:.0} | {:.1}% |",
+            cell.vocab,
+            cell.batch,
+            m.rows,
+            t.median_us,
+            t.p10_us,
+            t.p90_us,
+            frac * 100.0
+        );
+        json_rows.push(format!(
+            "{{\"impl\":\"sonic\",\"workload\":\"{name}\",\"dtype\":\"f32\",\"batch\":{},\"vocab\":{},\"median_us\":{:.3},\"p10_us\":{:.3},\"p90_us\":{:.3},\"bytes\":{},\"gb_per_s\":{gbs:.1},\"copy_fraction\":{frac:.4},\"exact_rows\":0,\"note\":\"target rows {}\"}}",
+            cell.batch, cell.vocab, t.median_us, t.p10_us, t.p90_us, m.bytes, m.rows
+        ));
+    }
+
     // The exact pass against the fast path, per row, on the same shapes and settings.
     let mut exact_md = String::new();
     for &(_, v, b, t_flat) in results.iter().filter(|r| r.0 == Workload::FlatTopP095) {
@@ -409,6 +456,20 @@ fn main() -> BenchResult<()> {
          | V | B | peaked rows (fast path) µs | flat rows (exact pass) µs | ratio |\n|---|---|---|---|---|\n{exact_md}",
         empty.median_us
     );
+    let md = if verify_md.is_empty() {
+        md
+    } else {
+        format!(
+            "{md}\n## Speculative verification (f32, two kernels per call, graph-replayed)\n\n\
+             verify_uniform: B requests × 4 drafts, T 1, full draft-probability rows. verify_hetero: per request a random \
+             mix of greedy and random settings (top-k, top-p, min-p, penalties with 100 prompt tokens, logit bias), \
+             0–7 drafts, q rows on half of the random requests, a bitmask on 30% of the requests. Drafts are uniform \
+             random tokens, so nearly every drafted row also runs its residual draw. GB/s counts target logits, q rows, \
+             bitmask rows, and penalty counts once per target row with penalties.\n\n\
+             | workload | dtype | V | B | target rows | median µs | p10 – p90 µs | GB/s | of copy BW |\n\
+             |---|---|---|---|---|---|---|---|---|\n{verify_md}"
+        )
+    };
     std::fs::write(out_dir.join("sonic-bench.md"), &md)?;
     let json = format!(
         "{{\"producer\":\"sonic-bench\",\"device\":\"{device_name}\",\"date\":\"{date}\",\"replays\":{replays},\

@@ -1,0 +1,667 @@
+//! Speculative verification on the GPU: [`GpuVerifier`], the [`Verifier`] of docs/SEMANTICS.md
+//! §10 running `verify_rows` and `verify_chains` (sampler-kernels/src/spec.rs).
+//!
+//! A `GpuVerifier` wraps a [`GpuSampler`] and shares its request table and device state
+//! (penalty counts, seeds, steps), so a request can alternate plain steps and verification
+//! calls. It allocates its own buffers once, for `max_batch` requests of up to `max_drafts`
+//! drafts each. A call uploads one buffer (header, per-request settings, the target-row map,
+//! drafts, bias entries, bitmask rows) with one copy, then enqueues two kernels that neither
+//! allocate nor synchronize, so the pair can be captured in a CUDA graph and replayed for any
+//! batch that fits the capture.
+//!
+//! A child module of `gpu` so that it can use the sampler's buffers without widening
+//! `GpuSampler`'s API.
+
+use std::collections::HashSet;
+use std::marker::PhantomData;
+
+use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, LaunchConfig, PushKernelArg};
+use sampler_kernels::abi::{
+    RowSettings, VerifyParams, VerifySettings, ROW_HAS_BITMASK, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
+    VERIFY_CHAIN_THREADS, VERIFY_MAX_DRAFTS, VERIFY_MIN_DRAFTS, VERIFY_ONE_HOT,
+};
+use sampler_kernels::status::STATUS_INVALID_SETTINGS;
+
+use super::{as_bytes, device_address, device_address_mut, dtype_bytes, dtype_code, DeviceLogits, GpuSampler};
+use crate::backend::{Backend, Batch, RowOutput};
+use crate::cuda::{cuda_err, GpuDevice, KernelParams};
+use crate::error::{Error, Field, Result};
+use crate::logits::{HostLogits, LogitsData};
+use crate::settings::SamplingParams;
+use crate::verify::{validate_verify_batch, Verifier, VerifyBatch, VerifyOutput};
+
+// SAFETY: `VerifyParams` is a `#[repr(C)]` struct of u64/u32 device addresses and sizes from the
+// ABI module, whose size and alignment are asserted there.
+unsafe impl cudarc::driver::DeviceRepr for KernelParams<VerifyParams> {}
+
+/// Draft-probability rows that live on the device: `rows` f32 rows of the vocab, `row_stride`
+/// elements apart. Request `r` with draft probabilities owns rows `q_first(r) .. q_first(r) + n_r`,
+/// where `q_first(r)` is the sum of `n_s` over the earlier requests that have them.
+#[derive(Clone, Copy, Debug)]
+pub struct DraftProbs<'a> {
+    ptr: u64,
+    rows: usize,
+    row_stride: usize,
+    elements: usize,
+    context: Option<usize>,
+    _borrow: PhantomData<&'a ()>,
+}
+
+impl<'a> DraftProbs<'a> {
+    /// f32 rows of a device buffer.
+    pub fn f32(slice: &'a CudaSlice<f32>, rows: usize, row_stride: usize) -> Self {
+        Self {
+            ptr: device_address(slice),
+            rows,
+            row_stride,
+            elements: slice.len(),
+            context: Some(slice.context().cu_ctx() as usize),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+/// One request of a device-level verification call. Its target logits rows are the next
+/// `drafts.len() + 1` rows of the call's logits (ragged, in request order).
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceVerifyRequest<'a> {
+    /// The caller's request id (registered with the sampler).
+    pub request: u64,
+    /// Draft tokens `d_0..d_{n-1}` (`n ≤ max_drafts`; 0 allowed).
+    pub drafts: &'a [u32],
+    /// The request has `n` rows in the call's [`DraftProbs`]; otherwise `q` is one-hot.
+    pub has_draft_probs: bool,
+    /// Grammar bitmask of every target row: `n + 1` rows of `ceil(vocab / 32)` words.
+    pub bitmask: Option<&'a [i32]>,
+}
+
+/// Offsets inside the per-call upload buffer.
+#[derive(Clone, Copy, Debug)]
+struct VerifyLayout {
+    settings: usize,
+    row_map: usize,
+    drafts: usize,
+    bias_tokens: usize,
+    bias_values: usize,
+    bitmask: usize,
+}
+
+impl VerifyLayout {
+    fn new(max_batch: usize, max_rows: usize, max_drafts: usize, max_bias: usize, words: usize) -> (Self, usize) {
+        let settings = 16;
+        let row_map = settings + max_batch * std::mem::size_of::<VerifySettings>();
+        let drafts = row_map + max_rows * 8;
+        let bias_tokens = drafts + max_batch * max_drafts * 4;
+        let bias_values = bias_tokens + max_bias * 4;
+        let bitmask = (bias_values + max_bias * 4).next_multiple_of(16);
+        let total = bitmask + max_rows * words * 4;
+        (Self { settings, row_map, drafts, bias_tokens, bias_values, bitmask }, total)
+    }
+}
+
+/// A verification call captured in a CUDA graph, for up to `rows` target rows and `q_rows`
+/// draft-probability rows.
+pub struct VerifyGraph {
+    graph: CudaGraph,
+    rows: usize,
+    q_rows: usize,
+}
+
+impl VerifyGraph {
+    /// Target rows the graph was captured for.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+}
+
+/// What the last upload holds about each request.
+#[derive(Clone, Copy, Debug)]
+struct Uploaded {
+    request: u64,
+    drafts: usize,
+    want_logprobs: bool,
+}
+
+/// Speculative verification on the GPU. See the module documentation.
+pub struct GpuVerifier {
+    sampler: GpuSampler,
+    max_drafts: usize,
+    max_rows: usize,
+    layout: VerifyLayout,
+    rows_fn: CudaFunction,
+    chains_fn: CudaFunction,
+    staging: Vec<u8>,
+    upload: CudaSlice<u8>,
+    row_results: CudaSlice<u8>,
+    out_tokens: CudaSlice<i32>,
+    out_accepted: CudaSlice<u32>,
+    out_status: CudaSlice<u32>,
+    out_logprobs: CudaSlice<f32>,
+    /// Device copies of host logits and draft probabilities for [`Verifier::verify`], grown on
+    /// demand (outside any capture).
+    logits_staging: Option<CudaSlice<u8>>,
+    q_staging: Option<CudaSlice<f32>>,
+    uploaded: Vec<Uploaded>,
+    uploaded_rows: usize,
+    uploaded_q_rows: usize,
+}
+
+impl GpuVerifier {
+    /// A verifier over `sampler` for requests of up to `max_drafts` drafts (8 to 64), with
+    /// every buffer allocated now.
+    pub fn new(sampler: GpuSampler, max_drafts: usize) -> Result<Self> {
+        if !(VERIFY_MIN_DRAFTS as usize..=VERIFY_MAX_DRAFTS as usize).contains(&max_drafts) {
+            return Err(Error::CapacityExceeded { what: "draft capacity (8..=64)", requested: max_drafts, capacity: VERIFY_MAX_DRAFTS as usize });
+        }
+        let max_batch = sampler.config.max_batch;
+        let max_rows = max_batch * (max_drafts + 1);
+        if max_rows > u32::MAX as usize / 2 {
+            return Err(Error::CapacityExceeded { what: "verification rows", requested: max_rows, capacity: u32::MAX as usize / 2 });
+        }
+        let (layout, total) =
+            VerifyLayout::new(max_batch, max_rows, max_drafts, sampler.config.max_bias_entries.max(1), sampler.bitmask_words);
+        let stream = sampler.gpu.stream().clone();
+        let alloc = cuda_err("allocating verification memory");
+        let width = max_batch * (max_drafts + 1);
+        let verifier = Self {
+            rows_fn: sampler.gpu.function("verify_rows")?,
+            chains_fn: sampler.gpu.function("verify_chains")?,
+            staging: vec![0u8; total],
+            upload: stream.alloc_zeros::<u8>(total).map_err(alloc)?,
+            row_results: stream.alloc_zeros::<u8>(max_rows * 32).map_err(cuda_err("allocating verification rows"))?,
+            out_tokens: stream.alloc_zeros::<i32>(width).map_err(cuda_err("allocating verification outputs"))?,
+            out_accepted: stream.alloc_zeros::<u32>(max_batch).map_err(cuda_err("allocating verification outputs"))?,
+            out_status: stream.alloc_zeros::<u32>(max_batch).map_err(cuda_err("allocating verification outputs"))?,
+            out_logprobs: stream.alloc_zeros::<f32>(width).map_err(cuda_err("allocating verification outputs"))?,
+            logits_staging: None,
+            q_staging: None,
+            sampler,
+            max_drafts,
+            max_rows,
+            layout,
+            uploaded: Vec::new(),
+            uploaded_rows: 0,
+            uploaded_q_rows: 0,
+        };
+        verifier.sampler.gpu.synchronize()?;
+        Ok(verifier)
+    }
+
+    /// The sampler underneath (requests, plain steps).
+    pub fn sampler(&self) -> &GpuSampler {
+        &self.sampler
+    }
+
+    /// Mutable access to the sampler underneath.
+    pub fn sampler_mut(&mut self) -> &mut GpuSampler {
+        &mut self.sampler
+    }
+
+    /// Gives the sampler back.
+    pub fn into_sampler(self) -> GpuSampler {
+        self.sampler
+    }
+
+    /// The device the verifier runs on.
+    pub fn device(&self) -> &GpuDevice {
+        &self.sampler.gpu
+    }
+
+    /// Most target rows one call may have: `max_batch · (max_drafts + 1)`.
+    pub fn max_rows(&self) -> usize {
+        self.max_rows
+    }
+
+    /// Target rows of the last upload (`Σ (n_r + 1)`).
+    pub fn uploaded_rows(&self) -> usize {
+        self.uploaded_rows
+    }
+
+    /// Draft-probability rows the last upload needs.
+    pub fn uploaded_q_rows(&self) -> usize {
+        self.uploaded_q_rows
+    }
+
+    /// Builds and uploads one call's settings, row map, drafts, bias entries and bitmask rows,
+    /// in one copy. Validates everything first; on error nothing is uploaded.
+    pub fn upload_verify(&mut self, requests: &[DeviceVerifyRequest<'_>]) -> Result<()> {
+        let max_batch = self.sampler.config.max_batch;
+        if requests.len() > max_batch {
+            return Err(Error::CapacityExceeded { what: "verify requests", requested: requests.len(), capacity: max_batch });
+        }
+        let vocab = self.sampler.config.vocab;
+        let words = self.sampler.bitmask_words;
+        let mut seen = HashSet::with_capacity(requests.len());
+        let mut settings = Vec::with_capacity(requests.len());
+        let mut row_map: Vec<u32> = Vec::new();
+        let mut bias_tokens = Vec::new();
+        let mut bias_values = Vec::new();
+        let mut uploaded = Vec::with_capacity(requests.len());
+        let (mut rows, mut q_rows, mut mask_rows) = (0usize, 0usize, 0usize);
+        for (r, req) in requests.iter().enumerate() {
+            let id = req.request;
+            let state = self.sampler.table.get(id).ok_or(Error::UnknownRequest { request: id })?;
+            if !seen.insert(id) {
+                return Err(Error::DuplicateRequest { request: id });
+            }
+            let p: &SamplingParams = &state.params;
+            let n = req.drafts.len();
+            if n > self.max_drafts {
+                return Err(Error::CapacityExceeded { what: "draft tokens", requested: n, capacity: self.max_drafts });
+            }
+            if let Some(&t) = req.drafts.iter().find(|&&t| t as usize >= vocab) {
+                return Err(Error::InvalidSetting {
+                    request: Some(id),
+                    field: Field::DraftTokens,
+                    reason: format!("draft token {t} is outside the vocab of {vocab}"),
+                });
+            }
+            if p.top_logprobs > 0 {
+                return Err(Error::InvalidSetting {
+                    request: Some(id),
+                    field: Field::TopLogprobs,
+                    reason: "GPU verification reports the chosen tokens' logprobs, not top logprobs".into(),
+                });
+            }
+            let mut flags = 0;
+            if let Some(mask) = req.bitmask {
+                let need = (n + 1) * words;
+                if mask.len() < need {
+                    return Err(Error::InvalidSetting {
+                        request: Some(id),
+                        field: Field::Bitmask,
+                        reason: format!("{} words given, {} rows of vocab {vocab} need {need}", mask.len(), n + 1),
+                    });
+                }
+                flags |= ROW_HAS_BITMASK;
+            }
+            if p.logprobs {
+                flags |= ROW_WANT_LOGPROB;
+            }
+            settings.push(VerifySettings {
+                row: RowSettings {
+                    temperature: p.temperature,
+                    top_p: p.top_p,
+                    min_p: p.min_p,
+                    repetition_penalty: p.repetition_penalty,
+                    frequency_penalty: p.frequency_penalty,
+                    presence_penalty: p.presence_penalty,
+                    top_k: p.top_k,
+                    slot: self.sampler.slot_of(id)?,
+                    bias_offset: bias_tokens.len() as u32,
+                    bias_len: p.logit_bias.len() as u32,
+                    flags,
+                    _pad: 0,
+                },
+                drafts: n as u32,
+                first_row: rows as u32,
+                q_first: if req.has_draft_probs { q_rows as u32 } else { VERIFY_ONE_HOT },
+                _pad: 0,
+            });
+            for &(t, v) in &p.logit_bias {
+                bias_tokens.push(t);
+                bias_values.push(v);
+            }
+            for j in 0..=n {
+                row_map.extend_from_slice(&[r as u32, j as u32]);
+            }
+            if req.bitmask.is_some() {
+                mask_rows = rows + n + 1;
+            }
+            rows += n + 1;
+            if req.has_draft_probs {
+                q_rows += n;
+            }
+            uploaded.push(Uploaded { request: id, drafts: n, want_logprobs: p.logprobs });
+        }
+        let max_bias = self.sampler.config.max_bias_entries;
+        if bias_tokens.len() > max_bias {
+            return Err(Error::CapacityExceeded {
+                what: "logit-bias entries in one call",
+                requested: bias_tokens.len(),
+                capacity: max_bias,
+            });
+        }
+        let l = self.layout;
+        let staging = &mut self.staging;
+        let put = |staging: &mut Vec<u8>, at: usize, bytes: &[u8]| staging[at..at + bytes.len()].copy_from_slice(bytes);
+        put(staging, 0, as_bytes(&[requests.len() as u32, rows as u32, q_rows as u32, 0]));
+        put(staging, l.settings, as_bytes(&settings));
+        put(staging, l.row_map, as_bytes(&row_map));
+        for (r, req) in requests.iter().enumerate() {
+            put(staging, l.drafts + r * self.max_drafts * 4, as_bytes(req.drafts));
+        }
+        put(staging, l.bias_tokens, as_bytes(&bias_tokens));
+        put(staging, l.bias_values, as_bytes(&bias_values));
+        for (req, s) in requests.iter().zip(&settings) {
+            if let Some(mask) = req.bitmask {
+                let n = (s.drafts as usize + 1) * words;
+                put(staging, l.bitmask + s.first_row as usize * words * 4, as_bytes(&mask[..n]));
+            }
+        }
+        let used = if mask_rows > 0 { l.bitmask + mask_rows * words * 4 } else { l.bitmask };
+        let stream = self.sampler.gpu.stream().clone();
+        stream
+            .memcpy_htod(&self.staging[..used], &mut self.upload.slice_mut(0..used))
+            .map_err(cuda_err("uploading the verification settings"))?;
+        self.uploaded = uploaded;
+        self.uploaded_rows = rows;
+        self.uploaded_q_rows = q_rows;
+        Ok(())
+    }
+
+    fn check_inputs(&self, logits: &DeviceLogits<'_>, q: Option<&DraftProbs<'_>>, rows: usize, q_rows: usize) -> Result<()> {
+        let invalid = |field, reason: String| Error::InvalidSetting { request: None, field, reason };
+        let vocab = self.sampler.config.vocab;
+        if rows > self.max_rows {
+            return Err(Error::CapacityExceeded { what: "verification rows", requested: rows, capacity: self.max_rows });
+        }
+        let own = self.sampler.gpu.context().cu_ctx() as usize;
+        if logits.rows < rows {
+            return Err(invalid(Field::Logits, format!("{} logits rows for {rows} target rows", logits.rows)));
+        }
+        if logits.context.is_some_and(|c| c != own) {
+            return Err(invalid(Field::Logits, "the logits buffer belongs to another CUDA context".into()));
+        }
+        if logits.element_bytes != dtype_bytes(logits.dtype) {
+            return Err(invalid(Field::Logits, format!("dtype {:?} over {}-byte elements", logits.dtype, logits.element_bytes)));
+        }
+        if logits.row_stride < vocab {
+            return Err(invalid(Field::Logits, format!("row stride {} is below the vocab {vocab}", logits.row_stride)));
+        }
+        let covers = |rows: usize, stride: usize, elements: usize| match rows.checked_sub(1) {
+            None => true,
+            Some(last) => last.checked_mul(stride).and_then(|n| n.checked_add(vocab)).is_some_and(|n| n <= elements),
+        };
+        if !covers(rows, logits.row_stride, logits.elements) {
+            return Err(invalid(Field::Logits, format!("{} elements cannot hold {rows} rows of stride {}", logits.elements, logits.row_stride)));
+        }
+        match q {
+            None if q_rows > 0 => Err(invalid(Field::DraftTokens, format!("{q_rows} draft-probability rows needed, none given"))),
+            None => Ok(()),
+            Some(q) => {
+                if q.rows < q_rows || q.row_stride < vocab || !covers(q.rows, q.row_stride, q.elements) {
+                    return Err(invalid(
+                        Field::DraftTokens,
+                        format!("{} draft-probability rows (stride {}, {} elements) for {q_rows} needed", q.rows, q.row_stride, q.elements),
+                    ));
+                }
+                if q.context.is_some_and(|c| c != own) {
+                    return Err(invalid(Field::DraftTokens, "the draft-probability buffer belongs to another CUDA context".into()));
+                }
+                if u32::try_from(q.rows).is_err() {
+                    return Err(invalid(Field::DraftTokens, format!("{} draft-probability rows", q.rows)));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn params(&mut self, logits: &DeviceLogits<'_>, q: Option<&DraftProbs<'_>>, rows: usize) -> VerifyParams {
+        let l = self.layout;
+        let upload = device_address_mut(&mut self.upload);
+        let s = &mut self.sampler;
+        VerifyParams {
+            logits: logits.ptr,
+            row_stride: logits.row_stride as u64,
+            q: q.map_or(0, |q| q.ptr),
+            q_stride: q.map_or(0, |q| q.row_stride as u64),
+            header: upload,
+            settings: upload + l.settings as u64,
+            row_map: upload + l.row_map as u64,
+            drafts: upload + l.drafts as u64,
+            bitmask: upload + l.bitmask as u64,
+            bias_tokens: upload + l.bias_tokens as u64,
+            bias_values: upload + l.bias_values as u64,
+            counts: device_address_mut(&mut s.counts),
+            seeds: device_address_mut(&mut s.seeds),
+            steps: device_address_mut(&mut s.steps),
+            row_results: device_address_mut(&mut self.row_results),
+            out_tokens: device_address_mut(&mut self.out_tokens),
+            out_accepted: device_address_mut(&mut self.out_accepted),
+            out_status: device_address_mut(&mut self.out_status),
+            out_logprobs: device_address_mut(&mut self.out_logprobs),
+            dtype: dtype_code(logits.dtype),
+            vocab: s.config.vocab as u32,
+            rows: rows as u32,
+            requests: s.config.max_batch as u32,
+            max_drafts: self.max_drafts as u32,
+            q_rows: q.map_or(0, |q| q.rows as u32),
+            tiles: s.tiles,
+            bitmask_words: s.bitmask_words as u32,
+            bias_capacity: s.config.max_bias_entries.max(1) as u32,
+            slots: s.config.max_requests as u32,
+            counts_stride: s.counts_stride as u32,
+            _pad: 0,
+        }
+    }
+
+    /// Enqueues the two kernels for a grid of `rows` target rows. Nothing here synchronizes or
+    /// allocates.
+    fn enqueue(&mut self, logits: &DeviceLogits<'_>, q: Option<&DraftProbs<'_>>, rows: usize) -> Result<()> {
+        if rows == 0 {
+            return Ok(());
+        }
+        let params = KernelParams(self.params(logits, q, rows));
+        let stream = self.sampler.gpu.stream().clone();
+        let rows_cfg = LaunchConfig {
+            grid_dim: (rows as u32, 1, 1),
+            block_dim: (SAMPLER_THREADS, 1, 1),
+            shared_mem_bytes: SAMPLER_SHARED_BYTES,
+        };
+        let chain_blocks = (self.sampler.config.max_batch as u32).div_ceil(VERIFY_CHAIN_THREADS);
+        let chains_cfg =
+            LaunchConfig { grid_dim: (chain_blocks, 1, 1), block_dim: (VERIFY_CHAIN_THREADS, 1, 1), shared_mem_bytes: 0 };
+        for (function, config, what) in
+            [(&self.rows_fn, rows_cfg, "launching verify_rows"), (&self.chains_fn, chains_cfg, "launching verify_chains")]
+        {
+            let mut launch = stream.launch_builder(function);
+            launch.arg(&params);
+            // SAFETY: `VerifyParams` matches the kernels' parameter by the ABI module; every
+            // pointer addresses a buffer allocated for max_batch requests, max_rows target rows
+            // (rows ≤ max_rows was checked), max_requests slots and the vocab, or the caller's
+            // logits and draft probabilities, checked against rows, stride and length; grid,
+            // block and shared-memory sizes are the ones the kernels document.
+            unsafe { launch.launch(config) }.map_err(cuda_err(what))?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues one verification call on device logits (`Σ (n_r + 1)` ragged rows) and, when a
+    /// request has them, device draft probabilities, with the settings of the last
+    /// [`Self::upload_verify`].
+    pub fn enqueue_verify(&mut self, logits: &DeviceLogits<'_>, q: Option<&DraftProbs<'_>>) -> Result<()> {
+        let (rows, q_rows) = (self.uploaded_rows, self.uploaded_q_rows);
+        self.check_inputs(logits, q, rows, q_rows)?;
+        self.enqueue(logits, q, rows)
+    }
+
+    /// Captures a verification call for up to `rows` target rows into a CUDA graph. Replays use
+    /// the logits, draft probabilities, settings, seeds and penalty state current at replay time.
+    ///
+    /// # Safety
+    /// The graph keeps the device addresses of `logits` and `q`. The caller keeps that memory
+    /// allocated, with at least the shapes given here, for as long as it replays the graph.
+    pub unsafe fn capture_verify(&mut self, logits: &DeviceLogits<'_>, q: Option<&DraftProbs<'_>>, rows: usize) -> Result<VerifyGraph> {
+        let q_rows = q.map_or(0, |q| q.rows);
+        self.check_inputs(logits, q, rows, q_rows)?;
+        let stream = self.sampler.gpu.stream().clone();
+        stream
+            .begin_capture(cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(cuda_err("beginning stream capture"))?;
+        let enqueued = self.enqueue(logits, q, rows);
+        let ended = stream.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
+        enqueued?;
+        let graph = ended
+            .map_err(cuda_err("ending stream capture"))?
+            .ok_or(Error::Cuda { op: "ending stream capture", detail: "the capture recorded no work".into() })?;
+        Ok(VerifyGraph { graph, rows, q_rows })
+    }
+
+    /// Enqueues one replay of `graph` for the last upload, which must fit the capture.
+    pub fn replay(&mut self, graph: &VerifyGraph) -> Result<()> {
+        if self.uploaded_rows > graph.rows {
+            return Err(Error::CapacityExceeded { what: "target rows uploaded for this graph", requested: self.uploaded_rows, capacity: graph.rows });
+        }
+        if self.uploaded_q_rows > graph.q_rows {
+            return Err(Error::CapacityExceeded {
+                what: "draft-probability rows uploaded for this graph",
+                requested: self.uploaded_q_rows,
+                capacity: graph.q_rows,
+            });
+        }
+        graph.graph.launch().map_err(cuda_err("replaying the verification graph"))
+    }
+
+    /// Waits for the call, reads every request's outputs, and brings the host mirror of the
+    /// request state along (emitted tokens counted, step + 1).
+    pub fn read_verify_outputs(&mut self) -> Result<Vec<VerifyOutput>> {
+        let n = self.uploaded.len();
+        let width = self.max_drafts + 1;
+        let stream = self.sampler.gpu.stream().clone();
+        let read = cuda_err("reading the verification outputs");
+        let tokens = stream.clone_dtoh(&self.out_tokens.slice(0..n * width)).map_err(read)?;
+        let read = cuda_err("reading the verification outputs");
+        let accepted = stream.clone_dtoh(&self.out_accepted.slice(0..n)).map_err(read)?;
+        let read = cuda_err("reading the verification outputs");
+        let status = stream.clone_dtoh(&self.out_status.slice(0..n)).map_err(read)?;
+        let read = cuda_err("reading the verification outputs");
+        let logprobs = stream.clone_dtoh(&self.out_logprobs.slice(0..n * width)).map_err(read)?;
+        let mut outs = Vec::with_capacity(n);
+        for (i, u) in self.uploaded.iter().enumerate() {
+            let row = tokens.get(i * width..i * width + u.drafts + 1).unwrap_or(&[]).to_vec();
+            let emitted = row.iter().take_while(|&&t| t >= 0).count();
+            let st = status.get(i).copied().unwrap_or(STATUS_INVALID_SETTINGS);
+            let mut out = VerifyOutput {
+                accepted: accepted.get(i).copied().unwrap_or(0) as usize,
+                tokens: row,
+                status: st,
+                logprobs: Vec::new(),
+                top_logprobs: Vec::new(),
+            };
+            if u.want_logprobs {
+                out.logprobs = logprobs.get(i * width..i * width + emitted).unwrap_or(&[]).to_vec();
+            }
+            if st != STATUS_INVALID_SETTINGS {
+                if let Some(state) = self.sampler.table.get_mut(u.request) {
+                    for &t in out.emitted() {
+                        let c = state.output_counts.entry(t as u32).or_insert(0);
+                        *c = c.saturating_add(1);
+                    }
+                    state.step = state.step.wrapping_add(1);
+                }
+            }
+            outs.push(out);
+        }
+        Ok(outs)
+    }
+
+    /// Copies host logits into the staging buffer (packed, stride = vocab), growing it first.
+    fn stage_logits(&mut self, logits: &HostLogits<'_>) -> Result<DeviceLogits<'static>> {
+        let (rows, vocab) = (logits.rows(), self.sampler.config.vocab);
+        let elem = dtype_bytes(logits.dtype());
+        let compact: &[u8] = match logits.data() {
+            LogitsData::F32(d) => as_bytes(d),
+            LogitsData::Bf16(d) => as_bytes(d),
+            LogitsData::F16(d) => as_bytes(d),
+        };
+        let stride = logits.row_stride() * elem;
+        let mut packed = Vec::with_capacity(rows * vocab * elem);
+        for r in 0..rows {
+            let row = compact.get(r * stride..r * stride + vocab * elem).ok_or(Error::InvalidSetting {
+                request: None,
+                field: Field::Logits,
+                reason: format!("logits row {r} is outside the data"),
+            })?;
+            packed.extend_from_slice(row);
+        }
+        let stream = self.sampler.gpu.stream().clone();
+        let need = packed.len().max(16);
+        if self.logits_staging.as_ref().is_none_or(|s| s.len() < need) {
+            self.logits_staging = Some(stream.alloc_zeros::<u8>(need).map_err(cuda_err("allocating the logits staging buffer"))?);
+        }
+        let buffer = self.logits_staging.as_mut().ok_or(Error::Cuda { op: "staging logits", detail: "no buffer".into() })?;
+        if !packed.is_empty() {
+            stream.memcpy_htod(&packed, &mut buffer.slice_mut(0..packed.len())).map_err(cuda_err("uploading logits"))?;
+        }
+        let ptr = device_address_mut(buffer);
+        let mut view = DeviceLogits::from_parts(ptr, logits.dtype(), rows, vocab, rows * vocab);
+        view.context = None;
+        Ok(view)
+    }
+
+    /// Copies the requests' draft-probability rows, in request order, into the q staging buffer.
+    fn stage_q(&mut self, batch: &VerifyBatch<'_>) -> Result<Option<DraftProbs<'static>>> {
+        let vocab = self.sampler.config.vocab;
+        let rows: Vec<f32> = batch.requests.iter().filter_map(|r| r.draft_probs).flatten().copied().collect();
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let stream = self.sampler.gpu.stream().clone();
+        if self.q_staging.as_ref().is_none_or(|s| s.len() < rows.len()) {
+            self.q_staging = Some(stream.alloc_zeros::<f32>(rows.len()).map_err(cuda_err("allocating the draft staging buffer"))?);
+        }
+        let buffer = self.q_staging.as_mut().ok_or(Error::Cuda { op: "staging draft probabilities", detail: "no buffer".into() })?;
+        stream.memcpy_htod(&rows, &mut buffer.slice_mut(0..rows.len())).map_err(cuda_err("uploading draft probabilities"))?;
+        let ptr = device_address_mut(buffer);
+        let n = rows.len() / vocab;
+        Ok(Some(DraftProbs { ptr, rows: n, row_stride: vocab, elements: rows.len(), context: None, _borrow: PhantomData }))
+    }
+}
+
+impl Verifier for GpuVerifier {
+    fn max_drafts(&self) -> usize {
+        self.max_drafts
+    }
+
+    fn verify(&mut self, batch: &VerifyBatch<'_>) -> Result<Vec<VerifyOutput>> {
+        validate_verify_batch(batch, &self.sampler.table, self.sampler.config.max_batch, self.max_drafts)?;
+        let requests: Vec<DeviceVerifyRequest<'_>> = batch
+            .requests
+            .iter()
+            .map(|r| DeviceVerifyRequest {
+                request: r.request,
+                drafts: r.drafts,
+                has_draft_probs: r.draft_probs.is_some(),
+                bitmask: r.bitmask,
+            })
+            .collect();
+        self.upload_verify(&requests)?;
+        let logits = self.stage_logits(&batch.logits)?;
+        let q = self.stage_q(batch)?;
+        self.enqueue_verify(&logits, q.as_ref())?;
+        self.read_verify_outputs()
+    }
+}
+
+/// The verifier is also a plain sampler: requests are managed, and single steps run, through the
+/// sampler underneath.
+impl Backend for GpuVerifier {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+    fn vocab(&self) -> usize {
+        self.sampler.vocab()
+    }
+    fn max_batch(&self) -> usize {
+        self.sampler.max_batch()
+    }
+    fn add_request(&mut self, id: u64, params: SamplingParams, prompt: &[u32]) -> Result<()> {
+        self.sampler.add_request(id, params, prompt)
+    }
+    fn reset_request(&mut self, id: u64, prompt: &[u32]) -> Result<()> {
+        self.sampler.reset_request(id, prompt)
+    }
+    fn update_request(&mut self, id: u64, params: SamplingParams) -> Result<()> {
+        self.sampler.update_request(id, params)
+    }
+    fn drop_request(&mut self, id: u64) -> Result<()> {
+        self.sampler.drop_request(id)
+    }
+    fn request_step(&self, id: u64) -> Result<u64> {
+        self.sampler.request_step(id)
+    }
+    fn sample(&mut self, batch: &Batch<'_>) -> Result<Vec<RowOutput>> {
+        self.sampler.sample(batch)
+    }
+}

@@ -1,0 +1,1178 @@
+//! Speculative verification on the GPU (device only): docs/SEMANTICS.md §10, the same decisions
+//! as `sampler-host/src/verify.rs` (the CPU reference), bit for bit.
+//!
+//! Two kernels, one launch each, for a whole heterogeneous batch:
+//! 1. `verify_rows`, one block per target row `j` of a request: the processed row exactly (the
+//!    penalty state sees the request's drafts `d_0..d_{j-1}` as emitted output), then the row's
+//!    decisions: greedy argmax, or min-p / top-k / top-p (kept set `K_j`, mass `Z`) by whole-row
+//!    exact selection, the accept test of `d_j`, and the token the chain emits if it stops at
+//!    `j` (residual draw over `R_i = max(0, A_i - B_i)`, or the bonus draw at `j = n`).
+//! 2. `verify_chains`, one thread per request: the first rejection, the outputs, and the state
+//!    update (emitted tokens counted, `step += 1` once).
+//!
+//! Rows are independent, so every row of every request is decided in parallel; a row past the
+//! first rejection is wasted work, but no row waits on another. The row kernel reads its row
+//! several times (summary, mass, radix levels of top-k / top-p, the draw): simple and exact
+//! first. Everything goes through the shared pure functions (`logit`, `keys`, `fixed`,
+//! `decide`, `philox`, `verify`) that the CPU reference calls.
+//!
+//! The selection helpers are adapted from `sampler.rs`'s exact pass (same algorithm, over a
+//! prologue that counts earlier drafts), kept here so the two files can change independently.
+
+use crate::abi::*;
+use crate::block::*;
+use crate::decide::{min_p_threshold, settings_valid, top_p_disabled, top_p_reached, top_p_units};
+use crate::fixed::{soft_ceil, weight};
+use crate::intrinsics::*;
+use crate::keys::{key_index, key_value, ordered_bits, sort_key};
+use crate::logit::{process_logit, widen_bf16, widen_f16, LogitParams};
+use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
+use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
+use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
+use crate::verify::{draft_units, residual_weight, spec_accept, U256};
+
+/// Positions of a sorted list each thread owns (2048 / 512).
+const OWN: usize = (MERGE_CAPACITY / SAMPLER_THREADS) as usize;
+/// Digit of keys that take no part in a histogram level (warp aggregation needs every lane).
+const NO_DIGIT: u32 = u32::MAX;
+/// `VRow::draft` at `j = n`.
+const NO_DRAFT: u32 = u32::MAX;
+const LO64: u128 = u64::MAX as u128;
+
+// Shared memory: the block.rs map, plus the request's drafts where stage 1 keeps its bands
+// (verification never uses those).
+/// The request's draft tokens, `u32[VERIFY_MAX_DRAFTS]`.
+const SM_DRAFTS: u32 = SM_BAND;
+const _: () = assert!(SM_DRAFTS + VERIFY_MAX_DRAFTS * 4 <= SM_BIAS);
+/// Per-tile sums of a draw, `U256[MAX_TILES]` as four u64 each (the sort buffer is free then).
+const SM_TILE_SUMS: u32 = SM_SORT;
+const _: () = assert!(SM_TILE_SUMS + MAX_TILES * 32 <= SM_END);
+
+// Broadcast slots inside SM_RESULT (256 bytes).
+const RES_SELECT: u32 = SM_RESULT;
+const RES_COUNTER: u32 = SM_RESULT + 8;
+const RES_LOWER: u32 = SM_RESULT + 16;
+const RES_TILE: u32 = SM_RESULT + 24;
+const RES_PICK: u32 = SM_RESULT + 32;
+const RES_U128: u32 = SM_RESULT + 48;
+const RES_REST: u32 = SM_RESULT + 64;
+const _: () = assert!(RES_REST + 32 <= SM_RESULT + 256);
+
+// ---------------------------------------------------------------------------------------------
+// Unrolled loops: per-thread arrays are indexed by constants only (or they go to local memory).
+
+#[inline(always)]
+fn each8<F: FnMut(usize)>(mut f: F) {
+    f(0);
+    f(1);
+    f(2);
+    f(3);
+    f(4);
+    f(5);
+    f(6);
+    f(7);
+}
+
+/// `each8` for bodies too large for LLVM to inline a closure (the 256-bit residual weights): the
+/// body is pasted eight times with `$j` a constant.
+macro_rules! unroll8 {
+    ($j:ident => $body:block) => {{
+        {
+            const $j: usize = 0;
+            $body
+        }
+        {
+            const $j: usize = 1;
+            $body
+        }
+        {
+            const $j: usize = 2;
+            $body
+        }
+        {
+            const $j: usize = 3;
+            $body
+        }
+        {
+            const $j: usize = 4;
+            $body
+        }
+        {
+            const $j: usize = 5;
+            $body
+        }
+        {
+            const $j: usize = 6;
+            $body
+        }
+        {
+            const $j: usize = 7;
+            $body
+        }
+    }};
+}
+
+#[inline(always)]
+fn each_own<F: FnMut(usize)>(mut f: F) {
+    const _: () = assert!(OWN == 4);
+    f(0);
+    f(1);
+    f(2);
+    f(3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 256-bit block sums and scans, as three exact u128 reductions of 64/64/128-bit parts.
+
+#[inline(always)]
+fn u256_join(a: u128, b: u128, c: u128) -> U256 {
+    U256::from_u128(a).wrapping_add(U256 { hi: b >> 64, lo: b << 64 }).wrapping_add(U256 { hi: c, lo: 0 })
+}
+
+/// Sum of `v` over the block (exact: every part sum stays below 2^128).
+///
+/// # Safety
+/// The whole block calls it together.
+#[inline(always)]
+unsafe fn block_sum_u256(v: U256) -> U256 {
+    // SAFETY: forwarded (whole block).
+    unsafe { u256_join(block_sum_u128(v.lo & LO64), block_sum_u128(v.lo >> 64), block_sum_u128(v.hi)) }
+}
+
+/// Exclusive prefix sum of `v` in thread order (exact).
+///
+/// # Safety
+/// The whole block calls it together.
+#[inline(always)]
+unsafe fn block_exclusive_scan_u256(v: U256) -> U256 {
+    // SAFETY: forwarded (whole block).
+    unsafe {
+        let (a, _) = block_exclusive_scan_u128(v.lo & LO64);
+        let (b, _) = block_exclusive_scan_u128(v.lo >> 64);
+        let (c, _) = block_exclusive_scan_u128(v.hi);
+        u256_join(a, b, c)
+    }
+}
+
+#[inline(always)]
+unsafe fn st_shared_u256(addr: u32, v: U256) {
+    // SAFETY: the caller passes a 32-byte slot of the map.
+    unsafe {
+        st_shared_u64(addr, v.lo as u64);
+        st_shared_u64(addr + 8, (v.lo >> 64) as u64);
+        st_shared_u64(addr + 16, v.hi as u64);
+        st_shared_u64(addr + 24, (v.hi >> 64) as u64);
+    }
+}
+
+#[inline(always)]
+unsafe fn ld_shared_u256(addr: u32) -> U256 {
+    // SAFETY: the caller passes a 32-byte slot of the map.
+    unsafe {
+        let lo = ((ld_shared_u64(addr + 8) as u128) << 64) | ld_shared_u64(addr) as u128;
+        let hi = ((ld_shared_u64(addr + 24) as u128) << 64) | ld_shared_u64(addr + 16) as u128;
+        U256 { hi, lo }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings and the target row.
+
+#[inline(always)]
+unsafe fn active(p: &VerifyParams) -> (u32, u32) {
+    // SAFETY: the header holds four u32 the host wrote before the launch.
+    let (requests, rows) = unsafe { ((p.header as *const u32).read(), (p.header as *const u32).add(1).read()) };
+    (if requests < p.requests { requests } else { p.requests }, if rows < p.rows { rows } else { p.rows })
+}
+
+/// A request's settings, as four 16-byte loads.
+///
+/// # Safety
+/// `request < requests`; the settings array is 16-byte aligned and not written during the call.
+#[inline(always)]
+unsafe fn read_settings(p: &VerifyParams, request: u32) -> VerifySettings {
+    const _: () = assert!(core::mem::size_of::<VerifySettings>() == 64);
+    let at = (p.settings + request as u64 * 64) as *const u32;
+    // SAFETY: 64 readable bytes at a 16-byte aligned address (caller).
+    let (a, b, c, d) = unsafe {
+        (ld_global_nc_v4_u32(at), ld_global_nc_v4_u32(at.add(4)), ld_global_nc_v4_u32(at.add(8)), ld_global_nc_v4_u32(at.add(12)))
+    };
+    VerifySettings {
+        row: RowSettings {
+            temperature: f32::from_bits(a[0]),
+            top_p: f32::from_bits(a[1]),
+            min_p: f32::from_bits(a[2]),
+            repetition_penalty: f32::from_bits(a[3]),
+            frequency_penalty: f32::from_bits(b[0]),
+            presence_penalty: f32::from_bits(b[1]),
+            top_k: b[2],
+            slot: b[3],
+            bias_offset: c[0],
+            bias_len: c[1],
+            flags: c[2],
+            _pad: c[3],
+        },
+        drafts: d[0],
+        first_row: d[1],
+        q_first: d[2],
+        _pad: d[3],
+    }
+}
+
+/// Every field that guards a memory access is in range, and the settings are valid. The
+/// request's rows must all be active (`rows` = active target rows). Bias and draft ids are
+/// checked separately (they need a loop).
+#[inline(always)]
+fn request_ok(p: &VerifyParams, s: &VerifySettings, rows: u32) -> bool {
+    let r = &s.row;
+    r.slot < p.slots
+        && r.bias_offset <= p.bias_capacity
+        && r.bias_len <= p.bias_capacity - r.bias_offset
+        && (r.flags & ROW_HAS_BITMASK == 0 || p.bitmask != 0)
+        && s.drafts <= p.max_drafts
+        && p.max_drafts <= VERIFY_MAX_DRAFTS
+        && s.first_row < rows
+        && s.drafts < rows - s.first_row
+        && (s.q_first == VERIFY_ONE_HOT || (p.q != 0 && s.q_first <= p.q_rows && s.drafts <= p.q_rows - s.q_first))
+        && settings_valid(r.temperature, r.top_p, r.min_p, r.repetition_penalty, r.frequency_penalty, r.presence_penalty)
+}
+
+#[inline(always)]
+fn has_penalties(s: &RowSettings) -> bool {
+    s.repetition_penalty != 1.0 || s.frequency_penalty != 0.0 || s.presence_penalty != 0.0
+}
+
+/// One target row, set up for the passes.
+#[derive(Clone, Copy)]
+struct VRow {
+    /// The request's logit-bias entries in the call's bias arrays (the only settings the
+    /// passes need besides `params`; fewer live registers than the whole `RowSettings`).
+    bias_offset: u32,
+    bias_len: u32,
+    params: LogitParams,
+    /// Byte address of the row's first logit, and whether whole tiles load as 16-byte vectors.
+    logits: u64,
+    vector_ok: bool,
+    /// Byte address of the slot's penalty counts, 0 without penalties.
+    counts: u64,
+    /// Earlier drafts (`SM_DRAFTS[0..extra]`) that count as output; 0 without penalties.
+    extra: u32,
+    /// Byte address of the row's bitmask words, 0 without a mask.
+    bitmask: u64,
+    /// Byte address of the row's draft probabilities, 0 for one-hot `q` (or `j = n`).
+    q: u64,
+    q_vector_ok: bool,
+    /// `d_j`, or `NO_DRAFT` at `j = n`.
+    draft: u32,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The prologue over one tile, with the drafts before this position counted as output.
+
+#[inline(always)]
+fn widen_pair(word: u32, dtype: u32) -> (f32, f32) {
+    if dtype == DTYPE_BF16 {
+        (widen_bf16(word as u16), widen_bf16((word >> 16) as u16))
+    } else {
+        (widen_f16(word as u16), widen_f16((word >> 16) as u16))
+    }
+}
+
+/// Raw logits of this thread's 8 tokens from `base`; tokens past the vocab read as NaN.
+///
+/// # Safety
+/// `logits` is the row's first element; the row holds `vocab` elements.
+#[inline(always)]
+unsafe fn load_raw(p: &VerifyParams, logits: u64, vector_ok: bool, base: u32) -> [f32; 8] {
+    let mut raw = [f32::NAN; 8];
+    if base >= p.vocab {
+        return raw;
+    }
+    if vector_ok && base + 8 <= p.vocab {
+        if p.dtype == DTYPE_F32 {
+            let ptr = (logits + base as u64 * 4) as *const u32;
+            // SAFETY: 8 tokens inside the row, 16-byte aligned (row start aligned, base % 8 == 0).
+            let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
+            raw = [
+                f32::from_bits(a[0]),
+                f32::from_bits(a[1]),
+                f32::from_bits(a[2]),
+                f32::from_bits(a[3]),
+                f32::from_bits(b[0]),
+                f32::from_bits(b[1]),
+                f32::from_bits(b[2]),
+                f32::from_bits(b[3]),
+            ];
+        } else {
+            // SAFETY: as above; 8 half-width tokens are one 16-byte vector.
+            let q = unsafe { ld_global_nc_v4_u32((logits + base as u64 * 2) as *const u32) };
+            let (r0, r1) = widen_pair(q[0], p.dtype);
+            let (r2, r3) = widen_pair(q[1], p.dtype);
+            let (r4, r5) = widen_pair(q[2], p.dtype);
+            let (r6, r7) = widen_pair(q[3], p.dtype);
+            raw = [r0, r1, r2, r3, r4, r5, r6, r7];
+        }
+        return raw;
+    }
+    each8(|j| {
+        let t = base + j as u32;
+        if t < p.vocab {
+            // SAFETY: token t < vocab lies inside the row.
+            raw[j] = unsafe {
+                if p.dtype == DTYPE_F32 {
+                    ((logits + t as u64 * 4) as *const f32).read()
+                } else {
+                    let bits = ((logits + t as u64 * 2) as *const u16).read();
+                    if p.dtype == DTYPE_BF16 {
+                        widen_bf16(bits)
+                    } else {
+                        widen_f16(bits)
+                    }
+                }
+            };
+        }
+    });
+    raw
+}
+
+/// Draft probabilities (as f32) of this thread's 8 tokens from `base`; 0 past the vocab.
+///
+/// # Safety
+/// `r.q` is a q row of `vocab` f32.
+#[inline(always)]
+unsafe fn load_q(p: &VerifyParams, r: &VRow, base: u32) -> [f32; 8] {
+    let mut q = [0.0f32; 8];
+    if base >= p.vocab {
+        return q;
+    }
+    if r.q_vector_ok && base + 8 <= p.vocab {
+        let ptr = (r.q + base as u64 * 4) as *const u32;
+        // SAFETY: 8 values inside the q row, 16-byte aligned.
+        let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
+        return [
+            f32::from_bits(a[0]),
+            f32::from_bits(a[1]),
+            f32::from_bits(a[2]),
+            f32::from_bits(a[3]),
+            f32::from_bits(b[0]),
+            f32::from_bits(b[1]),
+            f32::from_bits(b[2]),
+            f32::from_bits(b[3]),
+        ];
+    }
+    each8(|j| {
+        let t = base + j as u32;
+        if t < p.vocab {
+            // SAFETY: t < vocab inside the q row.
+            q[j] = unsafe { ((r.q + t as u64 * 4) as *const f32).read() };
+        }
+    });
+    q
+}
+
+/// Processed values of this thread's 8 tokens of `tile` (docs/SEMANTICS.md §2), with the
+/// penalty state of position `j`: real counts plus one per earlier draft.
+///
+/// # Safety
+/// The whole block calls it together with the same `tile` (the bias table needs barriers);
+/// `SM_DRAFTS[0..r.extra]` holds the drafts.
+#[inline(always)]
+unsafe fn process8(p: &VerifyParams, r: &VRow, tile: u32) -> [f32; 8] {
+    let tid = thread_idx_x();
+    let tile_start = tile * TILE_TOKENS;
+    let base = tile_start + tid * TOKENS_PER_THREAD;
+    // SAFETY: base..base+8 clipped to the vocab.
+    let raw = unsafe { load_raw(p, r.logits, r.vector_ok, base) };
+    let has_bias = r.bias_len > 0;
+    // SAFETY (whole block): the bias table lives at SM_BIAS, TILE_TOKENS f32; the barrier before
+    // clearing keeps earlier readers safe, the one after scattering publishes it.
+    unsafe {
+        if has_bias {
+            sync_threads();
+            each8(|j| st_shared_u32(smem(SM_BIAS + (tid * TOKENS_PER_THREAD + j as u32) * 4), 0));
+            sync_threads();
+            let mut i = tid;
+            while i < r.bias_len {
+                let entry = (r.bias_offset + i) as usize;
+                let token = (p.bias_tokens as *const u32).add(entry).read();
+                let value = (p.bias_values as *const u32).add(entry).read();
+                if token >= tile_start && token - tile_start < TILE_TOKENS {
+                    st_shared_u32(smem(SM_BIAS + (token - tile_start) * 4), value);
+                }
+                i += SAMPLER_THREADS;
+            }
+            sync_threads();
+        }
+    }
+    let mask_word = if r.bitmask != 0 && base < p.vocab {
+        // SAFETY: word base/32 < bitmask_words for base < vocab.
+        unsafe { ((r.bitmask + (base / 32) as u64 * 4) as *const u32).read() }
+    } else {
+        u32::MAX
+    };
+    let mut counts = [0u32; 8];
+    if r.counts != 0 && base < p.vocab {
+        let ptr = (r.counts + base as u64 * 4) as *const u32;
+        // SAFETY: counts rows are counts_stride (a multiple of 8, ≥ vocab) long and 16-byte
+        // aligned, so base..base+8 is inside and aligned.
+        let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
+        counts = [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]];
+        // Earlier drafts of the chain count as output (they become seen).
+        let mut i = 0;
+        while i < r.extra {
+            // SAFETY: i < extra ≤ drafts staged in SM_DRAFTS.
+            let off = unsafe { ld_shared_u32(smem(SM_DRAFTS + i * 4)) }.wrapping_sub(base);
+            if off < TOKENS_PER_THREAD {
+                each8(|j| {
+                    if off == j as u32 && counts[j] & 0x7fff_ffff != 0x7fff_ffff {
+                        counts[j] += 1;
+                    }
+                });
+            }
+            i += 1;
+        }
+    }
+    let mut x = [f32::NEG_INFINITY; 8];
+    each8(|j| {
+        if base + (j as u32) < p.vocab {
+            let allowed = (mask_word >> ((base & 31) + j as u32)) & 1 == 1;
+            let bias = if has_bias {
+                // SAFETY: this thread's own slot of the bias table.
+                f32::from_bits(unsafe { ld_shared_u32(smem(SM_BIAS + (tid * TOKENS_PER_THREAD + j as u32) * 4)) })
+            } else {
+                0.0
+            };
+            let c = counts[j];
+            x[j] = process_logit(raw[j], allowed, c != 0, c & 0x7fff_ffff, bias, &r.params);
+        }
+    });
+    x
+}
+
+#[inline(always)]
+fn keys8(x: &[f32; 8], base: u32) -> [u64; 8] {
+    let mut k = [0u64; 8];
+    each8(|j| {
+        if x[j] > f32::NEG_INFINITY {
+            k[j] = sort_key(x[j], base + j as u32);
+        }
+    });
+    k
+}
+
+#[inline(always)]
+fn tile_base(tile: u32) -> u32 {
+    tile * TILE_TOKENS + thread_idx_x() * TOKENS_PER_THREAD
+}
+
+// ---------------------------------------------------------------------------------------------
+// Row summary and weights.
+
+#[derive(Clone, Copy)]
+struct Summary {
+    infinite: u32,
+    /// soft_ceil of the row max (finite rows).
+    mc: f32,
+}
+
+impl Summary {
+    #[inline(always)]
+    fn infinite_row(&self) -> bool {
+        self.infinite > 0
+    }
+    /// `W` of a key (unit weights for +inf tokens of an infinite row; 0 for key 0).
+    #[inline(always)]
+    fn weight_of(&self, key: u64) -> u128 {
+        let x = key_value(key);
+        if key == 0 {
+            0
+        } else if self.infinite_row() {
+            (x == f32::INFINITY) as u128
+        } else {
+            weight(x, self.mc)
+        }
+    }
+    #[inline(always)]
+    fn logprob_of(&self, key: u64, ln_z: f64) -> f32 {
+        if key == 0 {
+            f32::NEG_INFINITY
+        } else if self.infinite_row() {
+            infinite_row_logprob(key_value(key), self.infinite)
+        } else {
+            token_logprob(key_value(key), self.mc, ln_z)
+        }
+    }
+}
+
+/// Calls `f(key)` for every valid key of the row with key ≥ `floor`, tile by tile.
+///
+/// # Safety
+/// The whole block calls it together with the same arguments.
+#[inline(always)]
+unsafe fn for_each_key<F: FnMut(u64)>(p: &VerifyParams, r: &VRow, floor: u64, mut f: F) {
+    let mut tile = 0;
+    while tile < p.tiles {
+        // SAFETY: uniform call by the whole block.
+        let x = unsafe { process8(p, r, tile) };
+        let keys = keys8(&x, tile_base(tile));
+        each8(|j| {
+            if keys[j] != 0 && keys[j] >= floor {
+                f(keys[j]);
+            }
+        });
+        tile += 1;
+    }
+}
+
+/// Like [`for_each_key`], but calls `f` for all 8 slots (key 0 where none qualifies), so warps
+/// stay converged for warp-wide instructions inside `f`.
+///
+/// # Safety
+/// The whole block calls it together with the same arguments.
+#[inline(always)]
+unsafe fn for_each_key_all<F: FnMut(u64)>(p: &VerifyParams, r: &VRow, floor: u64, mut f: F) {
+    let mut tile = 0;
+    while tile < p.tiles {
+        // SAFETY: uniform call by the whole block.
+        let x = unsafe { process8(p, r, tile) };
+        let keys = keys8(&x, tile_base(tile));
+        each8(|j| f(if keys[j] != 0 && keys[j] >= floor { keys[j] } else { 0 }));
+        tile += 1;
+    }
+}
+
+/// In one pass: the count and mass of the row's keys ≥ `floor`, and the mass of all its keys.
+///
+/// # Safety
+/// The whole block calls it together.
+#[inline(always)]
+unsafe fn count_masses(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64) -> (u32, u128, u128) {
+    let (mut count, mut mass, mut all) = (0u32, 0u128, 0u128);
+    // SAFETY: uniform call by the whole block.
+    unsafe {
+        for_each_key(p, r, 1, |key| {
+            let w = sum.weight_of(key);
+            all += w;
+            if key >= floor {
+                count += 1;
+                mass += w;
+            }
+        });
+        (block_sum_u32(count), block_sum_u128(mass), block_sum_u128(all))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exact selection over the whole row (the algorithm of sampler.rs's exact pass).
+
+#[derive(Clone, Copy)]
+enum Target {
+    Count(u32),
+    Mass { total: u128, p24: u32 },
+}
+
+impl Target {
+    #[inline(always)]
+    fn reached(&self, count: u32, mass: u128) -> bool {
+        match *self {
+            Target::Count(k) => count >= k,
+            Target::Mass { total, p24 } => top_p_reached(mass, total, p24),
+        }
+    }
+}
+
+/// The first `n` keys of `SM_SORT` as this thread's `OWN` positions with inclusive prefix
+/// masses over the list.
+///
+/// # Safety
+/// The whole block calls it together.
+#[inline(always)]
+unsafe fn sorted_prefix_masses(n: u32, sum: &Summary) -> ([u64; OWN], [u128; OWN]) {
+    let first = thread_idx_x() * OWN as u32;
+    let mut keys = [0u64; OWN];
+    let mut prefix = [0u128; OWN];
+    let mut run = 0u128;
+    each_own(|q| {
+        let i = first + q as u32;
+        if i < n {
+            // SAFETY: i < n ≤ 2048 positions of SM_SORT.
+            keys[q] = unsafe { ld_shared_u64(smem(SM_SORT + i * 8)) };
+            run += sum.weight_of(keys[q]);
+        }
+        prefix[q] = run;
+    });
+    // SAFETY: the whole block calls this function together.
+    let (before, _) = unsafe { block_exclusive_scan_u128(run) };
+    each_own(|q| prefix[q] += before);
+    (keys, prefix)
+}
+
+/// The shortest prefix (key order, keys ≥ `floor`) that reaches `target`: returns its last key
+/// and its mass. MSD radix on 8-bit digits with count and mass histograms until the boundary
+/// bucket fits `SM_SORT`, then a sort of that bucket.
+///
+/// # Safety
+/// The whole block calls it together; the target is reachable by the keys ≥ `floor`.
+#[inline(always)]
+unsafe fn select_exact(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64, target: Target) -> (u64, u128) {
+    let tid = thread_idx_x();
+    let (mut prefix, mut level) = (0u64, 0u32);
+    let (mut acc_count, mut acc_mass) = (0u32, 0u128);
+    // SAFETY (whole block): histogram slots and SM_SORT from the map; uniform loop bounds.
+    unsafe {
+        let in_bucket = |key: u64, prefix: u64, level: u32| level == 0 || (key >> (64 - level)) == prefix;
+        loop {
+            let shift = 56 - level;
+            if tid < 256 {
+                st_shared_u32(smem(SM_HIST + tid * 4), 0);
+                st_shared_u64(smem(SM_HIST_LO + tid * 8), 0);
+                st_shared_u64(smem(SM_HIST_HI + tid * 8), 0);
+            }
+            sync_threads();
+            for_each_key_all(p, r, floor, |key| {
+                let counted = key != 0 && in_bucket(key, prefix, level);
+                let digit = if counted { ((key >> shift) & 255) as u32 } else { NO_DIGIT };
+                let w = if counted { sum.weight_of(key) } else { 0 };
+                let peers = match_any_sync(FULL_MASK, digit);
+                // W < 2^84: four 21-bit limbs, each summed over ≤ 32 lanes without overflow.
+                let l0 = redux_add_sync(peers, (w & 0x1f_ffff) as u32) as u128;
+                let l1 = redux_add_sync(peers, ((w >> 21) & 0x1f_ffff) as u32) as u128;
+                let l2 = redux_add_sync(peers, ((w >> 42) & 0x1f_ffff) as u32) as u128;
+                let l3 = redux_add_sync(peers, ((w >> 63) & 0x1f_ffff) as u32) as u128;
+                if counted && peers.trailing_zeros() == lane_id() {
+                    let total = l0 + (l1 << 21) + (l2 << 42) + (l3 << 63);
+                    atom_add_shared_u32(smem(SM_HIST + digit * 4), peers.count_ones());
+                    let lo = total as u64;
+                    let old = atom_add_shared_u64(smem(SM_HIST_LO + digit * 8), lo);
+                    let carry = (old.wrapping_add(lo) < old) as u64;
+                    let hi = (total >> 64) as u64 + carry;
+                    if hi != 0 {
+                        atom_add_shared_u64(smem(SM_HIST_HI + digit * 8), hi);
+                    }
+                }
+            });
+            sync_threads();
+            // Thread t looks at digit 255 - t, so thread order is key order.
+            let (h, m) = if tid < 256 {
+                let d = 255 - tid;
+                (
+                    ld_shared_u32(smem(SM_HIST + d * 4)),
+                    ((ld_shared_u64(smem(SM_HIST_HI + d * 8)) as u128) << 64) | ld_shared_u64(smem(SM_HIST_LO + d * 8)) as u128,
+                )
+            } else {
+                (0, 0)
+            };
+            let (c_before, _) = block_exclusive_scan_u32(h);
+            let (m_before, _) = block_exclusive_scan_u128(m);
+            if tid == 0 {
+                // Fallback if the target were ever unreached: the last digit.
+                st_shared_u32(smem(RES_SELECT), 0);
+            }
+            sync_threads();
+            if tid < 256
+                && h > 0
+                && !target.reached(acc_count + c_before, acc_mass + m_before)
+                && target.reached(acc_count + c_before + h, acc_mass + m_before + m)
+            {
+                st_shared_u32(smem(RES_SELECT), 255 - tid);
+            }
+            sync_threads();
+            let digit = ld_shared_u32(smem(RES_SELECT));
+            sync_threads();
+            let above_t = 255 - digit;
+            let (c_above, m_above, bucket) = {
+                let (mut c, mut m2, mut b) = (0u32, 0u128, 0u32);
+                if tid < 256 && tid < above_t {
+                    c = h;
+                    m2 = m;
+                }
+                if tid == above_t {
+                    b = h;
+                }
+                (block_sum_u32(c), block_sum_u128(m2), block_sum_u32(b))
+            };
+            acc_count += c_above;
+            acc_mass += m_above;
+            prefix = (prefix << 8) | digit as u64;
+            level += 8;
+            if bucket <= MERGE_CAPACITY || level == 64 {
+                break;
+            }
+        }
+        // Gather the boundary bucket, sort it, and finish position by position.
+        if tid == 0 {
+            st_shared_u32(smem(RES_COUNTER), 0);
+        }
+        sync_threads();
+        for_each_key(p, r, floor, |key| {
+            if in_bucket(key, prefix, level) {
+                let pos = atom_add_shared_u32(smem(RES_COUNTER), 1);
+                if pos < MERGE_CAPACITY {
+                    st_shared_u64(smem(SM_SORT + pos * 8), key);
+                }
+            }
+        });
+        sync_threads();
+        let n = ld_shared_u32(smem(RES_COUNTER));
+        let n = if n < MERGE_CAPACITY { n } else { MERGE_CAPACITY };
+        sync_threads();
+        let padded = pow2_at_least(n);
+        let mut i = n + tid;
+        while i < padded {
+            st_shared_u64(smem(SM_SORT + i * 8), 0);
+            i += SAMPLER_THREADS;
+        }
+        sync_threads();
+        block_sort_desc(padded);
+        let first = tid * OWN as u32;
+        let (keys, prefix_mass) = sorted_prefix_masses(n, sum);
+        let mut hit = u32::MAX;
+        each_own(|q| {
+            let i = first + q as u32;
+            if i < n && hit == u32::MAX && target.reached(acc_count + i + 1, acc_mass + prefix_mass[q]) {
+                hit = i;
+            }
+        });
+        let hit = block_min_u32(hit);
+        let hit = if hit == u32::MAX { if n > 0 { n - 1 } else { 0 } } else { hit };
+        each_own(|q| {
+            if first + q as u32 == hit {
+                let mass = acc_mass + prefix_mass[q];
+                st_shared_u64(smem(RES_U128), mass as u64);
+                st_shared_u64(smem(RES_U128 + 8), (mass >> 64) as u64);
+                st_shared_u64(smem(RES_LOWER), keys[q]);
+            }
+        });
+        sync_threads();
+        let mass = ((ld_shared_u64(smem(RES_U128 + 8)) as u128) << 64) | ld_shared_u64(smem(RES_U128)) as u128;
+        let lower = ld_shared_u64(smem(RES_LOWER));
+        sync_threads();
+        (lower, mass)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The draw: index-order walk over the kept keys, by plain weights or residual weights.
+
+/// What a draw weighs each kept token by: the residual `R_i = max(0, W_i·Q − q_i·Z)`; the
+/// plain weights `W_i` of `p_j` are the same formula with `q_i = 0` and `Q = 1`, so both draws
+/// share one code path (and one inlined copy).
+#[derive(Clone, Copy)]
+struct Weights {
+    z: u128,
+    q_total: u128,
+    plain: bool,
+}
+
+impl Weights {
+    const PLAIN: Weights = Weights { z: 0, q_total: 1, plain: true };
+}
+
+/// One token's weight in a draw (computed on demand, not stored: 8 × 256 bits per thread
+/// would not fit in registers).
+#[inline(always)]
+fn token_weight(sum: &Summary, w: Weights, r: &VRow, key: u64, floor: u64, q: f32, token: u32) -> U256 {
+    if key == 0 || key < floor {
+        return U256::ZERO;
+    }
+    let qi = if w.plain {
+        0
+    } else if r.q != 0 {
+        draft_units(q)
+    } else {
+        (token == r.draft) as u64
+    };
+    residual_weight(sum.weight_of(key), w.z, qi, w.q_total)
+}
+
+/// The draw over keys ≥ `floor` with weights `w` and the random word `r64`: the total `T`,
+/// target `floor(T · r64 / 2^64)`, then the first token in index order whose running sum
+/// exceeds it. Returns its key, or 0 when `T = 0` (or, defensively, nothing was found).
+///
+/// # Safety
+/// The whole block calls it together with the same arguments.
+#[inline(always)]
+unsafe fn draw(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64, w: Weights, r64: u64) -> u64 {
+    let tid = thread_idx_x();
+    let with_q = r.q != 0 && !w.plain;
+    // SAFETY (whole block): uniform loops and calls; SM_TILE_SUMS holds tiles ≤ MAX_TILES slots.
+    unsafe {
+        // Pass 1: per-tile sums (kept in shared memory) and the total.
+        let mut total = U256::ZERO;
+        let mut tile = 0;
+        while tile < p.tiles {
+            let base = tile_base(tile);
+            let x = process8(p, r, tile);
+            let keys = keys8(&x, base);
+            let q = if with_q { load_q(p, r, base) } else { [0.0; 8] };
+            let mut mine = U256::ZERO;
+            unroll8!(J => {
+                mine = mine.wrapping_add(token_weight(sum, w, r, keys[J], floor, q[J], base + J as u32));
+            });
+            let m = block_sum_u256(mine);
+            if tid == 0 {
+                st_shared_u256(smem(SM_TILE_SUMS + tile * 32), m);
+            }
+            total = total.wrapping_add(m);
+            tile += 1;
+        }
+        if total.is_zero() {
+            sync_threads();
+            return 0;
+        }
+        let u = total.mul_frac64(r64);
+        // Which tile holds the target: one thread per tile (tiles ≤ MAX_TILES ≤ threads).
+        if tid == 0 {
+            st_shared_u32(smem(RES_TILE), u32::MAX);
+        }
+        // Publishes the last tile's sum and the reset above.
+        sync_threads();
+        let m = if tid < p.tiles { ld_shared_u256(smem(SM_TILE_SUMS + tid * 32)) } else { U256::ZERO };
+        let before = block_exclusive_scan_u256(m);
+        if tid < p.tiles && !m.is_zero() && before <= u && u < before.wrapping_add(m) {
+            st_shared_u32(smem(RES_TILE), tid);
+            st_shared_u256(smem(RES_REST), u.wrapping_sub(before));
+        }
+        sync_threads();
+        let tile = ld_shared_u32(smem(RES_TILE));
+        let rest = ld_shared_u256(smem(RES_REST));
+        if tid == 0 {
+            st_shared_u64(smem(RES_PICK), 0);
+        }
+        sync_threads();
+        if tile >= p.tiles {
+            return 0;
+        }
+        // Pass 2, one tile: this thread's share, a scan, then its own tokens in index order.
+        let base = tile_base(tile);
+        let x = process8(p, r, tile);
+        let keys = keys8(&x, base);
+        let q = if with_q { load_q(p, r, base) } else { [0.0; 8] };
+        let mut mine = U256::ZERO;
+        unroll8!(J => {
+            mine = mine.wrapping_add(token_weight(sum, w, r, keys[J], floor, q[J], base + J as u32));
+        });
+        let mut run = block_exclusive_scan_u256(mine);
+        unroll8!(J => {
+            let wj = token_weight(sum, w, r, keys[J], floor, q[J], base + J as u32);
+            let next = run.wrapping_add(wj);
+            if !wj.is_zero() && run <= rest && rest < next {
+                st_shared_u64(smem(RES_PICK), keys[J]);
+            }
+            run = next;
+        });
+        let _ = run; // the eighth copy's update has no reader
+        sync_threads();
+        let key = ld_shared_u64(smem(RES_PICK));
+        sync_threads();
+        key
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage 1: one block per target row.
+
+/// Writes a row's result (thread 0).
+#[inline(always)]
+unsafe fn write_result(p: &VerifyParams, row: u32, token: i32, status: u32, accept: bool, lp_draft: f32, lp_token: f32) {
+    if thread_idx_x() != 0 {
+        return;
+    }
+    // SAFETY: row < rows ≤ the capacity of row_results; 16-byte aligned 32-byte entries.
+    unsafe {
+        let at = (p.row_results + row as u64 * 32) as *mut u32;
+        st_global_v4_u32(at, [token as u32, status, accept as u32, lp_draft.to_bits()]);
+        st_global_v4_u32(at.add(4), [lp_token.to_bits(), 0, 0, 0]);
+    }
+}
+
+/// Stage 1 of verification; see the module header.
+///
+/// # Safety
+/// Launch with grid `(rows)`, `SAMPLER_THREADS` threads and `SAMPLER_SHARED_BYTES` of dynamic
+/// shared memory; every pointer in `p` is valid for the sizes `VerifyParams` documents.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
+    let row = block_idx_x();
+    if block_dim_x() != SAMPLER_THREADS || row >= p.rows {
+        return;
+    }
+    let tid = thread_idx_x();
+    // SAFETY: the header; rows and requests are clipped to the buffers' capacities.
+    let (requests, rows) = unsafe { active(&p) };
+    if row >= rows {
+        return;
+    }
+    // SAFETY: row < rows: one (request, position) pair of the map.
+    let (request, position) = unsafe {
+        let map = (p.row_map + row as u64 * 8) as *const u32;
+        (map.read(), map.add(1).read())
+    };
+    // SAFETY (whole block from here on; every branch below depends only on values every
+    // thread reads alike, so barriers stay uniform): reads stay inside the buffers that
+    // VerifyParams describes once `request_ok` and the id checks hold.
+    unsafe {
+        if request >= requests {
+            write_result(&p, row, NO_TOKEN, STATUS_INVALID_SETTINGS, false, f32::NAN, f32::NAN);
+            return;
+        }
+        let vs = read_settings(&p, request);
+        let s = vs.row;
+        if !request_ok(&p, &vs, rows) || position > vs.drafts || vs.first_row + position != row {
+            write_result(&p, row, NO_TOKEN, STATUS_INVALID_SETTINGS, false, f32::NAN, f32::NAN);
+            return;
+        }
+        // Stage the drafts (all of them are checked, so every row of a request agrees).
+        let mut bad = 0u32;
+        if tid < vs.drafts {
+            let d = (p.drafts as *const u32).add((request * p.max_drafts + tid) as usize).read();
+            bad += (d >= p.vocab) as u32;
+            st_shared_u32(smem(SM_DRAFTS + tid * 4), d);
+        }
+        let mut i = tid;
+        while i < s.bias_len {
+            let token = (p.bias_tokens as *const u32).add((s.bias_offset + i) as usize).read();
+            bad += (token >= p.vocab) as u32;
+            i += SAMPLER_THREADS;
+        }
+        // (Its barriers also publish SM_DRAFTS.)
+        if block_sum_u32(bad) != 0 {
+            write_result(&p, row, NO_TOKEN, STATUS_INVALID_SETTINGS, false, f32::NAN, f32::NAN);
+            return;
+        }
+        let greedy = s.temperature == 0.0;
+        let draft = if position < vs.drafts { ld_shared_u32(smem(SM_DRAFTS + position * 4)) } else { NO_DRAFT };
+        let penalties = has_penalties(&s);
+        let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
+        let logits = p.logits + row as u64 * p.row_stride * element;
+        let q = if !greedy && draft != NO_DRAFT && vs.q_first != VERIFY_ONE_HOT {
+            p.q + (vs.q_first + position) as u64 * p.q_stride * 4
+        } else {
+            0
+        };
+        let r = VRow {
+            bias_offset: s.bias_offset,
+            bias_len: s.bias_len,
+            params: LogitParams {
+                repetition: s.repetition_penalty,
+                frequency: s.frequency_penalty,
+                presence: s.presence_penalty,
+                temperature: s.temperature,
+            },
+            logits,
+            vector_ok: logits % 16 == 0,
+            counts: if penalties { p.counts + s.slot as u64 * p.counts_stride as u64 * 4 } else { 0 },
+            extra: if penalties { position } else { 0 },
+            bitmask: if s.flags & ROW_HAS_BITMASK != 0 { p.bitmask + row as u64 * p.bitmask_words as u64 * 4 } else { 0 },
+            q,
+            q_vector_ok: q % 16 == 0,
+            draft,
+        };
+        let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
+
+        // Pass 1: maximum, valid and +inf counts, the draft's key, and Q = Σ q_i.
+        let (mut max_key, mut valid, mut infinite, mut draft_key, mut q_sum) = (0u64, 0u32, 0u32, 0u64, 0u128);
+        let mut tile = 0;
+        while tile < p.tiles {
+            let base = tile_base(tile);
+            let x = process8(&p, &r, tile);
+            let keys = keys8(&x, base);
+            each8(|j| {
+                max_key = if keys[j] > max_key { keys[j] } else { max_key };
+                valid += (keys[j] != 0) as u32;
+                infinite += (x[j] == f32::INFINITY) as u32;
+                if base + j as u32 == draft {
+                    draft_key = keys[j];
+                }
+            });
+            if r.q != 0 {
+                let qv = load_q(&p, &r, base);
+                each8(|j| q_sum += draft_units(qv[j]) as u128);
+            }
+            tile += 1;
+        }
+        let max_key = block_max_u64(max_key);
+        let counts = block_sum_u128(valid as u128 | (infinite as u128) << 32);
+        let infinite = (counts >> 32) as u32;
+        let draft_key = block_max_u64(draft_key);
+        let q_total = if r.q != 0 { block_sum_u128(q_sum) } else { 1 };
+        if max_key == 0 {
+            write_result(&p, row, NO_TOKEN, STATUS_NO_VALID_TOKEN, false, f32::NAN, f32::NAN);
+            return;
+        }
+        let sum = Summary { infinite, mc: if infinite > 0 { 0.0 } else { soft_ceil(key_value(max_key)) } };
+
+        // Each inlined copy of a pass costs tens of kilobytes of PTX (the bundle has a size
+        // budget), so `count_masses` and `draw` have one call site each; `select_exact` keeps
+        // two (with a runtime target, ptxas spills).
+        // K1 = keys ≥ floor1: min-p is a key bound; top-k a count selection on top of it.
+        let floor_m = if !greedy && s.min_p > 0.0 {
+            let f = (ordered_bits(min_p_threshold(key_value(max_key), s.min_p)) as u64) << 32;
+            if f == 0 { 1 } else { f }
+        } else {
+            1
+        };
+        let (n_m, z_m, z_all) = if !greedy || want_lp { count_masses(&p, &r, &sum, floor_m) } else { (0, 0, 0) };
+        let ln_z = if !want_lp {
+            0.0
+        } else if sum.infinite_row() {
+            0.0
+        } else {
+            ln_mass(z_all)
+        };
+        let lp_of = |key: u64| if want_lp { sum.logprob_of(key, ln_z) } else { f32::NAN };
+
+        if greedy {
+            let top = key_index(max_key);
+            let accept = draft != NO_DRAFT && draft == top;
+            let lp = lp_of(max_key);
+            write_result(&p, row, top as i32, STATUS_OK, accept, lp, lp);
+            return;
+        }
+
+        // Selections: top-k (a count) on K_m, then top-p (a mass) on K1.
+        let k1 = if s.top_k == 0 || s.top_k > n_m { n_m } else { s.top_k };
+        let (floor1, z1) = if k1 < n_m { select_exact(&p, &r, &sum, floor_m, Target::Count(k1)) } else { (floor_m, z_m) };
+        let (kept_floor, z) = if top_p_disabled(s.top_p) {
+            (floor1, z1)
+        } else {
+            select_exact(&p, &r, &sum, floor1, Target::Mass { total: z1, p24: top_p_units(s.top_p) })
+        };
+
+        // SAFETY: slot < slots (request_ok).
+        let (seed, step) = ((p.seeds as *const u64).add(s.slot as usize).read(), (p.steps as *const u64).add(s.slot as usize).read());
+        if draft != NO_DRAFT {
+            let w_d = if draft_key != 0 && draft_key >= kept_floor { sum.weight_of(draft_key) } else { 0 };
+            let q_d = if r.q != 0 {
+                draft_units(((r.q + draft as u64 * 4) as *const f32).read())
+            } else {
+                1
+            };
+            if spec_accept(w_d, z, q_d, q_total, random_u64_at(seed, step, STREAM_SPEC_ACCEPT, position)) {
+                write_result(&p, row, draft as i32, STATUS_OK, true, lp_of(draft_key), f32::NAN);
+                return;
+            }
+        }
+        // Rejected: the residual draw (stream 2 at j); if the residual is empty (p_j = q_j
+        // exactly), the plain draw from p_j with the same word. Bonus (j = n): the single-step
+        // draw, stream 0 at position n. One call site for all three.
+        let (mut weights, r64) = if draft != NO_DRAFT {
+            (Weights { z, q_total, plain: false }, random_u64_at(seed, step, STREAM_SPEC_RESIDUAL, position))
+        } else {
+            (Weights::PLAIN, random_u64_at(seed, step, STREAM_TOKEN, position))
+        };
+        let key = loop {
+            let key = draw(&p, &r, &sum, kept_floor, weights, r64);
+            if key != 0 || weights.plain {
+                break key;
+            }
+            weights = Weights::PLAIN;
+        };
+        finish_key(&p, row, key, false, f32::NAN, lp_of(key));
+    }
+}
+
+/// [`write_result`] for a drawn key; 0 (nothing found, which the integer arithmetic rules out)
+/// becomes `NoValidToken` rather than a wrong token.
+#[inline(always)]
+unsafe fn finish_key(p: &VerifyParams, row: u32, key: u64, accept: bool, lp_draft: f32, lp_token: f32) {
+    // SAFETY: forwarded.
+    unsafe {
+        if key != 0 {
+            write_result(p, row, key_index(key) as i32, STATUS_OK, accept, lp_draft, lp_token);
+        } else {
+            write_result(p, row, NO_TOKEN, STATUS_NO_VALID_TOKEN, false, f32::NAN, f32::NAN);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage 2: one thread per request.
+
+#[inline(always)]
+unsafe fn read_row_result(p: &VerifyParams, row: u32) -> VerifyRowResult {
+    // SAFETY: row < rows (caller); written by verify_rows earlier on the stream.
+    unsafe {
+        let at = (p.row_results + row as u64 * 32) as *const u32;
+        VerifyRowResult {
+            token: at.read() as i32,
+            status: at.add(1).read(),
+            accept: at.add(2).read(),
+            logprob_draft: f32::from_bits(at.add(3).read()),
+            logprob_token: f32::from_bits(at.add(4).read()),
+            _pad: [0; 3],
+        }
+    }
+}
+
+/// Stage 2 of verification: each request's chain, outputs and state update.
+///
+/// # Safety
+/// Launch with `VERIFY_CHAIN_THREADS` threads per block and at least `requests` threads in
+/// all, after `verify_rows` of the same call on the same stream.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn verify_chains(p: VerifyParams) {
+    let request = block_idx_x() * block_dim_x() + thread_idx_x();
+    // SAFETY: the header.
+    let (requests, rows) = unsafe { active(&p) };
+    if request >= requests {
+        return;
+    }
+    let width = p.max_drafts + 1;
+    let out = (request * width) as usize;
+    // SAFETY: request < requests ≤ the capacity of settings, drafts and outputs; the rows of a
+    // request that passes request_ok are active rows; token ids are checked before they index
+    // the counts.
+    unsafe {
+        let s = read_settings(&p, request);
+        let tokens = (p.out_tokens as *mut i32).add(out);
+        let logprobs = (p.out_logprobs as *mut f32).add(out);
+        let mut status = STATUS_INVALID_SETTINGS;
+        let mut emitted = 0u32;
+        let mut accepted = 0u32;
+        let ok = request_ok(&p, &s, rows) && read_row_result(&p, s.first_row).status != STATUS_INVALID_SETTINGS;
+        if ok {
+            status = STATUS_OK;
+            let counts = (p.counts as *mut u32).add(s.row.slot as usize * p.counts_stride as usize);
+            let mut j = 0u32;
+            while j <= s.drafts {
+                let res = read_row_result(&p, s.first_row + j);
+                if res.status != STATUS_OK {
+                    status = res.status;
+                    break;
+                }
+                let accept = res.accept != 0 && j < s.drafts;
+                let token = if accept {
+                    (p.drafts as *const u32).add((request * p.max_drafts + j) as usize).read() as i32
+                } else {
+                    res.token
+                };
+                tokens.add(j as usize).write(token);
+                logprobs.add(j as usize).write(if accept { res.logprob_draft } else { res.logprob_token });
+                if token >= 0 && (token as u32) < p.vocab {
+                    let c = counts.add(token as usize);
+                    let old = c.read();
+                    if old & 0x7fff_ffff != 0x7fff_ffff {
+                        c.write(old + 1);
+                    }
+                }
+                emitted = j + 1;
+                if !accept {
+                    break;
+                }
+                accepted += 1;
+                j += 1;
+            }
+            let step = (p.steps as *mut u64).add(s.row.slot as usize);
+            step.write(step.read().wrapping_add(1));
+        }
+        let mut k = emitted;
+        while k < width {
+            tokens.add(k as usize).write(NO_TOKEN);
+            logprobs.add(k as usize).write(f32::NAN);
+            k += 1;
+        }
+        (p.out_accepted as *mut u32).add(request as usize).write(accepted);
+        (p.out_status as *mut u32).add(request as usize).write(status);
+    }
+}

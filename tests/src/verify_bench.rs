@@ -1,0 +1,156 @@
+//! The speculative-verification workloads of `sonic-bench` (included by the binary with
+//! `#[path]`, so they stay out of the single-step code):
+//! - `verify_uniform`: B requests × 4 drafts, random sampling at T 1 with full draft-probability
+//!   rows, no truncation, penalties or masks (the shape FlashInfer's chain speculative sampling
+//!   covers);
+//! - `verify_hetero`: per request a random mix of greedy and random settings (top-k, top-p,
+//!   min-p, penalties with 100 prompt tokens, logit bias), 0..7 drafts, draft-probability rows on
+//!   half of the random requests, a grammar bitmask on 30% of the requests.
+//!
+//! Timed like the step: CUDA events around one graph replay of the two verification kernels,
+//! two target-logit sets alternating, the flush buffer rewritten before each replay. Drafts are
+//! uniform random tokens, so nearly every draft is rejected and every drafted row runs its
+//! residual draw: the expensive case. GB/s counts the bytes a call must move: target logits,
+//! draft-probability rows, bitmask rows, and the penalty counts once per target row of a request
+//! with penalties.
+
+use cudarc::driver::CudaSlice;
+use rand_xoshiro::rand_core::Rng;
+use sampler_host::backend::Backend;
+use sampler_host::cuda::GpuDevice;
+use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
+use sampler_host::gpu_verify::{DeviceVerifyRequest, DraftProbs, GpuVerifier, VerifyGraph};
+use sampler_host::settings::SamplingParams;
+use sampler_kernels::abi::{DTYPE_F32, FILL_PEAKED};
+use sampler_tests::{below, bitmask_row, mixed_params, unit};
+
+use super::{time_replays, BenchResult, Timing};
+
+/// The two verification workloads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerifyWorkload {
+    Uniform,
+    Hetero,
+}
+
+impl VerifyWorkload {
+    pub fn name(self) -> &'static str {
+        match self {
+            VerifyWorkload::Uniform => "verify_uniform",
+            VerifyWorkload::Hetero => "verify_hetero",
+        }
+    }
+}
+
+/// One verification cell (f32 logits).
+pub struct VerifyCell {
+    pub workload: VerifyWorkload,
+    pub vocab: usize,
+    pub batch: usize,
+}
+
+/// What one cell measured.
+pub struct VerifyMeasured {
+    pub timing: Timing,
+    pub bytes: f64,
+    /// Target rows of the call.
+    pub rows: usize,
+}
+
+/// The grid: B ∈ {1, 8, 32, 128}, V ∈ {128256, 151936} (quick: V 128256, B ∈ {1, 32}).
+pub fn cells(quick: bool) -> Vec<VerifyCell> {
+    let (vocabs, batches): (&[usize], &[usize]) = if quick { (&[128_256], &[1, 32]) } else { (&[128_256, 151_936], &[1, 8, 32, 128]) };
+    let mut out = Vec::new();
+    for &vocab in vocabs {
+        for &batch in batches {
+            for workload in [VerifyWorkload::Uniform, VerifyWorkload::Hetero] {
+                out.push(VerifyCell { workload, vocab, batch });
+            }
+        }
+    }
+    out
+}
+
+/// A draft-probability row in [0, 1]: random weights normalised to sum 1.
+fn q_row(rng: &mut impl Rng, vocab: usize) -> Vec<f32> {
+    let w: Vec<f64> = (0..vocab).map(|_| unit(rng).powi(8)).collect();
+    let s: f64 = w.iter().sum();
+    w.iter().map(|&v| (v / s) as f32).collect()
+}
+
+/// Measures one cell.
+pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut impl Rng) -> BenchResult<VerifyMeasured> {
+    const MAX_DRAFTS: usize = 8;
+    let (vocab, batch) = (cell.vocab, cell.batch);
+    let config = GpuSamplerConfig { vocab, max_batch: batch, max_requests: batch, max_bias_entries: batch * 32 };
+    let mut verifier = GpuVerifier::new(GpuSampler::new(GpuDevice::open(0)?, config)?, MAX_DRAFTS)?;
+    let words = vocab.div_ceil(32);
+    let hetero = cell.workload == VerifyWorkload::Hetero;
+
+    // Requests: settings, prompt, drafts, whether they bring q rows, bitmask rows.
+    let mut drafts: Vec<Vec<u32>> = Vec::new();
+    let mut has_q = Vec::new();
+    let mut masks: Vec<Option<Vec<i32>>> = Vec::new();
+    let mut penalty_rows = 0usize;
+    for r in 0..batch {
+        let params = if hetero {
+            let mut p = mixed_params(rng, vocab);
+            p.top_logprobs = 0;
+            p
+        } else {
+            SamplingParams::random(1.0, rng.next_u64())
+        };
+        let n = if hetero { below(rng, 8) as usize } else { 4 };
+        if params.repetition_penalty != 1.0 || params.frequency_penalty != 0.0 || params.presence_penalty != 0.0 {
+            penalty_rows += n + 1;
+        }
+        has_q.push(if hetero { !params.is_greedy() && below(rng, 2) == 0 } else { true });
+        let prompt: Vec<u32> = if hetero { (0..100).map(|_| below(rng, vocab as u64) as u32).collect() } else { Vec::new() };
+        verifier.add_request(r as u64, params, &prompt)?;
+        drafts.push((0..n).map(|_| below(rng, vocab as u64) as u32).collect());
+        masks.push(if hetero && below(rng, 10) < 3 {
+            let allow = 0.5 + 0.49 * unit(rng);
+            Some((0..=n).flat_map(|_| bitmask_row(rng, vocab, allow)).collect())
+        } else {
+            None
+        });
+    }
+    let requests: Vec<DeviceVerifyRequest<'_>> = (0..batch)
+        .map(|r| DeviceVerifyRequest {
+            request: r as u64,
+            drafts: &drafts[r],
+            has_draft_probs: has_q[r],
+            bitmask: masks[r].as_deref(),
+        })
+        .collect();
+    let rows: usize = drafts.iter().map(|d| d.len() + 1).sum();
+    let q_rows: usize = drafts.iter().zip(&has_q).filter(|(_, &q)| q).map(|(d, _)| d.len()).sum();
+    let mask_rows: usize = drafts.iter().zip(&masks).filter(|(_, m)| m.is_some()).map(|(d, _)| d.len() + 1).sum();
+
+    let stream = verifier.device().stream().clone();
+    let mut sets = Vec::new();
+    for set in 0..2u64 {
+        let mut s = stream.alloc_zeros::<f32>(rows * vocab)?;
+        verifier.device().fill_logits(&mut s, DTYPE_F32, rows, vocab, vocab, rng.next_u64() ^ set, FILL_PEAKED)?;
+        sets.push(s);
+    }
+    // One host q row, copied to every q row (its contents do not change the work).
+    let mut q_dev = stream.alloc_zeros::<f32>(q_rows.max(1) * vocab)?;
+    let q_host = q_row(rng, vocab);
+    for i in 0..q_rows {
+        stream.memcpy_htod(&q_host, &mut q_dev.slice_mut(i * vocab..(i + 1) * vocab))?;
+    }
+    verifier.upload_verify(&requests)?;
+    let mut graphs: Vec<VerifyGraph> = Vec::new();
+    for set in &sets {
+        let q = DraftProbs::f32(&q_dev, q_rows, vocab);
+        // SAFETY: the logits sets and q rows live until the end of this function, after the last
+        // replay.
+        graphs.push(unsafe { verifier.capture_verify(&DeviceLogits::f32(set, rows, vocab), Some(&q), rows) }?);
+    }
+    let timing = time_replays(&stream, flush, 10, replays, |i| Ok(verifier.replay(&graphs[i % graphs.len()])?))?;
+    // Read once, so a kernel fault surfaces here rather than in the next cell.
+    verifier.read_verify_outputs()?;
+    let bytes = ((rows + q_rows) * vocab * 4 + mask_rows * words * 4 + penalty_rows * vocab * 4) as f64;
+    Ok(VerifyMeasured { timing, bytes, rows })
+}

@@ -1,0 +1,450 @@
+//! GPU speculative verification against the CPU reference (docs/SEMANTICS.md §10): the same
+//! `accepted`, tokens and status per request, bit for bit, and logprobs within 1e-3, on fresh
+//! random heterogeneous batches: greedy and random requests, 0 to 8 drafts, with and without
+//! draft-probability rows, every prologue feature on and off, vocab 32000, 128256 and 151936,
+//! peaked and flat rows; eager calls through `Verifier::verify` and graph replays through the
+//! device-level API. Drafts are drawn so that chains are accepted, partly accepted and
+//! rejected at once; a CPU-only test checks that the generator gives that variety, so the
+//! comparison is not trivially met.
+
+use half::bf16;
+use rand_xoshiro::rand_core::Rng;
+use sampler_host::backend::{Backend, Batch, BatchRow};
+use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
+use sampler_host::gpu_verify::{DeviceVerifyRequest, DraftProbs, GpuVerifier};
+use sampler_host::logits::HostLogits;
+use sampler_host::reference::{greedy_choice, process_row, CpuReference};
+use sampler_host::settings::SamplingParams;
+use sampler_host::verify::{Verifier, VerifyBatch, VerifyOutput, VerifyRequest};
+use sampler_tests::{
+    below, bitmask_row, compare_outputs, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, unit, RowShape,
+    LOGPROB_TOLERANCE,
+};
+
+/// Draft capacity of the verifiers under test.
+const MAX_DRAFTS: usize = 8;
+
+/// One request of a generated call.
+struct ReqData {
+    id: u64,
+    drafts: Vec<u32>,
+    q: Option<Vec<f32>>,
+    mask: Option<Vec<i32>>,
+}
+
+/// One generated verification call: ragged logits rows and the requests.
+struct Call {
+    logits: Vec<f32>,
+    rows: usize,
+    requests: Vec<ReqData>,
+}
+
+impl Call {
+    fn batch(&self, vocab: usize) -> VerifyBatch<'_> {
+        VerifyBatch {
+            logits: HostLogits::f32(&self.logits, self.rows, vocab).expect("host logits"),
+            requests: self
+                .requests
+                .iter()
+                .map(|r| VerifyRequest {
+                    request: r.id,
+                    drafts: &r.drafts,
+                    draft_probs: r.q.as_deref(),
+                    bitmask: r.mask.as_deref(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Draft-probability rows of every request that has them, in request order.
+    fn q_rows(&self) -> Vec<f32> {
+        self.requests.iter().filter_map(|r| r.q.as_deref()).flatten().copied().collect()
+    }
+}
+
+/// Settings for verification: every feature of `mixed_params` except top logprobs (the GPU
+/// verifier reports the chosen tokens' logprobs only).
+fn verify_params(rng: &mut impl Rng, vocab: usize) -> SamplingParams {
+    let mut p = mixed_params(rng, vocab);
+    p.top_logprobs = 0;
+    p
+}
+
+/// A draft distribution close to the target's: 70% softmax of the processed row, 30% noise,
+/// in [0, 1], never all zero.
+fn q_row(rng: &mut impl Rng, x: &[f32]) -> Vec<f32> {
+    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let soft: Vec<f64> = x.iter().map(|&v| if max.is_finite() && v > f32::NEG_INFINITY { ((v - max) as f64).exp() } else { 0.0 }).collect();
+    let s: f64 = soft.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+    let noise: Vec<f64> = (0..x.len()).map(|_| unit(rng)).collect();
+    let n: f64 = noise.iter().sum();
+    soft.iter().zip(&noise).map(|(a, b)| (0.7 * a / s + 0.3 * b / n) as f32).collect()
+}
+
+/// Inverse-CDF sample from a q row.
+fn sample_q(rng: &mut impl Rng, q: &[f32]) -> u32 {
+    let total: f64 = q.iter().map(|&v| v as f64).sum();
+    let mut u = unit(rng) * total;
+    for (i, &v) in q.iter().enumerate() {
+        u -= v as f64;
+        if u <= 0.0 {
+            return i as u32;
+        }
+    }
+    (q.len() - 1) as u32
+}
+
+/// A fresh call for `ids`: 0..=max_n drafts each, peaked and flat rows, a third of the requests
+/// masked (rarely a fully masked row), half of the random requests with q rows. Drafts follow
+/// the target (argmax of the processed row with the chain's penalty state), the drafter's q, or
+/// are uniform, so chains stop anywhere.
+fn make_call(rng: &mut impl Rng, cpu: &CpuReference, ids: &[u64], vocab: usize, max_n: usize) -> Call {
+    let words = vocab.div_ceil(32);
+    let mut logits = Vec::new();
+    let mut requests = Vec::new();
+    let mut rows = 0;
+    for &id in ids {
+        let state = cpu.table().get(id).expect("registered");
+        let greedy = state.params.is_greedy();
+        let n = below(rng, max_n as u64 + 1) as usize;
+        let masked = below(rng, 3) == 0;
+        let with_q = !greedy && below(rng, 2) == 0 || greedy && below(rng, 6) == 0;
+        let mut chain = state.clone();
+        let (mut drafts, mut q, mut mask) = (Vec::new(), Vec::new(), Vec::new());
+        for j in 0..=n {
+            let shape = if below(rng, 10) < 7 { RowShape::Peaked } else { RowShape::Flat };
+            let raw = logit_row(rng, shape, vocab);
+            let m = if masked {
+                match below(rng, 20) {
+                    0 => vec![0i32; words],
+                    1 => bitmask_row(rng, vocab, 0.001),
+                    _ => {
+                        let allow = 0.5 + 0.49 * unit(rng);
+                        bitmask_row(rng, vocab, allow)
+                    }
+                }
+            } else {
+                Vec::new()
+            };
+            let x = process_row(&raw, &chain, masked.then_some(&m[..]));
+            logits.extend_from_slice(&raw);
+            mask.extend_from_slice(&m);
+            if j == n {
+                break;
+            }
+            let qr = with_q.then(|| q_row(rng, &x));
+            let d = match below(rng, 8) {
+                0..=4 => greedy_choice(&x).unwrap_or_else(|| below(rng, vocab as u64) as u32),
+                5 | 6 if qr.is_some() => sample_q(rng, qr.as_deref().unwrap_or(&[])),
+                _ => below(rng, vocab as u64) as u32,
+            };
+            drafts.push(d);
+            if let Some(qr) = qr {
+                q.extend_from_slice(&qr);
+            }
+            let c = chain.output_counts.entry(d).or_insert(0);
+            *c += 1;
+        }
+        rows += n + 1;
+        requests.push(ReqData { id, drafts, q: with_q.then_some(q), mask: masked.then_some(mask) });
+    }
+    Call { logits, rows, requests }
+}
+
+/// Registers `count` requests with mixed settings and prompts on every backend given.
+fn register(rng: &mut impl Rng, vocab: usize, count: usize, backends: &mut [&mut dyn Backend]) -> Vec<u64> {
+    for id in 0..count as u64 {
+        let params = verify_params(rng, vocab);
+        let prompt = prompt(rng, vocab);
+        for b in backends.iter_mut() {
+            b.add_request(id, params.clone(), &prompt).expect("add request");
+        }
+    }
+    (0..count as u64).collect()
+}
+
+/// A description of the first difference between a GPU and a reference output, if any.
+fn compare(gpu: &VerifyOutput, cpu: &VerifyOutput) -> Option<String> {
+    if gpu.accepted != cpu.accepted || gpu.tokens != cpu.tokens || gpu.status != cpu.status {
+        return Some(format!(
+            "gpu accepted {} tokens {:?} status {}; cpu accepted {} tokens {:?} status {}",
+            gpu.accepted, gpu.tokens, gpu.status, cpu.accepted, cpu.tokens, cpu.status
+        ));
+    }
+    if gpu.logprobs.len() != cpu.logprobs.len() {
+        return Some(format!("logprob count gpu {} cpu {}", gpu.logprobs.len(), cpu.logprobs.len()));
+    }
+    for (g, c) in gpu.logprobs.iter().zip(&cpu.logprobs) {
+        if !(g == c || (g - c).abs() <= LOGPROB_TOLERANCE) {
+            return Some(format!("logprobs gpu {:?} cpu {:?}", gpu.logprobs, cpu.logprobs));
+        }
+    }
+    None
+}
+
+/// What a run of calls covered, so a test can insist that the comparison was not trivial.
+#[derive(Default)]
+struct Coverage {
+    requests: usize,
+    full_chains: usize,
+    rejected: usize,
+    accepted_drafts: usize,
+    no_valid: usize,
+    distinct_accepted: std::collections::BTreeSet<usize>,
+}
+
+impl Coverage {
+    fn add(&mut self, call: &Call, outs: &[VerifyOutput]) {
+        for (r, o) in call.requests.iter().zip(outs) {
+            self.requests += 1;
+            self.accepted_drafts += o.accepted;
+            self.distinct_accepted.insert(o.accepted);
+            if o.status != 0 {
+                self.no_valid += 1;
+            } else if o.accepted == r.drafts.len() {
+                self.full_chains += 1;
+            } else {
+                self.rejected += 1;
+            }
+        }
+    }
+
+    fn assert_nontrivial(&self, label: &str) {
+        eprintln!(
+            "{label}: {} requests, {} full chains, {} rejected, {} drafts accepted, {} no-valid, accepted counts {:?}",
+            self.requests, self.full_chains, self.rejected, self.accepted_drafts, self.no_valid, self.distinct_accepted
+        );
+        assert!(self.full_chains > 0 && self.rejected > 0, "{label}: chains neither all accepted nor all rejected");
+        assert!(self.distinct_accepted.len() >= 3, "{label}: accepted counts barely vary");
+    }
+}
+
+/// Compares one call on both sides; returns the number of mismatching requests.
+fn check(label: &str, call: &Call, gpu: &[VerifyOutput], cpu: &[VerifyOutput], params: impl Fn(u64) -> String) -> usize {
+    assert_eq!(gpu.len(), cpu.len(), "{label}: output count");
+    let mut bad = 0;
+    for (i, (g, c)) in gpu.iter().zip(cpu).enumerate() {
+        if let Some(diff) = compare(g, c) {
+            bad += 1;
+            if bad <= 5 {
+                let r = &call.requests[i];
+                eprintln!(
+                    "{label} request {i} (n {}, q {}, mask {}): {diff}; drafts {:?}; {}",
+                    r.drafts.len(),
+                    r.q.is_some(),
+                    r.mask.is_some(),
+                    r.drafts,
+                    params(r.id)
+                );
+            }
+        }
+    }
+    bad
+}
+
+/// The CPU side alone: the generator must give varied chains, or the GPU comparison would
+/// prove little. Runs without a GPU.
+#[test]
+fn generated_calls_give_varied_chains() {
+    let mut rng = fresh_rng("generated_calls_give_varied_chains");
+    let vocab = 4096;
+    let mut cpu = CpuReference::new(vocab, 64).expect("cpu");
+    let ids = register(&mut rng, vocab, 64, &mut [&mut cpu]);
+    let mut cov = Coverage::default();
+    for _ in 0..3 {
+        let call = make_call(&mut rng, &cpu, &ids, vocab, MAX_DRAFTS);
+        let outs = cpu.verify(&call.batch(vocab)).expect("cpu verify");
+        cov.add(&call, &outs);
+    }
+    cov.assert_nontrivial("generator");
+}
+
+/// Heterogeneous batches through `Verifier::verify`, several calls in a row (penalty state and
+/// steps carry over), then one plain step to check the state both sides left behind.
+#[test]
+fn gpu_verify_equals_reference_on_heterogeneous_batches() {
+    const TEST: &str = "gpu_verify_equals_reference_on_heterogeneous_batches";
+    let mut rng = fresh_rng(TEST);
+    let mut total_bad = 0;
+    let mut cov = Coverage::default();
+    for &(vocab, batch, calls) in &[(32_000usize, 24usize, 4usize), (128_256, 12, 3), (151_936, 12, 3)] {
+        let Some(device) = gpu_or_skip(TEST) else { return };
+        let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+        let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
+        let mut cpu = CpuReference::new(vocab, batch).expect("cpu");
+        let ids = register(&mut rng, vocab, batch, &mut [&mut gpu, &mut cpu]);
+        for c in 0..calls {
+            // A random subset of the requests, in random order, each call.
+            let mut subset: Vec<u64> = ids.iter().copied().filter(|_| below(&mut rng, 5) != 0).collect();
+            for i in (1..subset.len()).rev() {
+                subset.swap(i, below(&mut rng, i as u64 + 1) as usize);
+            }
+            let call = make_call(&mut rng, &cpu, &subset, vocab, MAX_DRAFTS);
+            let batch_v = call.batch(vocab);
+            let g = gpu.verify(&batch_v).expect("gpu verify");
+            let c_out = cpu.verify(&batch_v).expect("cpu verify");
+            let label = format!("V={vocab} call {c}");
+            let params = |id: u64| format!("{:?}", cpu.table().get(id).map(|s| &s.params));
+            total_bad += check(&label, &call, &g, &c_out, params);
+            cov.add(&call, &c_out);
+            for &id in &subset {
+                assert_eq!(gpu.request_step(id).expect("step"), cpu.request_step(id).expect("step"), "{label}: step of {id}");
+            }
+        }
+        // A plain step after verification reads the device counts the chains left.
+        let rows: Vec<f32> = (0..batch).flat_map(|_| logit_row(&mut rng, RowShape::Peaked, vocab)).collect();
+        let b = Batch { logits: HostLogits::f32(&rows, batch, vocab).expect("logits"), rows: ids.iter().map(|&id| BatchRow::new(id)).collect() };
+        let g = gpu.sample(&b).expect("gpu sample");
+        let c = cpu.sample(&b).expect("cpu sample");
+        for (i, (g, c)) in g.iter().zip(&c).enumerate() {
+            if let Some(diff) = compare_outputs(g, c) {
+                total_bad += 1;
+                eprintln!("V={vocab} plain step after verification, row {i}: {diff}");
+            }
+        }
+    }
+    cov.assert_nontrivial(TEST);
+    assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
+}
+
+/// Greedy and plain random requests (some with top-k) with long accepted chains and zero-draft
+/// requests: the bonus path and the all-accepted path on every vocab size, f32 and bf16 logits.
+#[test]
+fn gpu_verify_full_chains_and_zero_drafts() {
+    const TEST: &str = "gpu_verify_full_chains_and_zero_drafts";
+    let mut rng = fresh_rng(TEST);
+    let mut total_bad = 0;
+    for &vocab in &[32_000usize, 128_256, 151_936] {
+        let Some(device) = gpu_or_skip(TEST) else { return };
+        let batch = 8;
+        let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+        let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
+        let mut cpu = CpuReference::new(vocab, batch).expect("cpu");
+        for id in 0..batch as u64 {
+            let params = if id % 2 == 0 {
+                SamplingParams::greedy()
+            } else {
+                SamplingParams::random(0.5 + unit(&mut rng) as f32, rng.next_u64()).with_top_k(if id % 4 == 1 { 50 } else { 0 })
+            };
+            gpu.add_request(id, params.clone(), &[]).expect("add");
+            cpu.add_request(id, params, &[]).expect("add");
+        }
+        let ids: Vec<u64> = (0..batch as u64).collect();
+        for c in 0..2 {
+            let mut call = make_call(&mut rng, &cpu, &ids, vocab, MAX_DRAFTS);
+            // Requests 0 and 1 bring no drafts at all: verification is one plain sample.
+            let mut offset = 0;
+            for r in &mut call.requests {
+                let n = r.drafts.len();
+                if r.id < 2 && n > 0 {
+                    call.logits.drain((offset + 1) * vocab..(offset + n + 1) * vocab);
+                    r.drafts.clear();
+                    r.q = None;
+                    r.mask = r.mask.as_ref().map(|m| m[..vocab.div_ceil(32)].to_vec());
+                }
+                offset += r.drafts.len() + 1;
+            }
+            call.rows = offset;
+            // The second call's logits are bf16 (widened exactly on both sides).
+            let halves: Vec<bf16> = call.logits.iter().map(|&v| bf16::from_f32(v)).collect();
+            let mut batch_v = call.batch(vocab);
+            if c == 1 {
+                batch_v.logits = HostLogits::bf16(&halves, call.rows, vocab).expect("bf16 logits");
+            }
+            let g = gpu.verify(&batch_v).expect("gpu verify");
+            let c_out = cpu.verify(&batch_v).expect("cpu verify");
+            let label = format!("V={vocab} call {c}{}", if c == 1 { " bf16" } else { "" });
+            total_bad += check(&label, &call, &g, &c_out, |id| format!("request {id}"));
+        }
+    }
+    assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
+}
+
+/// The device-level API in a CUDA graph: captured once for the largest call, replayed with new
+/// logits, new draft rows, new drafts, new request subsets and advancing seeds/steps.
+#[test]
+fn gpu_verify_graph_replays_equal_reference() {
+    const TEST: &str = "gpu_verify_graph_replays_equal_reference";
+    let mut rng = fresh_rng(TEST);
+    let (vocab, batch) = (32_000usize, 16usize);
+    let Some(device) = gpu_or_skip(TEST) else { return };
+    let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+    let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
+    let mut cpu = CpuReference::new(vocab, batch).expect("cpu");
+    let ids = register(&mut rng, vocab, batch, &mut [&mut gpu, &mut cpu]);
+    let max_rows = gpu.max_rows();
+    let stream = gpu.device().stream().clone();
+    let mut logits_dev = stream.alloc_zeros::<f32>(max_rows * vocab).expect("alloc logits");
+    let mut q_dev = stream.alloc_zeros::<f32>(batch * MAX_DRAFTS * vocab).expect("alloc q");
+    // Capture with an empty upload: the graph reads the header at replay time.
+    gpu.upload_verify(&[]).expect("empty upload");
+    // SAFETY: both buffers live until the end of the test, after the last replay.
+    let graph = unsafe {
+        gpu.capture_verify(
+            &DeviceLogits::f32(&logits_dev, max_rows, vocab),
+            Some(&DraftProbs::f32(&q_dev, batch * MAX_DRAFTS, vocab)),
+            max_rows,
+        )
+    }
+    .expect("capture");
+    let mut total_bad = 0;
+    let mut cov = Coverage::default();
+    for replay in 0..6 {
+        let subset: Vec<u64> = ids.iter().copied().filter(|_| below(&mut rng, 4) != 0).collect();
+        let call = make_call(&mut rng, &cpu, &subset, vocab, MAX_DRAFTS);
+        stream.memcpy_htod(&call.logits, &mut logits_dev.slice_mut(0..call.logits.len())).expect("logits to device");
+        let q = call.q_rows();
+        if !q.is_empty() {
+            stream.memcpy_htod(&q, &mut q_dev.slice_mut(0..q.len())).expect("q to device");
+        }
+        let requests: Vec<DeviceVerifyRequest<'_>> = call
+            .requests
+            .iter()
+            .map(|r| DeviceVerifyRequest { request: r.id, drafts: &r.drafts, has_draft_probs: r.q.is_some(), bitmask: r.mask.as_deref() })
+            .collect();
+        gpu.upload_verify(&requests).expect("upload");
+        gpu.replay(&graph).expect("replay");
+        let g = gpu.read_verify_outputs().expect("read");
+        let c_out = cpu.verify(&call.batch(vocab)).expect("cpu verify");
+        let label = format!("replay {replay}");
+        total_bad += check(&label, &call, &g, &c_out, |id| format!("request {id}"));
+        cov.add(&call, &c_out);
+    }
+    cov.assert_nontrivial(TEST);
+    assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
+}
+
+/// Bad calls are typed errors and change nothing; a request that asks for top logprobs is refused
+/// (the GPU verifier does not report them).
+#[test]
+fn gpu_verify_rejects_bad_calls() {
+    const TEST: &str = "gpu_verify_rejects_bad_calls";
+    let vocab = 1000;
+    let Some(device) = gpu_or_skip(TEST) else { return };
+    let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, 4)).expect("gpu sampler");
+    assert!(GpuVerifier::new(sampler, 4).is_err(), "a draft capacity below 8 is refused");
+    let Some(device) = gpu_or_skip(TEST) else { return };
+    let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, 4)).expect("gpu sampler");
+    let mut gpu = GpuVerifier::new(sampler, 8).expect("gpu verifier");
+    gpu.add_request(1, SamplingParams::random(1.0, 5), &[]).expect("add");
+    gpu.add_request(2, SamplingParams::random(1.0, 6).with_logprobs(3), &[]).expect("add");
+    let logits = vec![0.5f32; 3 * vocab];
+    let drafts = [3u32, 4];
+    let too_many = [1u32; 9];
+    let bad_token = [vocab as u32];
+    let cases: Vec<(&str, VerifyBatch<'_>)> = vec![
+        ("unknown request", VerifyBatch { logits: HostLogits::f32(&logits, 3, vocab).expect("l"), requests: vec![VerifyRequest::new(9, &drafts)] }),
+        ("row count", VerifyBatch { logits: HostLogits::f32(&logits, 2, vocab).expect("l"), requests: vec![VerifyRequest::new(1, &drafts)] }),
+        ("draft capacity", VerifyBatch { logits: HostLogits::f32(&logits, 3, vocab).expect("l"), requests: vec![VerifyRequest::new(1, &too_many)] }),
+        ("draft id", VerifyBatch { logits: HostLogits::f32(&logits, 2, vocab).expect("l"), requests: vec![VerifyRequest::new(1, &bad_token)] }),
+        ("top logprobs", VerifyBatch { logits: HostLogits::f32(&logits, 3, vocab).expect("l"), requests: vec![VerifyRequest::new(2, &drafts)] }),
+    ];
+    for (what, b) in &cases {
+        assert!(gpu.verify(b).is_err(), "{what}: accepted");
+        assert_eq!(gpu.request_step(1).expect("step"), 0, "{what}: state changed");
+    }
+    let ok = VerifyBatch { logits: HostLogits::f32(&logits, 3, vocab).expect("l"), requests: vec![VerifyRequest::new(1, &drafts)] };
+    let out = gpu.verify(&ok).expect("a good call after bad ones");
+    assert_eq!(out.len(), 1);
+    assert_eq!(gpu.request_step(1).expect("step"), 1);
+}
