@@ -204,6 +204,8 @@ pub struct GpuSampler {
     layout: UploadLayout,
     stage_tiles: CudaFunction,
     stage_tiles_mass: CudaFunction,
+    /// Blocks of the persistent `sample_tiles_mass` grid: four per SM.
+    mass_scan_blocks: u32,
     stage_rows: CudaFunction,
     stage_exact: CudaFunction,
     table: RequestTable,
@@ -259,6 +261,7 @@ impl GpuSampler {
         let sampler = Self {
             stage_tiles: gpu.function("sample_tiles")?,
             stage_tiles_mass,
+            mass_scan_blocks: gpu.sm_count()?.max(1) * 4,
             stage_rows: gpu.function("sample_rows")?,
             stage_exact: gpu.function("sample_exact")?,
             table: RequestTable::new(config.vocab),
@@ -486,7 +489,7 @@ impl GpuSampler {
         Ok(())
     }
 
-    /// Enqueues the three kernels of one step for `rows` grid rows (the upload says how many
+    /// Enqueues the four kernels of one step for `rows` grid rows (the upload says how many
     /// are active). Nothing here synchronizes or allocates.
     fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize) -> Result<()> {
         if rows == 0 {
@@ -502,8 +505,9 @@ impl GpuSampler {
             block_dim: (SCAN_THREADS, 1, 1),
             shared_mem_bytes: SCAN_SHARED_BYTES,
         };
+        // Persistent: at most the blocks that fit at once (four per SM; shared memory allows no more).
         let mass_cfg = LaunchConfig {
-            grid_dim: (warps.div_ceil(MASS_SCAN_WARPS), 1, 1),
+            grid_dim: (warps.div_ceil(MASS_SCAN_WARPS).min(self.mass_scan_blocks), 1, 1),
             block_dim: (MASS_SCAN_THREADS, 1, 1),
             shared_mem_bytes: MASS_SCAN_SHARED_BYTES,
         };

@@ -295,7 +295,8 @@ impl GpuVerifier {
                 },
                 drafts: n as u32,
                 first_row: rows as u32,
-                q_first: if req.has_draft_probs { q_rows as u32 } else { VERIFY_ONE_HOT },
+                // A request without drafts reads no q row, whatever the caller passed.
+                q_first: if req.has_draft_probs && n > 0 { q_rows as u32 } else { VERIFY_ONE_HOT },
                 _pad: 0,
             });
             for &(t, v) in &p.logit_bias {

@@ -32,7 +32,7 @@ pub const DEMO_BLOCK_THREADS: u32 = 256;
 pub const DEMO_SHARED_BYTES: u32 = (DEMO_BLOCK_THREADS / 32) * 8;
 
 // ---------------------------------------------------------------------------------------------
-// The sampler step: three kernels (`sample_tiles`, `sample_rows`, `sample_exact`) share one
+// The sampler step: four kernels (`sample_tiles`, `sample_tiles_mass`, `sample_rows`, `sample_exact`) share one
 // parameter struct, `StepParams`, and read per-row settings from device memory.
 
 /// Threads per block of every sampler kernel.

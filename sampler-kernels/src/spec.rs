@@ -233,7 +233,10 @@ fn request_ok(p: &VerifyParams, s: &VerifySettings, rows: u32) -> bool {
         && p.max_drafts <= VERIFY_MAX_DRAFTS
         && s.first_row < rows
         && s.drafts < rows - s.first_row
-        && (s.q_first == VERIFY_ONE_HOT || (p.q != 0 && s.q_first <= p.q_rows && s.drafts <= p.q_rows - s.q_first))
+        // A request without drafts reads no q row (a call may then have no q buffer at all).
+        && (s.q_first == VERIFY_ONE_HOT
+            || s.drafts == 0
+            || (p.q != 0 && s.q_first <= p.q_rows && s.drafts <= p.q_rows - s.q_first))
         && settings_valid(r.temperature, r.top_p, r.min_p, r.repetition_penalty, r.frequency_penalty, r.presence_penalty)
 }
 

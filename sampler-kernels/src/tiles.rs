@@ -810,23 +810,31 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
     unsafe { scan_tile::<false>(&p, row, tile, smem(warp_id() * SCAN_WARP_SHARED_BYTES)) }
 }
 
-/// Stage 1 for rows that need the row mass (no top-k, or log-probabilities); the same grid of
-/// warps as [`sample_tiles`], with `MASS_SCAN_WARPS` per block.
+/// Stage 1 for rows that need the row mass (no top-k, or log-probabilities). Persistent: the
+/// grid is at most what fits on the GPU at once, and each warp strides over the (row, tile)
+/// items, so a batch with few such rows does not pay for scheduling a block per item with
+/// this kernel's shared memory (most items are other rows and are skipped after one read).
 ///
 /// # Safety
-/// Launch with `MASS_SCAN_THREADS` threads, at least `ceil(rows · tiles / MASS_SCAN_WARPS)`
-/// blocks and `MASS_SCAN_SHARED_BYTES` of dynamic shared memory; pointers as for
-/// [`sample_tiles`].
+/// Launch with `MASS_SCAN_THREADS` threads, any number of blocks, and `MASS_SCAN_SHARED_BYTES`
+/// of dynamic shared memory; pointers as for [`sample_tiles`].
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_tiles_mass(p: StepParams) {
     if block_dim_x() != MASS_SCAN_THREADS || p.tiles == 0 {
         return;
     }
-    let g = block_idx_x() * MASS_SCAN_WARPS + warp_id();
-    let (row, tile) = (g / p.tiles, g % p.tiles);
-    if row >= p.rows {
-        return;
+    let items = p.rows * p.tiles;
+    let stride = grid_dim_x() * MASS_SCAN_WARPS;
+    let mut g = block_idx_x() * MASS_SCAN_WARPS + warp_id();
+    while g < items {
+        // SAFETY: the whole warp shares g (warp-uniform), so (row, tile) with row < rows and
+        // tile < tiles; the region is this warp's slice of the launch's shared memory. The
+        // sync_warp keeps the last item's reads of other lanes' band sums before this lane
+        // clears its own for the next item.
+        unsafe {
+            scan_tile::<true>(&p, g / p.tiles, g % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES));
+            sync_warp(FULL_MASK);
+        }
+        g += stride;
     }
-    // SAFETY: as for sample_tiles, with this kernel's shared region size.
-    unsafe { scan_tile::<true>(&p, row, tile, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES)) }
 }

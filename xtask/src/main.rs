@@ -195,10 +195,10 @@ fn cmd_bundle() -> Result<PathBuf> {
     run(Command::new("chmod").arg("+x").arg(&script))?;
     let size = dir_size(&bundle)?;
     println!("bundle: {} ({:.1} MB)", bundle.display(), size as f64 / 1e6);
-    // 40 MB: every binary embeds the PTX (2.2 MB with the verification kernels), and the
-    // optional FlashInfer peer adds 11 MB; still well inside what a device run carries.
-    if size > 40_000_000 {
-        bail!("the bundle is {size} bytes, over the 40 MB budget");
+    // 56 MB: every binary embeds the PTX (3.5 MB with the sampler, top-k and verification
+    // kernels), and the optional FlashInfer peer adds 11 MB; a device run carries 64 MiB.
+    if size > 56_000_000 {
+        bail!("the bundle is {size} bytes, over the 56 MB budget");
     }
     Ok(bundle)
 }

@@ -3,7 +3,7 @@
 //! One run measures, on the GPU it finds:
 //! - the ceilings: device-to-device copy bandwidth (the driver's memcpy and our 16-byte copy
 //!   kernel; the faster is the reference) and a graph-replayed empty kernel;
-//! - the sampler step (three kernels, captured in a CUDA graph) over a grid of vocab sizes,
+//! - the sampler step (four kernels, captured in a CUDA graph) over a grid of vocab sizes,
 //!   batch sizes, dtypes and workloads, with LLM-like logits generated on the GPU;
 //! - top-k alone (`topk128`: `GpuTopK`, k = 128, values and indices) on the same grid, the line
 //!   to set against torch.topk and FlashInfer's top-k (bench/peers/).
@@ -385,7 +385,8 @@ fn main() -> BenchResult<()> {
     let mut verify_md = String::new();
     let mut verify_cells = verify_bench::cells(quick);
     if let Some(only) = value("--only") {
-        verify_cells.retain(|c| format!("{}:f32:{}:{}", c.workload.name(), c.vocab, c.batch) == only);
+        let wanted: Vec<&str> = only.split(',').collect();
+        verify_cells.retain(|c| wanted.contains(&format!("{}:f32:{}:{}", c.workload.name(), c.vocab, c.batch).as_str()));
     }
     for cell in &verify_cells {
         let name = cell.workload.name();
@@ -436,7 +437,7 @@ fn main() -> BenchResult<()> {
     let date = value("--date").unwrap_or_default();
     let md = format!(
         "# sonic-bench on {device_name}\n\n\
-         Each figure: CUDA events around one graph replay of the whole step (three kernels), median and \
+         Each figure: CUDA events around one graph replay of the whole step (four kernels), median and \
          10th–90th percentile of {replays} replays after 10 warm-up replays. A 256 MB buffer is rewritten before \
          every replay (outside the events) and two logits buffers alternate, so nothing is timed from L2. Logits are \
          generated on the GPU: peaked rows are ≈N(0, 2) with about 20 tokens boosted by +8..+14; flat rows ≈N(0, 0.5). \
