@@ -24,6 +24,7 @@ pub mod error;
 pub mod gpu;
 pub mod gpu_topk;
 pub mod logits;
+pub mod logits_file;
 pub mod ptx;
 pub mod reference;
 pub mod settings;

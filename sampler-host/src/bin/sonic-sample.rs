@@ -16,11 +16,10 @@
 use std::fmt;
 use std::time::Instant;
 
-use half::{bf16, f16};
 use sampler_host::backend::{Backend, Batch, BatchRow};
 use sampler_host::cuda::GpuDevice;
 use sampler_host::gpu::{GpuSampler, GpuSamplerConfig};
-use sampler_host::logits::{HostLogits, LogitsData};
+use sampler_host::logits_file::LogitsFile;
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
 use sampler_host::Error;
@@ -135,99 +134,6 @@ fn parse_args() -> Result<Args, DemoError> {
     Ok(args)
 }
 
-/// A logits array read from disk.
-enum Owned {
-    F32(Vec<f32>),
-    Bf16(Vec<bf16>),
-    F16(Vec<f16>),
-}
-
-struct Loaded {
-    data: Owned,
-    rows: usize,
-    vocab: usize,
-}
-
-fn shape_2d(shape: &[usize]) -> Result<(usize, usize), DemoError> {
-    match shape {
-        [v] => Ok((1, *v)),
-        [r, v] => Ok((*r, *v)),
-        _ => err(format!("expected a 1-D or 2-D array, got shape {shape:?}")),
-    }
-}
-
-fn load_npy(bytes: &[u8]) -> Result<Loaded, DemoError> {
-    let io = |e: std::io::Error| DemoError(format!("npy: {e}"));
-    let npy = npyz::NpyFile::new(bytes).map_err(io)?;
-    if npy.order() != npyz::Order::C {
-        return err("npy: Fortran-order arrays are not supported");
-    }
-    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
-    let (rows, vocab) = shape_2d(&shape)?;
-    let data = match npy.try_data::<f32>() {
-        Ok(r) => Owned::F32(r.collect::<Result<_, _>>().map_err(io)?),
-        Err(npy) => match npy.try_data::<f16>() {
-            Ok(r) => Owned::F16(r.collect::<Result<_, _>>().map_err(io)?),
-            Err(npy) => return err(format!("npy: dtype {:?} is not f32 or f16", npy.dtype())),
-        },
-    };
-    Ok(Loaded { data, rows, vocab })
-}
-
-fn load_safetensors(bytes: &[u8], name: Option<&str>) -> Result<Loaded, DemoError> {
-    use safetensors::{Dtype, SafeTensors};
-    let st = SafeTensors::deserialize(bytes).map_err(|e| DemoError(format!("safetensors: {e}")))?;
-    let name = match name {
-        Some(n) => n.to_string(),
-        None => {
-            let names = st.names();
-            match names.as_slice() {
-                [one] => one.to_string(),
-                _ => {
-                    return err(format!(
-                        "safetensors: pick one tensor with --tensor, from {names:?}"
-                    ))
-                }
-            }
-        }
-    };
-    let t = st
-        .tensor(&name)
-        .map_err(|e| DemoError(format!("safetensors: {e}")))?;
-    let (rows, vocab) = shape_2d(t.shape())?;
-    let b = t.data();
-    let data = match t.dtype() {
-        Dtype::F32 => Owned::F32(
-            b.chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-        ),
-        Dtype::BF16 => Owned::Bf16(
-            b.chunks_exact(2)
-                .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])))
-                .collect(),
-        ),
-        Dtype::F16 => Owned::F16(
-            b.chunks_exact(2)
-                .map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]])))
-                .collect(),
-        ),
-        d => return err(format!("safetensors: dtype {d:?} is not F32, BF16 or F16")),
-    };
-    Ok(Loaded { data, rows, vocab })
-}
-
-fn load(path: &str, tensor: Option<&str>) -> Result<Loaded, DemoError> {
-    let bytes = std::fs::read(path).map_err(|e| DemoError(format!("cannot read {path}: {e}")))?;
-    if path.ends_with(".npy") {
-        load_npy(&bytes)
-    } else if path.ends_with(".safetensors") {
-        load_safetensors(&bytes, tensor)
-    } else {
-        err(format!("{path}: expected a .npy or .safetensors file"))
-    }
-}
-
 /// The backend the demo runs on, and a one-line reason for the choice.
 ///
 /// `gpu` opens CUDA device 0 and fails with the driver's error if it cannot; `auto` does the
@@ -275,13 +181,9 @@ fn gpu_backend(vocab: usize, rows: usize) -> Result<(Box<dyn Backend>, String), 
 
 fn run() -> Result<(), DemoError> {
     let args = parse_args()?;
-    let loaded = load(&args.path, args.tensor.as_deref())?;
+    let loaded = LogitsFile::read(&args.path, args.tensor.as_deref())?;
     let (rows, vocab) = (loaded.rows, loaded.vocab);
-    let logits = match &loaded.data {
-        Owned::F32(d) => HostLogits::new(LogitsData::F32(d), rows, vocab, vocab)?,
-        Owned::Bf16(d) => HostLogits::new(LogitsData::Bf16(d), rows, vocab, vocab)?,
-        Owned::F16(d) => HostLogits::new(LogitsData::F16(d), rows, vocab, vocab)?,
-    };
+    let logits = loaded.host()?;
     let (mut backend, why) = make_backend(args.backend, vocab, rows)?;
     say!("backend {} ({why})", backend.name());
     for r in 0..rows as u64 {

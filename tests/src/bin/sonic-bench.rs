@@ -13,6 +13,11 @@
 //! timed from L2. Median and 10th–90th percentiles over the replays. GB/s counts the bytes a
 //! step must move: the logits once, the bitmask rows, and the penalty counts of rows with
 //! penalties. Results go to `--out DIR` as `sonic-bench.json` and `sonic-bench.md`.
+//!
+//! Options: `--quick` (a subset in well under a minute), `--only CELL[,CELL..]`
+//! (`workload:dtype:V:B`), `--replays N`, `--date D`, and `--logits FILE` (`.npy` or
+//! `.safetensors`, `rows × V` saved from a real model): the file's rows replace the generated
+//! ones, tiled over each batch, at the file's V.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -24,6 +29,7 @@ use sampler_host::cuda::GpuDevice;
 use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig, StepGraph};
 use sampler_host::gpu_topk::{GpuTopK, TopKGraph};
 use sampler_host::logits::LogitsDtype;
+use sampler_host::logits_file::LogitsFile;
 use sampler_host::settings::SamplingParams;
 use sampler_kernels::abi::{DTYPE_BF16, DTYPE_F32, FILL_FLAT, FILL_PEAKED};
 use sampler_tests::{below, bitmask_row, fresh_rng, mixed_params, unit};
@@ -154,11 +160,11 @@ impl LogitsSet {
 }
 
 /// The `topk128` cell: `GpuTopK` captured in a graph per logits set, the same timing as a step.
-fn run_topk_cell(cell: &Cell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut impl Rng) -> BenchResult<Measured> {
+fn run_topk_cell(cell: &Cell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut impl Rng, file: Option<&LogitsFile>) -> BenchResult<Measured> {
     let (vocab, batch) = (cell.vocab, cell.batch);
     let mut topk = GpuTopK::new(GpuDevice::open(0)?, batch, vocab, TOPK_BENCH_K)?;
     let stream = topk.device().stream().clone();
-    let sets = fill_sets(topk.device(), &stream, cell, rng)?;
+    let sets = fill_sets(topk.device(), &stream, cell, rng, file)?;
     let mut graphs: Vec<TopKGraph> = Vec::new();
     for set in &sets {
         // SAFETY: the logits sets live until the end of this function, after the last replay.
@@ -169,20 +175,33 @@ fn run_topk_cell(cell: &Cell, flush: &mut CudaSlice<u8>, replays: usize, rng: &m
     Ok(Measured { timing, bytes: (batch * vocab * element) as f64, exact_rows: 0 })
 }
 
-/// Two logits sets of the cell's shape, generated on the GPU (replays alternate between them).
-fn fill_sets(gpu: &GpuDevice, stream: &std::sync::Arc<CudaStream>, cell: &Cell, rng: &mut impl Rng) -> BenchResult<Vec<LogitsSet>> {
+/// Two logits sets of the cell's shape (replays alternate between them): generated on the GPU,
+/// or, with a logits file, two consecutive stretches of its rows.
+fn fill_sets(
+    gpu: &GpuDevice,
+    stream: &std::sync::Arc<CudaStream>,
+    cell: &Cell,
+    rng: &mut impl Rng,
+    file: Option<&LogitsFile>,
+) -> BenchResult<Vec<LogitsSet>> {
     let (vocab, batch) = (cell.vocab, cell.batch);
     let elements = batch * vocab;
     let mut sets = Vec::new();
     for set in 0..2u64 {
         let seed = rng.next_u64() ^ set;
-        let logits = match cell.dtype {
-            LogitsDtype::F32 => {
+        let real = file.map(|f| file_rows(f, set as usize * batch, batch));
+        let logits = match (cell.dtype, real) {
+            (LogitsDtype::F32, Some(values)) => LogitsSet::F32(stream.clone_htod(&values)?),
+            (_, Some(values)) => {
+                let bits: Vec<u16> = values.iter().map(|&v| half::bf16::from_f32(v).to_bits()).collect();
+                LogitsSet::Half(stream.clone_htod(&bits)?)
+            }
+            (LogitsDtype::F32, None) => {
                 let mut s = stream.alloc_zeros::<f32>(elements)?;
                 gpu.fill_logits(&mut s, DTYPE_F32, batch, vocab, vocab, seed, cell.workload.shape())?;
                 LogitsSet::F32(s)
             }
-            _ => {
+            (_, None) => {
                 let mut s = stream.alloc_zeros::<u16>(elements)?;
                 gpu.fill_logits(&mut s, DTYPE_BF16, batch, vocab, vocab, seed, cell.workload.shape())?;
                 LogitsSet::Half(s)
@@ -193,9 +212,19 @@ fn fill_sets(gpu: &GpuDevice, stream: &std::sync::Arc<CudaStream>, cell: &Cell, 
     Ok(sets)
 }
 
-fn run_cell(cell: &Cell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut impl Rng) -> BenchResult<Measured> {
+/// `batch` rows of `file`, starting at row `first` and wrapping, widened to f32 and packed.
+fn file_rows(file: &LogitsFile, first: usize, batch: usize) -> Vec<f32> {
+    let (mut all, mut row) = (Vec::with_capacity(batch * file.vocab), Vec::new());
+    for i in 0..batch {
+        file.row_f32(first + i, &mut row);
+        all.extend_from_slice(&row);
+    }
+    all
+}
+
+fn run_cell(cell: &Cell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut impl Rng, file: Option<&LogitsFile>) -> BenchResult<Measured> {
     if cell.workload == Workload::TopK128 {
-        return run_topk_cell(cell, flush, replays, rng);
+        return run_topk_cell(cell, flush, replays, rng, file);
     }
     let (vocab, batch) = (cell.vocab, cell.batch);
     let config = GpuSamplerConfig { vocab, max_batch: batch, max_requests: batch, max_bias_entries: batch * 32 };
@@ -236,23 +265,7 @@ fn run_cell(cell: &Cell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut im
 
     let stream = sampler.device().stream().clone();
     let elements = batch * vocab;
-    let mut sets = Vec::new();
-    for set in 0..2u64 {
-        let seed = rng.next_u64() ^ set;
-        let logits = match cell.dtype {
-            LogitsDtype::F32 => {
-                let mut s = stream.alloc_zeros::<f32>(elements)?;
-                sampler.device().fill_logits(&mut s, DTYPE_F32, batch, vocab, vocab, seed, cell.workload.shape())?;
-                LogitsSet::F32(s)
-            }
-            _ => {
-                let mut s = stream.alloc_zeros::<u16>(elements)?;
-                sampler.device().fill_logits(&mut s, DTYPE_BF16, batch, vocab, vocab, seed, cell.workload.shape())?;
-                LogitsSet::Half(s)
-            }
-        };
-        sets.push(logits);
-    }
+    let sets = fill_sets(sampler.device(), &stream, cell, rng, file)?;
     sampler.upload_step(&rows)?;
     let mut graphs: Vec<StepGraph> = Vec::new();
     for set in &sets {
@@ -305,8 +318,18 @@ fn main() -> BenchResult<()> {
     let empty = time_replays(&stream, &mut flush, 10, replays, |_| Ok(empty_graph.launch()?))?;
     eprintln!("ceilings: memcpy {memcpy_gbs:.0} GB/s, copy kernel {kernel_gbs:.0} GB/s, empty graph {:.2} µs", empty.median_us);
 
+    // `--logits FILE` (.npy or .safetensors, rows × vocab): rows saved from a real model replace
+    // the generated ones; the grid keeps the file's vocab, and drops the cells that need
+    // generated rows (the exact-pass comparison, verification).
+    let file = match value("--logits") {
+        Some(path) => Some(LogitsFile::read(&path, None)?),
+        None => None,
+    };
+    let file_vocab = file.as_ref().map(|f| [f.vocab]);
     let mut cells = Vec::new();
-    let (vocabs, batches, dtypes): (&[usize], &[usize], &[LogitsDtype]) = if quick {
+    let (vocabs, batches, dtypes): (&[usize], &[usize], &[LogitsDtype]) = if let Some(v) = &file_vocab {
+        (v, if quick { &[1, 64] } else { &[1, 8, 64, 256, 1024] }, &[LogitsDtype::F32, LogitsDtype::Bf16])
+    } else if quick {
         (&[128_256], &[1, 64], &[LogitsDtype::F32])
     } else {
         (&[32_000, 128_256, 151_936, 262_144], &[1, 8, 64, 256, 1024], &[LogitsDtype::F32, LogitsDtype::Bf16])
@@ -320,7 +343,13 @@ fn main() -> BenchResult<()> {
             }
         }
     }
-    let exact_vocabs: &[usize] = if quick { &[128_256] } else { &[128_256, 151_936] };
+    let exact_vocabs: &[usize] = if file.is_some() {
+        &[] // the exact-pass cells need generated peaked and flat rows
+    } else if quick {
+        &[128_256]
+    } else {
+        &[128_256, 151_936]
+    };
     let exact_batches: &[usize] = if quick { &[64] } else { &[1, 64, 256] };
     for &vocab in exact_vocabs {
         for &batch in exact_batches {
@@ -339,7 +368,7 @@ fn main() -> BenchResult<()> {
     let mut md_rows = String::new();
     let mut results = Vec::new();
     for cell in &cells {
-        let m = match run_cell(cell, &mut flush, replays, &mut rng) {
+        let m = match run_cell(cell, &mut flush, replays, &mut rng, file.as_ref()) {
             Ok(m) => m,
             Err(e) => {
                 eprintln!("{} {} V={} B={}: error {e}", cell.workload.name(), dtype_name(cell.dtype), cell.vocab, cell.batch);
@@ -383,7 +412,8 @@ fn main() -> BenchResult<()> {
 
     // Speculative verification (verify_bench.rs): its own cells and table, the same JSON rows.
     let mut verify_md = String::new();
-    let mut verify_cells = verify_bench::cells(quick);
+    // Verification cells draw their own logits; with `--logits` only the file's rows are timed.
+    let mut verify_cells = if file.is_some() { Vec::new() } else { verify_bench::cells(quick) };
     if let Some(only) = value("--only") {
         let wanted: Vec<&str> = only.split(',').collect();
         verify_cells.retain(|c| wanted.contains(&format!("{}:f32:{}:{}", c.workload.name(), c.vocab, c.batch).as_str()));
@@ -435,8 +465,16 @@ fn main() -> BenchResult<()> {
 
     std::fs::create_dir_all(&out_dir)?;
     let date = value("--date").unwrap_or_default();
+    let source = match (&file, value("--logits")) {
+        (Some(f), Some(path)) => format!(
+            "**Logits: {} rows of V = {} read from `{path}`** (saved from a real model; each cell tiles them over its \
+             batch, two stretches alternating), not the generated rows described below.\n\n",
+            f.rows, f.vocab
+        ),
+        _ => String::new(),
+    };
     let md = format!(
-        "# sonic-bench on {device_name}\n\n\
+        "# sonic-bench on {device_name}\n\n{source}\
          Each figure: CUDA events around one graph replay of the whole step (four kernels), median and \
          10th–90th percentile of {replays} replays after 10 warm-up replays. A 256 MB buffer is rewritten before \
          every replay (outside the events) and two logits buffers alternate, so nothing is timed from L2. Logits are \
