@@ -342,6 +342,21 @@ pub unsafe fn warp_sort_desc(v: u64) -> u64 {
     }
 }
 
+/// Calls `f(0)` … `f(7)`, spelled out. Per-thread arrays must only ever be indexed by constants,
+/// or they move to local memory (the PTX check rejects that); every kernel's 8-token loops use
+/// this.
+#[inline(always)]
+pub fn each8<F: FnMut(usize)>(mut f: F) {
+    f(0);
+    f(1);
+    f(2);
+    f(3);
+    f(4);
+    f(5);
+    f(6);
+    f(7);
+}
+
 /// The smallest power of two ≥ `n` (and ≥ 2).
 #[inline(always)]
 pub fn pow2_at_least(n: u32) -> u32 {

@@ -42,20 +42,9 @@ const RES_U128: u32 = SM_RESULT + 96;
 const RES_TOKEN: u32 = SM_RESULT + 128;
 
 // ---------------------------------------------------------------------------------------------
-// Unrolled loops. Per-thread arrays must only ever be indexed by constants, or they move to
-// local memory (the PTX check rejects that); these spell each index out.
-
-#[inline(always)]
-fn each8<F: FnMut(usize)>(mut f: F) {
-    f(0);
-    f(1);
-    f(2);
-    f(3);
-    f(4);
-    f(5);
-    f(6);
-    f(7);
-}
+// Unrolled loops (with `block::each8`). Per-thread arrays must only ever be indexed by
+// constants, or they move to local memory (the PTX check rejects that); these spell each index
+// out.
 
 #[inline(always)]
 fn each_own<F: FnMut(usize)>(mut f: F) {

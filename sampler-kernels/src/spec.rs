@@ -61,18 +61,6 @@ const _: () = assert!(RES_REST + 32 <= SM_RESULT + 256);
 // ---------------------------------------------------------------------------------------------
 // Unrolled loops: per-thread arrays are indexed by constants only (or they go to local memory).
 
-#[inline(always)]
-fn each8<F: FnMut(usize)>(mut f: F) {
-    f(0);
-    f(1);
-    f(2);
-    f(3);
-    f(4);
-    f(5);
-    f(6);
-    f(7);
-}
-
 /// `each8` for bodies too large for LLVM to inline a closure (the 256-bit residual weights): the
 /// body is pasted eight times with `$j` a constant.
 macro_rules! unroll8 {

@@ -20,7 +20,7 @@
 //! an inactive, unaddressable or other-kernel row leaves (stage 2 reports invalid rows).
 
 use crate::abi::*;
-use crate::block::smem;
+use crate::block::{each8, smem};
 use crate::fixed::{frac_weight, soft_ceil, BAND_FLOOR};
 use crate::intrinsics::*;
 use crate::keys::{from_ordered_bits, key_value, ordered_bits, sort_key};
@@ -133,18 +133,6 @@ fn pick8(v: &[f32; 8], j: u32) -> f32 {
     } else {
         f0
     }
-}
-
-#[inline(always)]
-fn each8<F: FnMut(usize)>(mut f: F) {
-    f(0);
-    f(1);
-    f(2);
-    f(3);
-    f(4);
-    f(5);
-    f(6);
-    f(7);
 }
 
 /// Largest `v` of the warp, on every lane.

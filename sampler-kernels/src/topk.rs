@@ -310,7 +310,7 @@ pub use device::{topk_chunks, topk_merge};
 mod device {
     use super::topk_key;
     use crate::abi::*;
-    use crate::block::{pow2_at_least, smem};
+    use crate::block::{each8, pow2_at_least, smem};
     use crate::intrinsics::*;
     use crate::keys::{key_index, key_value};
     use crate::logit::{widen_bf16, widen_f16};
@@ -344,17 +344,6 @@ mod device {
 
     // Per-thread arrays are indexed only by constants (a runtime index would put them in
     // local memory, which the PTX check rejects); these spell the indices out.
-    #[inline(always)]
-    fn each8<F: FnMut(usize)>(mut f: F) {
-        f(0);
-        f(1);
-        f(2);
-        f(3);
-        f(4);
-        f(5);
-        f(6);
-        f(7);
-    }
 
     #[inline(always)]
     fn each10<F: FnMut(usize)>(mut f: F) {
