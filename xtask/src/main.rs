@@ -3,7 +3,7 @@
 //! - `ptx [--sm sm_90]`        build the device crate to PTX (same recipe as sampler-host's build.rs)
 //! - `ptx-check [--sm sm_90]`  build, then assemble every entry point with ptxas and check it
 //! - `test`                    ptx-check, every workspace test, then each fuzz target for 10 s
-//!                             (the README's test command)
+//!   (the README's test command)
 //! - `fuzz [--seconds N]`      each cargo-fuzz target in fuzz/ for N seconds (60); fails on a crash
 //! - `bundle`                  GPU test binaries + benchmark + PTX + run script, for a GPU machine;
 //! - `SONIC_FLASHINFER=1 … bundle` also builds the FlashInfer peer harness with nvcc (optional)
