@@ -432,17 +432,26 @@ fn draw_latency(path: &Path, title: &str, rows: &[&Row]) -> Result<()> {
             chart.draw_series(points.iter().map(|&p| Circle::new(p, 6, color.filled()))).map_err(err)?;
         }
     }
+    draw_legend(&mut chart, 17)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+/// The series legend every chart here draws: upper left, on a white box, `font` points.
+fn draw_legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>, font: u32) -> Result<()>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
     chart
         .configure_series_labels()
         .legend_area_size(45)
         .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.9))
         .border_style(BLACK)
-        .label_font(("sans-serif", 17))
+        .label_font(("sans-serif", font))
         .draw()
-        .map_err(err)?;
-    root.present().map_err(err)?;
-    Ok(())
+        .map_err(err)
 }
 
 fn draw_speedup(path: &Path, pairs: &[(&str, Vec<Speedup>)], all_vocabs: &[u64]) -> Result<()> {
@@ -500,15 +509,7 @@ fn draw_speedup(path: &Path, pairs: &[(&str, Vec<Speedup>)], all_vocabs: &[u64])
                 }))
                 .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .legend_area_size(45)
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 17))
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, 17)?;
     }
     root.present().map_err(err)?;
     Ok(())
@@ -570,15 +571,7 @@ fn draw_copy_fraction(path: &Path, rows: &[&Row], all_vocabs: &[u64]) -> Result<
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(2)));
             chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled()))).map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .legend_area_size(45)
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 13))
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, 13)?;
     }
     root.present().map_err(err)?;
     Ok(())
