@@ -200,3 +200,41 @@ pub fn random_masks(rng: &mut impl Rng, rows: usize, vocab: usize) -> Vec<Option
         })
         .collect()
 }
+
+/// Logits in the dtype under test, rounded from f32 values: the copies a test hands the CPU
+/// reference (`host`) and uploads to the device (`f32s`, or the 16-bit patterns of `bits`).
+pub struct TypedRows {
+    pub dtype: sampler_host::logits::LogitsDtype,
+    pub f32s: Vec<f32>,
+    pub bf16s: Vec<half::bf16>,
+    pub f16s: Vec<half::f16>,
+}
+
+impl TypedRows {
+    pub fn new(dtype: sampler_host::logits::LogitsDtype, values: Vec<f32>) -> Self {
+        let bf16s = values.iter().map(|&v| half::bf16::from_f32(v)).collect();
+        let f16s = values.iter().map(|&v| half::f16::from_f32(v)).collect();
+        Self { dtype, f32s: values, bf16s, f16s }
+    }
+
+    /// The rows as the reference reads them (`rows` rows of `vocab`, `stride` apart).
+    pub fn host(&self, rows: usize, vocab: usize, stride: usize) -> sampler_host::logits::HostLogits<'_> {
+        use sampler_host::logits::{HostLogits, LogitsData, LogitsDtype};
+        let data = match self.dtype {
+            LogitsDtype::F32 => LogitsData::F32(&self.f32s),
+            LogitsDtype::Bf16 => LogitsData::Bf16(&self.bf16s),
+            LogitsDtype::F16 => LogitsData::F16(&self.f16s),
+        };
+        HostLogits::new(data, rows, vocab, stride).expect("host logits")
+    }
+
+    /// The 16-bit patterns of a bf16 or f16 dtype (empty for f32).
+    pub fn bits(&self) -> Vec<u16> {
+        use sampler_host::logits::LogitsDtype;
+        match self.dtype {
+            LogitsDtype::F32 => Vec::new(),
+            LogitsDtype::Bf16 => self.bf16s.iter().map(|v| v.to_bits()).collect(),
+            LogitsDtype::F16 => self.f16s.iter().map(|v| v.to_bits()).collect(),
+        }
+    }
+}

@@ -3,39 +3,14 @@
 //! (the latter force the exact pass), strided device logits, graph replays and edge rows.
 //! Any mismatch fails.
 
-use half::{bf16, f16};
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, Batch, BatchRow};
 use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
-use sampler_host::logits::{HostLogits, LogitsData, LogitsDtype};
+use sampler_host::logits::LogitsDtype;
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
-use sampler_tests::{compare_outputs as compare, random_masks, random_rows, below, fresh_rng, gpu_or_skip, mixed_params, prompt};
+use sampler_tests::{TypedRows, compare_outputs as compare, random_masks, random_rows, below, fresh_rng, gpu_or_skip, mixed_params, prompt};
 
-
-/// Logits in the dtype under test; the f32 copy is what the reference sees after widening.
-struct Logits {
-    dtype: LogitsDtype,
-    f32s: Vec<f32>,
-    bf16s: Vec<bf16>,
-    f16s: Vec<f16>,
-}
-
-impl Logits {
-    fn new(dtype: LogitsDtype, values: Vec<f32>) -> Self {
-        let bf16s = values.iter().map(|&v| bf16::from_f32(v)).collect();
-        let f16s = values.iter().map(|&v| f16::from_f32(v)).collect();
-        Self { dtype, f32s: values, bf16s, f16s }
-    }
-    fn host(&self, rows: usize, vocab: usize, stride: usize) -> HostLogits<'_> {
-        let data = match self.dtype {
-            LogitsDtype::F32 => LogitsData::F32(&self.f32s),
-            LogitsDtype::Bf16 => LogitsData::Bf16(&self.bf16s),
-            LogitsDtype::F16 => LogitsData::F16(&self.f16s),
-        };
-        HostLogits::new(data, rows, vocab, stride).expect("host logits")
-    }
-}
 
 struct Pair {
     gpu: GpuSampler,
@@ -92,7 +67,7 @@ fn gpu_smoke_small_batch() {
         cpu.add_request(id as u64, params.clone(), &[]).expect("add");
     }
     let values = random_rows(&mut rng, batch, vocab, vocab);
-    let logits = Logits::new(LogitsDtype::F32, values);
+    let logits = TypedRows::new(LogitsDtype::F32, values);
     let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
     let b = Batch { logits: logits.host(batch, vocab, vocab), rows };
     eprintln!("smoke: sampling");
@@ -125,7 +100,7 @@ fn gpu_tokens_equal_reference_on_mixed_batches() {
         let Some(mut pair) = Pair::new(TEST, &mut rng, vocab, batch) else { return };
         for step in 0..3 {
             let values = random_rows(&mut rng, batch, vocab, vocab);
-            let logits = Logits::new(dtype, values);
+            let logits = TypedRows::new(dtype, values);
             let masks = random_masks(&mut rng, batch, vocab);
             let rows = (0..batch)
                 .map(|r| match &masks[r] {
@@ -180,17 +155,10 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
                 }
             }
             let values = random_rows(&mut rng, batch, vocab, stride);
-            let logits = Logits::new(dtype, values);
+            let logits = TypedRows::new(dtype, values);
             match dtype {
                 LogitsDtype::F32 => stream.memcpy_htod(&logits.f32s, &mut dev_f32).expect("copy"),
-                LogitsDtype::Bf16 => {
-                    let bits: Vec<u16> = logits.bf16s.iter().map(|v| v.to_bits()).collect();
-                    stream.memcpy_htod(&bits, &mut dev_u16).expect("copy")
-                }
-                LogitsDtype::F16 => {
-                    let bits: Vec<u16> = logits.f16s.iter().map(|v| v.to_bits()).collect();
-                    stream.memcpy_htod(&bits, &mut dev_u16).expect("copy")
-                }
+                LogitsDtype::Bf16 | LogitsDtype::F16 => stream.memcpy_htod(&logits.bits(), &mut dev_u16).expect("copy"),
             }
             let masks = random_masks(&mut rng, batch, vocab);
             let rows: Vec<BatchRow> = (0..batch)
@@ -239,7 +207,7 @@ fn gpu_edge_rows_equal_reference_and_do_not_disturb_neighbours() {
         *v *= 1e-39; // denormals
     }
     let everything_masked = vec![0i32; vocab.div_ceil(32)];
-    let logits = Logits::new(LogitsDtype::F32, values.clone());
+    let logits = TypedRows::new(LogitsDtype::F32, values.clone());
     let rows: Vec<BatchRow> = (0..batch)
         .map(|r| if r == 6 { BatchRow::with_bitmask(r as u64, &everything_masked) } else { BatchRow::new(r as u64) })
         .collect();
@@ -256,7 +224,7 @@ fn gpu_edge_rows_equal_reference_and_do_not_disturb_neighbours() {
         let prompt: Vec<u32> = state.prompt.clone();
         single.gpu.add_request(0, state.params.clone(), &prompt).expect("add");
         single.cpu.add_request(0, state.params.clone(), &prompt).expect("add");
-        let one = Logits::new(LogitsDtype::F32, values[row(r)].to_vec());
+        let one = TypedRows::new(LogitsDtype::F32, values[row(r)].to_vec());
         let mask_rows = if r == 6 { vec![BatchRow::with_bitmask(0, &everything_masked)] } else { vec![BatchRow::new(0)] };
         let b1 = Batch { logits: one.host(1, vocab, vocab), rows: mask_rows };
         mismatches += single.step(&b1, &format!("edge row {r} alone"));

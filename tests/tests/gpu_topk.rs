@@ -6,58 +6,36 @@
 //! shapes. Any difference fails.
 
 use cudarc::driver::{CudaSlice, CudaStream};
-use half::{bf16, f16};
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::gpu::DeviceLogits;
 use sampler_host::gpu_topk::GpuTopK;
-use sampler_host::logits::{HostLogits, LogitsData, LogitsDtype};
+use sampler_host::logits::{HostLogits, LogitsDtype};
 use sampler_host::topk::{top_k, TopK};
 use sampler_host::{Error, Field};
-use sampler_tests::{below, fresh_rng, gpu_or_skip, logit_row, normal, unit, RowShape};
+use sampler_tests::{below, fresh_rng, gpu_or_skip, logit_row, normal, unit, RowShape, TypedRows};
 
 const DTYPES: [LogitsDtype; 3] = [LogitsDtype::F32, LogitsDtype::Bf16, LogitsDtype::F16];
 
 /// Logits in the dtype under test, on the host (for the reference) and on the device.
 struct Staged {
     dtype: LogitsDtype,
-    f32s: Vec<f32>,
-    halves: Vec<u16>,
-    bf16s: Vec<bf16>,
-    f16s: Vec<f16>,
+    rows: TypedRows,
     dev_f32: Option<CudaSlice<f32>>,
     dev_u16: Option<CudaSlice<u16>>,
 }
 
 impl Staged {
     fn new(stream: &std::sync::Arc<CudaStream>, dtype: LogitsDtype, values: &[f32]) -> Self {
-        let mut s = Staged {
-            dtype,
-            f32s: Vec::new(),
-            halves: Vec::new(),
-            bf16s: Vec::new(),
-            f16s: Vec::new(),
-            dev_f32: None,
-            dev_u16: None,
-        };
-        match dtype {
-            LogitsDtype::F32 => {
-                s.f32s = values.to_vec();
-                let mut dev = stream.alloc_zeros::<f32>(values.len()).expect("alloc");
-                stream.memcpy_htod(&s.f32s, &mut dev).expect("copy");
-                s.dev_f32 = Some(dev);
-            }
-            LogitsDtype::Bf16 | LogitsDtype::F16 => {
-                if dtype == LogitsDtype::Bf16 {
-                    s.bf16s = values.iter().map(|&v| bf16::from_f32(v)).collect();
-                    s.halves = s.bf16s.iter().map(|v| v.to_bits()).collect();
-                } else {
-                    s.f16s = values.iter().map(|&v| f16::from_f32(v)).collect();
-                    s.halves = s.f16s.iter().map(|v| v.to_bits()).collect();
-                }
-                let mut dev = stream.alloc_zeros::<u16>(values.len()).expect("alloc");
-                stream.memcpy_htod(&s.halves, &mut dev).expect("copy");
-                s.dev_u16 = Some(dev);
-            }
+        let rows = TypedRows::new(dtype, values.to_vec());
+        let mut s = Staged { dtype, rows, dev_f32: None, dev_u16: None };
+        if dtype == LogitsDtype::F32 {
+            let mut dev = stream.alloc_zeros::<f32>(values.len()).expect("alloc");
+            stream.memcpy_htod(&s.rows.f32s, &mut dev).expect("copy");
+            s.dev_f32 = Some(dev);
+        } else {
+            let mut dev = stream.alloc_zeros::<u16>(values.len()).expect("alloc");
+            stream.memcpy_htod(&s.rows.bits(), &mut dev).expect("copy");
+            s.dev_u16 = Some(dev);
         }
         stream.synchronize().expect("sync");
         s
@@ -65,26 +43,18 @@ impl Staged {
 
     /// Overwrites the device buffer with new values of the same length (for graph replays).
     fn rewrite(&mut self, stream: &std::sync::Arc<CudaStream>, values: &[f32]) {
-        let fresh = Staged::new(stream, self.dtype, values);
-        match (self.dtype, &mut self.dev_f32, &mut self.dev_u16) {
-            (LogitsDtype::F32, Some(dev), _) => stream.memcpy_htod(&fresh.f32s, dev).expect("copy"),
-            (_, _, Some(dev)) => stream.memcpy_htod(&fresh.halves, dev).expect("copy"),
+        let fresh = TypedRows::new(self.dtype, values.to_vec());
+        match (&mut self.dev_f32, &mut self.dev_u16) {
+            (Some(dev), _) => stream.memcpy_htod(&fresh.f32s, dev).expect("copy"),
+            (_, Some(dev)) => stream.memcpy_htod(&fresh.bits(), dev).expect("copy"),
             _ => panic!("no device buffer"),
         }
         stream.synchronize().expect("sync");
-        self.f32s = fresh.f32s;
-        self.halves = fresh.halves;
-        self.bf16s = fresh.bf16s;
-        self.f16s = fresh.f16s;
+        self.rows = fresh;
     }
 
     fn host(&self, rows: usize, vocab: usize, stride: usize) -> HostLogits<'_> {
-        let data = match self.dtype {
-            LogitsDtype::F32 => LogitsData::F32(&self.f32s),
-            LogitsDtype::Bf16 => LogitsData::Bf16(&self.bf16s),
-            LogitsDtype::F16 => LogitsData::F16(&self.f16s),
-        };
-        HostLogits::new(data, rows, vocab, stride).expect("host logits")
+        self.rows.host(rows, vocab, stride)
     }
 
     fn device(&self, rows: usize, stride: usize) -> DeviceLogits<'_> {
