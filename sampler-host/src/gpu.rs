@@ -14,7 +14,8 @@ use std::marker::PhantomData;
 
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use sampler_kernels::abi::{
-    RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, MAX_TOP_LOGPROBS,
+    ExactJob, RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, EXACT_BINS, EXACT_GATHER_KEYS,
+    EXACT_HIST_SHARED_BYTES, EXACT_SLOTS_MAX, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, MASS_SCAN_WARPS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
     TILE_TOKENS,
@@ -207,7 +208,15 @@ pub struct GpuSampler {
     /// Blocks of the persistent `sample_tiles_mass` grid: four per SM.
     mass_scan_blocks: u32,
     stage_rows: CudaFunction,
+    exact_histogram: CudaFunction,
+    exact_bins: CudaFunction,
+    exact_gather: CudaFunction,
+    exact_finish: CudaFunction,
     stage_exact: CudaFunction,
+    /// Blocks of the exact-pass kernels, which take their rows and tiles in turn.
+    exact_blocks: u32,
+    /// List positions with split-exact-pass scratch: `min(max_batch, EXACT_SLOTS_MAX)`.
+    exact_slots: u32,
     table: RequestTable,
     slots: HashMap<u64, u32>,
     free_slots: Vec<u32>,
@@ -219,6 +228,12 @@ pub struct GpuSampler {
     steps: CudaSlice<u64>,
     records: CudaSlice<u8>,
     exact_flags: CudaSlice<u32>,
+    exact_list: CudaSlice<u32>,
+    exact_jobs: CudaSlice<u8>,
+    exact_counts: CudaSlice<u32>,
+    exact_sums: CudaSlice<u64>,
+    exact_keys: CudaSlice<u64>,
+    exact_tile_mass: CudaSlice<u64>,
     out_tokens: CudaSlice<i32>,
     out_status: CudaSlice<u32>,
     out_logprobs: CudaSlice<f32>,
@@ -258,12 +273,28 @@ impl GpuSampler {
                 MASS_SCAN_SHARED_BYTES as i32,
             )
             .map_err(cuda_err("raising sample_tiles_mass' shared-memory limit"))?;
+        let exact_histogram = gpu.function("exact_histogram")?;
+        // Its bin table takes more than the default 48 KiB too.
+        exact_histogram
+            .set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                EXACT_HIST_SHARED_BYTES as i32,
+            )
+            .map_err(cuda_err("raising exact_histogram's shared-memory limit"))?;
+        let sm_count = gpu.sm_count()?.max(1);
+        let exact_slots = b.min(EXACT_SLOTS_MAX as usize);
         let sampler = Self {
             stage_tiles: gpu.function("sample_tiles")?,
             stage_tiles_mass,
-            mass_scan_blocks: gpu.sm_count()?.max(1) * 4,
+            mass_scan_blocks: sm_count * 4,
             stage_rows: gpu.function("sample_rows")?,
+            exact_histogram,
+            exact_bins: gpu.function("exact_bins")?,
+            exact_gather: gpu.function("exact_gather")?,
+            exact_finish: gpu.function("exact_finish")?,
             stage_exact: gpu.function("sample_exact")?,
+            exact_blocks: sm_count * 2,
+            exact_slots: exact_slots as u32,
             table: RequestTable::new(config.vocab),
             slots: HashMap::new(),
             free_slots: (0..config.max_requests as u32).rev().collect(),
@@ -276,6 +307,23 @@ impl GpuSampler {
                 .alloc_zeros::<u8>(b * tiles as usize * std::mem::size_of::<TileRecord>())
                 .map_err(cuda_err("allocating tile records"))?,
             exact_flags: stream.alloc_zeros::<u32>(b).map_err(cuda_err("allocating flags"))?,
+            exact_list: stream.alloc_zeros::<u32>(1 + b).map_err(cuda_err("allocating the exact-pass list"))?,
+            exact_jobs: stream
+                .alloc_zeros::<u8>(exact_slots * std::mem::size_of::<ExactJob>())
+                .map_err(cuda_err("allocating the exact-pass jobs"))?,
+            // The histograms must start at zero; `exact_bins` clears each after use.
+            exact_counts: stream
+                .alloc_zeros::<u32>(exact_slots * EXACT_BINS as usize)
+                .map_err(cuda_err("allocating the exact-pass histograms"))?,
+            exact_sums: stream
+                .alloc_zeros::<u64>(exact_slots * EXACT_BINS as usize)
+                .map_err(cuda_err("allocating the exact-pass histograms"))?,
+            exact_keys: stream
+                .alloc_zeros::<u64>(exact_slots * EXACT_GATHER_KEYS as usize)
+                .map_err(cuda_err("allocating the exact-pass key lists"))?,
+            exact_tile_mass: stream
+                .alloc_zeros::<u64>(exact_slots * tiles as usize * 2)
+                .map_err(cuda_err("allocating the exact-pass tile masses"))?,
             out_tokens: stream.alloc_zeros::<i32>(b).map_err(cuda_err("allocating outputs"))?,
             out_status: stream.alloc_zeros::<u32>(b).map_err(cuda_err("allocating outputs"))?,
             out_logprobs: stream.alloc_zeros::<f32>(b).map_err(cuda_err("allocating outputs"))?,
@@ -433,6 +481,12 @@ impl GpuSampler {
             steps: device_address_mut(&mut self.steps),
             records: device_address_mut(&mut self.records),
             exact_flags: device_address_mut(&mut self.exact_flags),
+            exact_list: device_address_mut(&mut self.exact_list),
+            exact_jobs: device_address_mut(&mut self.exact_jobs),
+            exact_counts: device_address_mut(&mut self.exact_counts),
+            exact_sums: device_address_mut(&mut self.exact_sums),
+            exact_keys: device_address_mut(&mut self.exact_keys),
+            exact_tile_mass: device_address_mut(&mut self.exact_tile_mass),
             out_tokens: device_address_mut(&mut self.out_tokens),
             out_status: device_address_mut(&mut self.out_status),
             out_logprobs: device_address_mut(&mut self.out_logprobs),
@@ -446,6 +500,8 @@ impl GpuSampler {
             bias_capacity: self.config.max_bias_entries.max(1) as u32,
             slots: self.config.max_requests as u32,
             counts_stride: self.counts_stride as u32,
+            exact_slots: self.exact_slots,
+            _pad: 0,
         }
     }
 
@@ -489,7 +545,7 @@ impl GpuSampler {
         Ok(())
     }
 
-    /// Enqueues the four kernels of one step for `rows` grid rows (the upload says how many
+    /// Enqueues the eight kernels of one step for `rows` grid rows (the upload says how many
     /// are active). Nothing here synchronizes or allocates.
     fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize) -> Result<()> {
         if rows == 0 {
@@ -512,10 +568,21 @@ impl GpuSampler {
             shared_mem_bytes: MASS_SCAN_SHARED_BYTES,
         };
         let rows_cfg = LaunchConfig { grid_dim: (rows as u32, 1, 1), block_dim: block, shared_mem_bytes: SAMPLER_SHARED_BYTES };
+        // The exact pass takes its listed rows (and their tiles) in turn over a fixed grid, so a
+        // step that lists none pays a few idle blocks, not one per row and tile.
+        let exact_cfg = |shared_mem_bytes| LaunchConfig {
+            grid_dim: (self.exact_blocks.min(warps), 1, 1),
+            block_dim: block,
+            shared_mem_bytes,
+        };
         for (function, config, what) in [
             (&self.stage_tiles, tiles_cfg, "launching sample_tiles"),
             (&self.stage_tiles_mass, mass_cfg, "launching sample_tiles_mass"),
             (&self.stage_rows, rows_cfg, "launching sample_rows"),
+            (&self.exact_histogram, exact_cfg(EXACT_HIST_SHARED_BYTES), "launching exact_histogram"),
+            (&self.exact_bins, exact_cfg(SAMPLER_SHARED_BYTES), "launching exact_bins"),
+            (&self.exact_gather, exact_cfg(SAMPLER_SHARED_BYTES), "launching exact_gather"),
+            (&self.exact_finish, exact_cfg(SAMPLER_SHARED_BYTES), "launching exact_finish"),
             (&self.stage_exact, rows_cfg, "launching sample_exact"),
         ] {
             let mut launch = stream.launch_builder(function);

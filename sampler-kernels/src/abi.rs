@@ -32,7 +32,8 @@ pub const DEMO_BLOCK_THREADS: u32 = 256;
 pub const DEMO_SHARED_BYTES: u32 = (DEMO_BLOCK_THREADS / 32) * 8;
 
 // ---------------------------------------------------------------------------------------------
-// The sampler step: four kernels (`sample_tiles`, `sample_tiles_mass`, `sample_rows`, `sample_exact`) share one
+// The sampler step: eight kernels (`sample_tiles`, `sample_tiles_mass`, `sample_rows`,
+// `exact_histogram`, `exact_bins`, `exact_gather`, `exact_finish`, `sample_exact`) share one
 // parameter struct, `StepParams`, and read per-row settings from device memory.
 
 /// Threads per block of every sampler kernel.
@@ -145,8 +146,20 @@ pub struct StepParams {
     pub steps: u64,
     /// `TileRecord[rows][tiles]`.
     pub records: u64,
-    /// `u32[rows]`: 1 when stage 2 left the row to the exact pass.
+    /// `u32[rows]`: how stage 2 left the row to the exact pass (`EXACT_*`; 0 = it did not).
     pub exact_flags: u64,
+    /// `u32[1 + rows]`: how many rows stage 2 left to the exact pass, then their indices (in
+    /// no particular order). `sample_tiles` clears the count.
+    pub exact_list: u64,
+    /// Scratch of the split exact pass, per list position below `exact_slots`: `ExactJob[slots]`,
+    /// histogram counts `u32[slots][EXACT_BINS]` and fraction sums `u64[slots][EXACT_BINS]`
+    /// (zero between steps), gathered keys `u64[slots][EXACT_GATHER_KEYS]`, and the mass of each
+    /// tile's surely kept keys, `u64[slots][tiles][2]` (low, high halves).
+    pub exact_jobs: u64,
+    pub exact_counts: u64,
+    pub exact_sums: u64,
+    pub exact_keys: u64,
+    pub exact_tile_mass: u64,
     /// Outputs: `i32[rows]` tokens, `u32[rows]` status, `f32[rows]` log-probabilities,
     /// `i32[rows][20]` and `f32[rows][20]` top log-probabilities.
     pub out_tokens: u64,
@@ -162,13 +175,78 @@ pub struct StepParams {
     pub bias_capacity: u32,
     pub slots: u32,
     pub counts_stride: u32,
+    /// List positions the split exact pass has scratch for (≤ `EXACT_SLOTS_MAX`).
+    pub exact_slots: u32,
+    pub _pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<StepParams>() == 17 * 8 + 8 * 4);
+const _: () = assert!(core::mem::size_of::<StepParams>() == 23 * 8 + 10 * 4);
 const _: () = assert!(core::mem::align_of::<StepParams>() == 8);
 
-/// Bytes of dynamic shared memory `sample_rows` and `sample_exact` are launched with.
+/// Bytes of dynamic shared memory `sample_rows`, `exact_bins`, `exact_gather`, `exact_finish`
+/// and `sample_exact` are launched with.
 pub const SAMPLER_SHARED_BYTES: u32 = 40 * 1024;
+
+// The split exact pass (`exact.rs`). Most rows stage 2 cannot decide from the tile lists are
+// finished by four kernels: a mass histogram of the row over many blocks, a per-row choice of
+// the histogram bins that hold its top-k and top-p boundaries, a second pass over many blocks
+// that gathers the keys of those bins and sums the rest per tile, and a per-row finish.
+
+/// `exact_flags` values.
+/// The single-block exact pass finishes the row (rows the split pass cannot take).
+pub const EXACT_SINGLE: u32 = 1;
+/// The split exact pass finishes the row.
+pub const EXACT_SPLIT: u32 = 2;
+/// Histogram bins per mass band (1/128 nat wide): a bin of a flat 262144-token row holds
+/// about 1,700 tokens, so the boundary bins fit `EXACT_GATHER_KEYS`.
+pub const EXACT_SUB_BINS: u32 = crate::fixed::EXACT_SUB_BINS;
+/// Bins of a row (`fixed::exact_bin`): 37 bands × `EXACT_SUB_BINS`, then one for the tokens that
+/// weigh nothing.
+pub const EXACT_BINS: u32 = crate::fixed::EXACT_ZERO_BIN + 1;
+const _: () = assert!(EXACT_BINS == MASS_BANDS as u32 * EXACT_SUB_BINS + 1);
+/// Keys of the boundary bins a row may gather; a row with more takes the single-block pass.
+pub const EXACT_GATHER_KEYS: u32 = 4096;
+/// Rows per step the split pass takes (its scratch is per row); the rest take the single-block pass.
+pub const EXACT_SLOTS_MAX: u32 = 256;
+/// Dynamic shared memory of `exact_histogram`: the sampler map up to its sort buffer (the bias
+/// table of the prologue), then counts and two 16-bit fraction halves per bin.
+pub const EXACT_HIST_SHARED_BYTES: u32 = (22528 + 3 * EXACT_BINS * 4).next_multiple_of(1024);
+
+/// One row's state in the split exact pass. Stage 2 writes the first part; `exact_bins` the
+/// rest. u128 values are split into (low, high) u64 halves: u128 alignment differs between the
+/// host and the device.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExactJob {
+    /// The row's largest key.
+    pub max_key: u64,
+    /// The row mass Z (all valid tokens), when `mass_ok`: log-probabilities need it.
+    pub z: [u64; 2],
+    pub row: u32,
+    pub mass_ok: u32,
+    /// Mass of the keys ≥ the min-p floor (`exact_bins` on).
+    pub z_m: [u64; 2],
+    /// Count and mass of the keys in bins before `bin_k`.
+    pub mass_before_k: [u64; 2],
+    /// Mass of the keys in bins before `bin_p_lo`.
+    pub mass_before_p: [u64; 2],
+    /// Surviving count after min-p and top-k.
+    pub k1: u32,
+    pub count_before_k: u32,
+    /// Bin of the k1-th key, `u32::MAX` when top-k keeps every survivor of min-p.
+    pub bin_k: u32,
+    /// Bins the top-p boundary can fall in (`u32::MAX` with top-p off).
+    pub bin_p_lo: u32,
+    pub bin_p_hi: u32,
+    /// Keys in bins before this one are kept for sure.
+    pub sure_end: u32,
+    /// Keys `exact_gather` stored.
+    pub gathered: u32,
+    pub _pad: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<ExactJob>() == 8 * 9 + 4 * 10);
+const _: () = assert!(core::mem::align_of::<ExactJob>() == 8);
 
 /// Stage 1 is two kernels over the same grid of (row, tile) warps, each skipping the other's
 /// rows: `sample_tiles` for rows that need no row mass, `sample_tiles_mass` for the others

@@ -287,7 +287,17 @@ pub unsafe fn block_exclusive_scan_u128(v: u128) -> (u128, u128) {
 /// The whole block calls it together; `n` is a power of two no larger than 2048.
 #[inline(always)]
 pub unsafe fn block_sort_desc(n: u32) {
-    // SAFETY: every index stays below n ≤ 2048, inside SM_SORT; barriers separate the stages.
+    // SAFETY: forwarded; SM_SORT holds 2048 keys.
+    unsafe { block_sort_desc_at(SM_SORT, n) }
+}
+
+/// Sorts `n` (a power of two) `u64` at shared offset `base` into descending order, bitonically.
+///
+/// # Safety
+/// The whole block calls it together; `base + 8n` lies inside the launch's shared memory.
+#[inline(always)]
+pub unsafe fn block_sort_desc_at(base: u32, n: u32) {
+    // SAFETY: every index stays below n, inside the caller's buffer; barriers separate the stages.
     unsafe {
         let tid = thread_idx_x();
         let mut size = 2;
@@ -298,12 +308,12 @@ pub unsafe fn block_sort_desc(n: u32) {
                 while i < n / 2 {
                     let lo = (i / stride) * 2 * stride + (i % stride);
                     let hi = lo + stride;
-                    let a = ld_shared_u64(smem(SM_SORT + lo * 8));
-                    let b = ld_shared_u64(smem(SM_SORT + hi * 8));
+                    let a = ld_shared_u64(smem(base + lo * 8));
+                    let b = ld_shared_u64(smem(base + hi * 8));
                     let descending = (lo & size) == 0;
                     if (a < b) == descending {
-                        st_shared_u64(smem(SM_SORT + lo * 8), b);
-                        st_shared_u64(smem(SM_SORT + hi * 8), a);
+                        st_shared_u64(smem(base + lo * 8), b);
+                        st_shared_u64(smem(base + hi * 8), a);
                     }
                     i += SAMPLER_THREADS;
                 }

@@ -163,6 +163,35 @@ pub fn weight(x: f32, mc: f32) -> u128 {
     (frac as u128) * (band_scale(c, mc) as u128)
 }
 
+/// Sub-bins per band of [`exact_bin`].
+pub const EXACT_SUB_BINS: u32 = 128;
+/// Bin of the tokens in no band (more than `BAND_FLOOR` below `mc`): they weigh nothing.
+pub const EXACT_ZERO_BIN: u32 = (BAND_FLOOR + 1) * EXACT_SUB_BINS;
+
+/// Histogram bin of a finite value `x` with `c = soft_ceil(x)` in a row with `mc = soft_ceil(M)`,
+/// `x <= M`: band `d = mc - c` times `EXACT_SUB_BINS`, plus a sub-bin by `x - c` (the top of the
+/// band first). Never increases as `x` grows, so each bin is a run of the key order, and
+/// `bin / EXACT_SUB_BINS` is the band whose scale weighs the token. Not part of the contract:
+/// the split exact pass uses it only to find where to look, then decides on the keys.
+#[inline]
+pub fn exact_bin(x: f32, c: f32, mc: f32) -> u32 {
+    let d = mc - c;
+    if !(d <= BAND_FLOOR as f32) {
+        return EXACT_ZERO_BIN;
+    }
+    let top = (EXACT_SUB_BINS - 1) as f32;
+    let s = (x - c + 1.0) * EXACT_SUB_BINS as f32;
+    let s = if s >= top {
+        EXACT_SUB_BINS - 1
+    } else if s > 0.0 {
+        s as u32
+    } else {
+        0
+    };
+    let d = if d > 0.0 { d as u32 } else { 0 };
+    d * EXACT_SUB_BINS + (EXACT_SUB_BINS - 1 - s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,6 +336,43 @@ mod tests {
             assert!(w >= prev, "{x}");
             prev = w;
             x += 0.001;
+        }
+    }
+
+    #[test]
+    fn exact_bins_follow_the_key_order_and_the_bands() {
+        // SplitMix64: the crate has no dependencies, not even for tests.
+        let mut state = 0x5eed_b1u64;
+        let mut uniform = move || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
+        };
+        for _ in 0..200 {
+            let top = uniform() * 80.0 - 40.0;
+            let mc = soft_ceil(top);
+            let mut xs: std::vec::Vec<f32> = (0..2000)
+                .map(|_| top - uniform() * 45.0)
+                .chain([top, mc - 1.0, mc - 36.0, mc - 37.0, top - 1e-6, 0.0])
+                .filter(|x| *x <= top)
+                .collect();
+            xs.sort_by(|a, b| b.total_cmp(a));
+            let mut last = 0;
+            for &x in &xs {
+                let c = soft_ceil(x);
+                let bin = exact_bin(x, c, mc);
+                assert!(bin >= last, "bin fell from {last} to {bin} at x = {x}, mc = {mc}");
+                last = bin;
+                assert!(bin <= EXACT_ZERO_BIN);
+                let scale = band_scale(c, mc);
+                if bin < EXACT_ZERO_BIN {
+                    assert_eq!(BAND_SCALE[(bin / EXACT_SUB_BINS) as usize], scale, "x = {x}, mc = {mc}");
+                } else {
+                    assert_eq!(scale, 0, "x = {x}, mc = {mc} is in a band");
+                }
+            }
         }
     }
 }

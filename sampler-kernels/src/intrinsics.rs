@@ -428,3 +428,35 @@ pub unsafe fn shfl_idx_u64(mask: u32, value: u64, src_lane: u32) -> u64 {
     let (lo, hi) = unsafe { (shfl_idx_u32(mask, value as u32, src_lane), shfl_idx_u32(mask, (value >> 32) as u32, src_lane)) };
     ((hi as u64) << 32) | lo as u64
 }
+
+/// `red.global.add.u32 [ptr], v`: adds `v` without returning the old value.
+///
+/// # Safety
+/// `ptr` is a 4-byte aligned global address the kernel may write.
+#[inline(always)]
+pub unsafe fn red_add_global_u32(ptr: *mut u32, value: u32) {
+    // SAFETY: the caller guarantees the address; the operation itself is atomic.
+    unsafe { asm!("red.global.add.u32 [{0}], {1};", in(reg64) ptr, in(reg32) value, options(nostack)) };
+}
+
+/// `red.global.add.u64 [ptr], v`: adds `v` without returning the old value.
+///
+/// # Safety
+/// `ptr` is an 8-byte aligned global address the kernel may write.
+#[inline(always)]
+pub unsafe fn red_add_global_u64(ptr: *mut u64, value: u64) {
+    // SAFETY: the caller guarantees the address; the operation itself is atomic.
+    unsafe { asm!("red.global.add.u64 [{0}], {1};", in(reg64) ptr, in(reg64) value, options(nostack)) };
+}
+
+/// `atom.global.add.u32 old, [ptr], v`: adds `v` and returns the previous value.
+///
+/// # Safety
+/// `ptr` is a 4-byte aligned global address the kernel may write.
+#[inline(always)]
+pub unsafe fn atom_add_global_u32(ptr: *mut u32, value: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller guarantees the address; the operation itself is atomic.
+    unsafe { asm!("atom.global.add.u32 {0}, [{1}], {2};", out(reg32) old, in(reg64) ptr, in(reg32) value, options(nostack)) };
+    old
+}

@@ -37,6 +37,8 @@ pub mod verify;
 #[cfg(target_arch = "nvptx64")]
 pub mod block;
 #[cfg(target_arch = "nvptx64")]
+pub mod exact;
+#[cfg(target_arch = "nvptx64")]
 pub mod intrinsics;
 #[cfg(target_arch = "nvptx64")]
 pub mod kernels;

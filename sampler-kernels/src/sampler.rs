@@ -1,15 +1,15 @@
-//! The sampler step on the GPU (device only): three kernels that compute docs/SEMANTICS.md.
+//! The sampler step on the GPU (device only): stage 2, and the helpers every stage shares.
 //!
-//! 1. `sample_tiles`, one block per (vocab tile, row): reads the tile once, applies the whole
-//!    prologue (bitmask, penalties, bias, temperature) through `logit::process_logit`, and leaves
-//!    a `TileRecord`: the tile's 32 largest packed keys, its valid and +inf counts, and — for rows
-//!    that need mass — the exact fixed-point mass per band below the tile's ceiling.
+//! 1. Stage 1 (`tiles.rs`), one warp per (row, vocab tile): reads the tile once, applies the
+//!    whole prologue and leaves a `TileRecord`: the tile's 32 largest packed keys, its valid and
+//!    +inf counts, and — for rows that need mass — the exact fixed-point mass per band.
 //! 2. `sample_rows`, one block per row: greedy rows take the largest key. Random rows merge the
 //!    tile lists, sort them, and decide min-p, top-k and top-p exactly on the merged prefix that
 //!    is provably complete; rows without truncation sample by walking the tile masses and
-//!    re-reading one tile. A row whose decision needs tokens outside the lists is flagged.
-//! 3. `sample_exact`, one block per row, idle unless flagged: exact radix selection over the
-//!    whole row (count for top-k, fixed-point mass for top-p), then the index-order walk.
+//!    re-reading one tile. A row whose decision needs tokens outside the lists goes on the
+//!    exact-pass list.
+//! 3. The exact pass (`exact.rs`): the split pass over many blocks for most listed rows, and
+//!    `exact_single` here — every pass over the row in one block — for the rest.
 //!
 //! Every decision goes through the shared functions of `keys`, `fixed`, `decide` and `philox`,
 //! on integers or on f32 values computed exactly as the CPU reference computes them.
@@ -269,7 +269,7 @@ pub(crate) unsafe fn load_raw8(p: &StepParams, logits: u64, vector_ok: bool, bas
 /// # Safety
 /// The whole block calls it together with the same `tile` (the bias table needs barriers).
 #[inline(always)]
-unsafe fn process8(p: &StepParams, r: &Row, tile: u32) -> [f32; 8] {
+pub(crate) unsafe fn process8(p: &StepParams, r: &Row, tile: u32) -> [f32; 8] {
     let base = tile * TILE_TOKENS + thread_idx_x() * TOKENS_PER_THREAD;
     // SAFETY: the row exists (row < rows) and base..base+8 is clipped to the vocab.
     let raw = unsafe { load_raw8(p, r.logits, r.vector_ok, base) };
@@ -341,7 +341,7 @@ unsafe fn process_raw8(p: &StepParams, r: &Row, tile: u32, raw: [f32; 8]) -> [f3
 }
 
 #[inline(always)]
-fn keys8(x: &[f32; 8], base: u32) -> [u64; 8] {
+pub(crate) fn keys8(x: &[f32; 8], base: u32) -> [u64; 8] {
     let mut k = [0u64; 8];
     each8(|j| {
         if x[j] > f32::NEG_INFINITY {
@@ -435,27 +435,27 @@ fn tile_view(p: &StepParams, row: u32, tile: u32) -> TileView {
 }
 
 #[derive(Clone, Copy)]
-struct Summary {
-    max_key: u64,
-    valid: u32,
-    infinite: u32,
+pub(crate) struct Summary {
+    pub(crate) max_key: u64,
+    pub(crate) valid: u32,
+    pub(crate) infinite: u32,
     /// soft_ceil of the row max (finite rows).
-    mc: f32,
+    pub(crate) mc: f32,
     /// Exact row mass (finite rows: Σ W; infinite rows: the +inf count), when `mass_ok`.
-    z: u128,
-    mass_ok: bool,
+    pub(crate) z: u128,
+    pub(crate) mass_ok: bool,
     /// Stage 1 met a token with two bias entries (possible only in settings written straight
     /// to device memory; the host refuses them): the row is refused, not raced over.
-    duplicate_bias: bool,
+    pub(crate) duplicate_bias: bool,
 }
 
 impl Summary {
     #[inline(always)]
-    fn infinite_row(&self) -> bool {
+    pub(crate) fn infinite_row(&self) -> bool {
         self.infinite > 0
     }
     #[inline(always)]
-    fn weight_of(&self, key: u64) -> u128 {
+    pub(crate) fn weight_of(&self, key: u64) -> u128 {
         let x = key_value(key);
         if key == 0 {
             0
@@ -466,7 +466,7 @@ impl Summary {
         }
     }
     #[inline(always)]
-    fn logprob_of(&self, key: u64, ln_z: f64) -> f32 {
+    pub(crate) fn logprob_of(&self, key: u64, ln_z: f64) -> f32 {
         if key == 0 {
             f32::NEG_INFINITY
         } else if self.infinite_row() {
@@ -533,7 +533,7 @@ unsafe fn summarize(p: &StepParams, row: u32) -> Summary {
 
 /// Writes a row's outputs and advances its request state (thread 0 only).
 #[inline(always)]
-unsafe fn finish(p: &StepParams, row: u32, slot: u32, token: i32, status: u32, logprob: f32) {
+pub(crate) unsafe fn finish(p: &StepParams, row: u32, slot: u32, token: i32, status: u32, logprob: f32) {
     if thread_idx_x() != 0 {
         return;
     }
@@ -560,7 +560,7 @@ unsafe fn finish(p: &StepParams, row: u32, slot: u32, token: i32, status: u32, l
 /// [`finish`] for a walk's result: the chosen key, or 0 when the walk found nothing (which the
 /// integer arithmetic rules out, but a status beats a wrong token).
 #[inline(always)]
-unsafe fn finish_chosen(p: &StepParams, row: u32, slot: u32, key: u64, logprob: f32) {
+pub(crate) unsafe fn finish_chosen(p: &StepParams, row: u32, slot: u32, key: u64, logprob: f32) {
     // SAFETY: forwarded.
     unsafe {
         if key != 0 {
@@ -595,16 +595,47 @@ unsafe fn write_top(p: &StepParams, row: u32, n: u32, n_sorted: u32, sum: &Summa
     }
 }
 
+/// Leaves the row to the exact pass: appends it to the list, for the split pass when that pass
+/// can finish it (a finite random row whose top log-probabilities, if any, are written) and has
+/// scratch left, else for the single-block pass. Thread 0 writes; the others return.
 #[inline(always)]
-unsafe fn flag_exact(p: &StepParams, row: u32) {
-    if thread_idx_x() == 0 {
-        // SAFETY: row < rows.
-        unsafe { (p.exact_flags as *mut u32).add(row as usize).write(1) };
+unsafe fn flag_exact(p: &StepParams, row: u32, s: &RowSettings, sum: &Summary, top_written: bool) {
+    if thread_idx_x() != 0 {
+        return;
+    }
+    let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
+    let splittable = s.temperature > 0.0
+        && sum.max_key != 0
+        && !sum.infinite_row()
+        && sum.mc < BAND_LIMIT
+        && sum.mc > -BAND_LIMIT
+        && (top_written || top_n(s) == 0)
+        && (sum.mass_ok || !want_lp);
+    // SAFETY: the list holds 1 + rows u32 and stage 1 cleared its count; a row is flagged at most
+    // once per step, so pos < rows (checked all the same); row < rows; pos < exact_slots jobs.
+    unsafe {
+        let list = p.exact_list as *mut u32;
+        let pos = atom_add_global_u32(list, 1);
+        if pos < p.rows {
+            list.add(1 + pos as usize).write(row);
+        }
+        let split = splittable && pos < p.exact_slots && pos < p.rows;
+        (p.exact_flags as *mut u32).add(row as usize).write(if split { EXACT_SPLIT } else { EXACT_SINGLE });
+        if split {
+            let z = if sum.mass_ok { sum.z } else { 0 };
+            (p.exact_jobs as *mut ExactJob).add(pos as usize).write(ExactJob {
+                max_key: sum.max_key,
+                z: [z as u64, (z >> 64) as u64],
+                row,
+                mass_ok: sum.mass_ok as u32,
+                ..ExactJob::default()
+            });
+        }
     }
 }
 
 #[inline(always)]
-unsafe fn draw(p: &StepParams, slot: u32) -> u64 {
+pub(crate) unsafe fn draw(p: &StepParams, slot: u32) -> u64 {
     // SAFETY: slot < slots (validated).
     let (seed, step) = unsafe { ((p.seeds as *const u64).add(slot as usize).read(), (p.steps as *const u64).add(slot as usize).read()) };
     random_u64(seed, step, STREAM_TOKEN)
@@ -676,7 +707,7 @@ unsafe fn walk_whole_row(p: &StepParams, r: &Row, sum: &Summary, u: u128) -> u64
 /// # Safety
 /// The whole block calls it together with the same arguments.
 #[inline(always)]
-unsafe fn walk_tile(p: &StepParams, r: &Row, sum: &Summary, tile: u32, u: u128, floor: u64) -> u64 {
+pub(crate) unsafe fn walk_tile(p: &StepParams, r: &Row, sum: &Summary, tile: u32, u: u128, floor: u64) -> u64 {
     let tid = thread_idx_x();
     let base = tile * TILE_TOKENS + tid * TOKENS_PER_THREAD;
     // SAFETY (whole block): process8 and the scan are called uniformly.
@@ -894,7 +925,7 @@ pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
         // Stage 1 computes the row mass only for rows that may need it (log-probabilities, or
         // no top-k); a decision below that needs it anyway sends the row to the exact pass.
         if (want_lp || n_top > 0) && !sum.mass_ok {
-            flag_exact(&p, row);
+            flag_exact(&p, row, &s, &sum, false);
             return;
         }
         let ln_z = if sum.infinite_row() || !sum.mass_ok { 0.0 } else { ln_mass(sum.z) };
@@ -912,7 +943,7 @@ pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
             0
         };
         let Some((n_s, complete, _)) = merge_candidates(&p, row, k_hint) else {
-            flag_exact(&p, row);
+            flag_exact(&p, row, &s, &sum, false);
             return;
         };
         write_top(&p, row, n_top, n_s, &sum, ln_z);
@@ -939,7 +970,7 @@ pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
         let l_m = if min_p_on { c_m } else { sum.valid };
         let k_eff = if s.top_k == 0 || s.top_k > sum.valid { sum.valid } else { s.top_k };
         if !min_p_known && k_eff > n_s {
-            flag_exact(&p, row);
+            flag_exact(&p, row, &s, &sum, true);
             return;
         }
         let l1 = if min_p_known && l_m < k_eff { l_m } else { k_eff };
@@ -954,7 +985,7 @@ pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
         } else if l1 == sum.valid && sum.mass_ok {
             sum.z
         } else {
-            flag_exact(&p, row);
+            flag_exact(&p, row, &s, &sum, true);
             return;
         };
 
@@ -973,14 +1004,14 @@ pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
             });
             let hit = block_min_u32(hit);
             if hit == u32::MAX {
-                flag_exact(&p, row);
+                flag_exact(&p, row, &s, &sum, true);
                 return;
             }
             hit + 1
         };
 
         if kept > n_s && !sum.mass_ok {
-            flag_exact(&p, row);
+            flag_exact(&p, row, &s, &sum, true);
             return;
         }
         let r64 = draw(&p, s.slot);
@@ -1317,25 +1348,17 @@ unsafe fn select_exact(p: &StepParams, r: &Row, sum: &Summary, floor: u64, targe
     }
 }
 
-/// Stage 3: finishes the rows stage 2 flagged, exactly, from the logits; other rows return at
-/// once.
+/// The single-block exact pass: finishes a flagged row exactly from its logits, with one block
+/// doing every pass over the row (`exact::sample_exact` calls it for the rows the split pass
+/// does not take: infinite rows, rows without band masses, rows past the split scratch).
 ///
 /// # Safety
-/// Launch with grid `(rows)`, `SAMPLER_THREADS` threads and `SAMPLER_SHARED_BYTES` of dynamic
-/// shared memory, after `sample_rows` of the same step on the same stream.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn sample_exact(p: StepParams) {
-    let row = block_idx_x();
-    // SAFETY: one u32 read each.
-    if block_dim_x() != SAMPLER_THREADS
-        || row >= unsafe { active_rows(&p) }
-        || unsafe { (p.exact_flags as *const u32).add(row as usize).read_volatile() } == 0
-    {
-        return;
-    }
+/// The whole block calls it together; `row < rows` was flagged by stage 2 of this step.
+#[inline(always)]
+pub(crate) unsafe fn exact_single(p: &StepParams, row: u32) {
     // SAFETY: as in stage 2; stage 2 validated this row before flagging it.
     unsafe {
-        let s = read_settings(&p, row);
+        let s = read_settings(p, row);
         let r = row_setup(&p, row, s);
         let mut sum = summarize(&p, row);
         if !sum.mass_ok {

@@ -785,6 +785,10 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
 /// `StepParams` documents.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
+    if block_idx_x() == 0 && thread_idx_x() == 0 {
+        // SAFETY: the exact-pass list's count, one u32; stage 2 appends to it after this kernel.
+        unsafe { (p.exact_list as *mut u32).write(0) };
+    }
     if block_dim_x() != SCAN_THREADS || p.tiles == 0 {
         return;
     }

@@ -1,0 +1,755 @@
+//! The split exact pass (device only): finishes the rows stage 2 could not decide from the tile
+//! lists, over many blocks per row instead of one block doing every pass.
+//!
+//! A listed row with a finite maximum takes four kernels, each idle for other rows:
+//! 1. `exact_histogram`, one block per (row, tile): a histogram of the row's keys above the
+//!    min-p floor over `fixed::exact_bin` bins (1/128 nat within each mass band): counts and
+//!    exact fraction sums, so a bin's mass is its sum times its band scale.
+//! 2. `exact_bins`, one block per row: the bin holding the top-k boundary and the bins the top-p
+//!    boundary can fall in (a range when top-k leaves Z1 known only to within its boundary bin).
+//!    A row whose boundary bins hold more than `EXACT_GATHER_KEYS` keys goes to the single-block
+//!    pass instead.
+//! 3. `exact_gather`, one block per (row, tile): stores the keys of the boundary bins, and sums
+//!    per tile the mass of the keys in bins that are kept for sure.
+//! 4. `exact_finish`, one block per row: sorts the gathered keys and decides top-k and top-p on
+//!    them exactly, draws, finds the tile where the draw falls from the per-tile kept masses,
+//!    and walks that tile in index order.
+//!
+//! Rows the split pass does not take (infinite rows, rows without band masses, top
+//! log-probabilities still to write, no scratch left, boundary bins too full) go through
+//! `sample_exact`, one block per row running `sampler::exact_single`.
+//!
+//! The bins only say where to look. Every decision is made on keys and exact integer masses
+//! with the functions the CPU reference uses, so the tokens are the reference's. The pass reads
+//! a listed row twice (the second read mostly from L2) plus one tile.
+
+use crate::abi::*;
+use crate::block::*;
+use crate::decide::{draw_target, min_p_threshold, top_p_disabled, top_p_reached, top_p_units};
+use crate::fixed::{exact_bin, frac_weight, soft_ceil, BAND_SCALE};
+use crate::intrinsics::*;
+use crate::keys::{key_index, key_value, ordered_bits};
+use crate::logprob::ln_mass;
+use crate::sampler::{
+    active_rows, draw, exact_single, finish, finish_chosen, keys8, process8, read_settings, row_setup, walk_tile, Row, Summary,
+};
+use crate::status::{NO_TOKEN, STATUS_NO_VALID_TOKEN};
+
+// ---------------------------------------------------------------------------------------------
+// Constants and shared-memory layouts.
+
+const THREADS: u32 = SAMPLER_THREADS;
+const SUB: u32 = EXACT_SUB_BINS;
+const BINS: u32 = EXACT_BINS;
+/// Tokens more than 36 nats below the top: counted for top-k, no mass.
+const ZERO_BIN: u32 = BINS - 1;
+const NONE: u32 = u32::MAX;
+/// Bins each `exact_bins` thread owns, as one run: thread order is bin order.
+const BINS_PER_THREAD: u32 = BINS.div_ceil(THREADS);
+const GATHER: u32 = EXACT_GATHER_KEYS;
+/// Sorted positions each finishing thread owns.
+const OWN: u32 = GATHER / THREADS;
+
+// `exact_histogram`: per bin a count and the low and high 16-bit halves of the fraction sum
+// (a tile's halves stay below 2^28 in u32; 64-bit shared atomics would be CAS loops). They
+// follow the sampler map's bias table, which the prologue uses.
+const H_COUNT: u32 = SM_SORT;
+const H_LO: u32 = H_COUNT + BINS * 4;
+const H_HI: u32 = H_LO + BINS * 4;
+const _: () = assert!(H_HI + BINS * 4 <= EXACT_HIST_SHARED_BYTES);
+
+// `sample_exact` on a split row: the gathered keys, then the per-tile mass of the kept keys
+// among them. The bias table the final walk uses overlaps them; they are dead by then.
+const F_KEYS: u32 = SM_HIST;
+const F_TILE_LO: u32 = F_KEYS + GATHER * 8;
+const F_TILE_HI: u32 = F_TILE_LO + MAX_TILES * 8;
+const _: () = assert!(F_TILE_HI + MAX_TILES * 8 <= SAMPLER_SHARED_BYTES);
+const _: () = assert!(OWN == 8 && GATHER.is_power_of_two());
+
+// Broadcast slots inside SM_RESULT.
+const X_BIN_K: u32 = SM_RESULT;
+const X_COUNT_K: u32 = SM_RESULT + 4;
+const X_MASS_K: u32 = SM_RESULT + 16;
+const X_MASS_P: u32 = SM_RESULT + 32;
+const X_KEY: u32 = SM_RESULT + 48;
+const X_MASS: u32 = SM_RESULT + 64;
+const X_TILE: u32 = SM_RESULT + 80;
+const X_BASE: u32 = SM_RESULT + 84;
+
+// ---------------------------------------------------------------------------------------------
+// Helpers.
+
+#[inline(always)]
+fn join(h: [u64; 2]) -> u128 {
+    (h[1] as u128) << 64 | h[0] as u128
+}
+
+#[inline(always)]
+fn halves(v: u128) -> [u64; 2] {
+    [v as u64, (v >> 64) as u64]
+}
+
+/// Listed rows, and how many of them (the first ones) have split-pass scratch.
+///
+/// # Safety
+/// `p` describes the step's buffers.
+#[inline(always)]
+unsafe fn listed(p: &StepParams) -> (u32, u32) {
+    // SAFETY: the count is the list's first u32.
+    let n = unsafe { (p.exact_list as *const u32).read_volatile() };
+    let n = if n < p.rows { n } else { p.rows };
+    (n, if n < p.exact_slots { n } else { p.exact_slots })
+}
+
+/// Row at list position `pos`.
+///
+/// # Safety
+/// `pos` < the listed count.
+#[inline(always)]
+unsafe fn listed_row(p: &StepParams, pos: u32) -> u32 {
+    // SAFETY: pos < count ≤ rows entries after the count.
+    unsafe { (p.exact_list as *const u32).add(1 + pos as usize).read_volatile() }
+}
+
+/// How stage 2 (or `exact_bins`) left `row`; written by an earlier kernel of the step.
+///
+/// # Safety
+/// `row < rows`.
+#[inline(always)]
+unsafe fn flag_of(p: &StepParams, row: u32) -> u32 {
+    // SAFETY: row < rows.
+    unsafe { (p.exact_flags as *const u32).add(row as usize).read_volatile() }
+}
+
+#[inline(always)]
+fn job_ptr(p: &StepParams, pos: u32) -> *mut ExactJob {
+    (p.exact_jobs as *mut ExactJob).wrapping_add(pos as usize)
+}
+
+#[inline(always)]
+fn bin_counts(p: &StepParams, pos: u32) -> *mut u32 {
+    (p.exact_counts as *mut u32).wrapping_add(pos as usize * BINS as usize)
+}
+
+#[inline(always)]
+fn bin_sums(p: &StepParams, pos: u32) -> *mut u64 {
+    (p.exact_sums as *mut u64).wrapping_add(pos as usize * BINS as usize)
+}
+
+#[inline(always)]
+fn gathered_keys(p: &StepParams, pos: u32) -> *mut u64 {
+    (p.exact_keys as *mut u64).wrapping_add(pos as usize * GATHER as usize)
+}
+
+#[inline(always)]
+fn tile_masses(p: &StepParams, pos: u32) -> *mut u64 {
+    (p.exact_tile_mass as *mut u64).wrapping_add(pos as usize * p.tiles as usize * 2)
+}
+
+/// The min-p floor as a key (keys ≥ it survive min-p); 1 when min-p is off.
+#[inline(always)]
+fn min_p_floor(s: &RowSettings, max_key: u64) -> u64 {
+    let floor = if s.min_p > 0.0 { (ordered_bits(min_p_threshold(key_value(max_key), s.min_p)) as u64) << 32 } else { 1 };
+    if floor == 0 {
+        1
+    } else {
+        floor
+    }
+}
+
+/// Band scale of a bin (0 for the zero bin).
+#[inline(always)]
+fn bin_scale(bin: u32) -> u64 {
+    match BAND_SCALE.get((bin / SUB) as usize) {
+        Some(&e) if bin < ZERO_BIN => e,
+        _ => 0,
+    }
+}
+
+/// Exact mass of a bin from its fraction sum.
+#[inline(always)]
+fn bin_mass(bin: u32, sum: u64) -> u128 {
+    sum as u128 * bin_scale(bin) as u128
+}
+
+/// Bin, weight and key of a key ≥ the floor (`NONE` and 0 for a key that is not).
+#[inline(always)]
+fn classify(key: u64, floor: u64, mc: f32) -> (u32, u128) {
+    if key == 0 || key < floor {
+        return (NONE, 0);
+    }
+    let x = key_value(key);
+    let c = soft_ceil(x);
+    let bin = exact_bin(x, c, mc);
+    let w = if bin < ZERO_BIN { frac_weight(x - c) as u128 * bin_scale(bin) as u128 } else { 0 };
+    (bin, w)
+}
+
+/// What every kernel of the split pass knows about a row.
+struct SplitRow {
+    settings: RowSettings,
+    row: Row,
+    job: ExactJob,
+    mc: f32,
+    floor: u64,
+}
+
+/// # Safety
+/// `pos` is a split row's list position; its job was written by an earlier kernel.
+#[inline(always)]
+unsafe fn split_row(p: &StepParams, pos: u32, row: u32) -> SplitRow {
+    // SAFETY: pos < exact_slots jobs; row < rows.
+    unsafe {
+        let job = job_ptr(p, pos).read_volatile();
+        let settings = read_settings(p, row);
+        let mc = soft_ceil(key_value(job.max_key));
+        SplitRow { settings, row: row_setup(p, row, settings), job, mc, floor: min_p_floor(&settings, job.max_key) }
+    }
+}
+
+/// Calls `f(position, row)` for the split rows, one (position, tile) item per block in turn:
+/// `f` gets the tile.
+///
+/// # Safety
+/// The whole block calls it; `f` is a whole-block body.
+#[inline(always)]
+unsafe fn for_each_split_tile<F: FnMut(u32, u32, u32)>(p: &StepParams, mut f: F) {
+    // SAFETY: list reads in bounds (listed); flags of listed rows (< rows).
+    unsafe {
+        let (_, split) = listed(p);
+        let items = split * p.tiles;
+        let mut item = block_idx_x();
+        while item < items {
+            let (pos, tile) = (item / p.tiles, item % p.tiles);
+            let row = listed_row(p, pos);
+            if row < p.rows && flag_of(p, row) == EXACT_SPLIT {
+                f(pos, row, tile);
+            }
+            item += grid_dim_x();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. The histogram.
+
+/// Split pass, step 1: each block takes (row, tile) items in turn and adds the tile's keys above
+/// the min-p floor to the row's bin counts and fraction sums.
+///
+/// # Safety
+/// Launch with `SAMPLER_THREADS` threads, any grid, and `EXACT_HIST_SHARED_BYTES` of dynamic
+/// shared memory, after `sample_rows` of the same step on the same stream.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
+    if block_dim_x() != THREADS || p.tiles == 0 {
+        return;
+    }
+    let tid = thread_idx_x();
+    // SAFETY (whole block; every branch is block-uniform): shared slots from the layout above;
+    // global writes to the row's own bins (atomic).
+    unsafe {
+        // Thread t owns bins t, t + THREADS, ...: it clears them here and after each flush, so
+        // clearing needs no barrier of its own.
+        let mut b = tid;
+        while b < BINS {
+            st_shared_u32(smem(H_COUNT + b * 4), 0);
+            st_shared_u32(smem(H_LO + b * 4), 0);
+            st_shared_u32(smem(H_HI + b * 4), 0);
+            b += THREADS;
+        }
+        sync_threads();
+        for_each_split_tile(&p, |pos, row, tile| {
+            let r = split_row(&p, pos, row);
+            let x = process8(&p, &r.row, tile);
+            let keys = keys8(&x, tile * TILE_TOKENS + tid * TOKENS_PER_THREAD);
+            each8(|j| {
+                if keys[j] != 0 && keys[j] >= r.floor {
+                    let c = soft_ceil(x[j]);
+                    let bin = exact_bin(x[j], c, r.mc);
+                    atom_add_shared_u32(smem(H_COUNT + bin * 4), 1);
+                    if bin < ZERO_BIN {
+                        let frac = frac_weight(x[j] - c);
+                        atom_add_shared_u32(smem(H_LO + bin * 4), frac & 0xffff);
+                        atom_add_shared_u32(smem(H_HI + bin * 4), frac >> 16);
+                    }
+                }
+            });
+            sync_threads();
+            let (counts, sums) = (bin_counts(&p, pos), bin_sums(&p, pos));
+            let mut b = tid;
+            while b < BINS {
+                let n = ld_shared_u32(smem(H_COUNT + b * 4));
+                if n != 0 {
+                    red_add_global_u32(counts.add(b as usize), n);
+                    let sum = ld_shared_u32(smem(H_LO + b * 4)) as u64 + ((ld_shared_u32(smem(H_HI + b * 4)) as u64) << 16);
+                    if sum != 0 {
+                        red_add_global_u64(sums.add(b as usize), sum);
+                    }
+                    st_shared_u32(smem(H_COUNT + b * 4), 0);
+                    st_shared_u32(smem(H_LO + b * 4), 0);
+                    st_shared_u32(smem(H_HI + b * 4), 0);
+                }
+                b += THREADS;
+            }
+            sync_threads();
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. The boundary bins.
+
+/// Split pass, step 2: one block per listed row in turn finds the boundary bins from the row's
+/// histogram, clears the histogram for the next step, and sends a row whose boundary bins hold
+/// too many keys to the single-block pass.
+///
+/// # Safety
+/// Launch with `SAMPLER_THREADS` threads, any grid, and `SAMPLER_SHARED_BYTES` of dynamic shared
+/// memory, after `exact_histogram` of the same step on the same stream.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn exact_bins(p: StepParams) {
+    if block_dim_x() != THREADS {
+        return;
+    }
+    // SAFETY: list and flag reads in bounds; choose_bins is a whole-block body.
+    unsafe {
+        let (_, split) = listed(&p);
+        let mut pos = block_idx_x();
+        while pos < split {
+            let row = listed_row(&p, pos);
+            if row < p.rows && flag_of(&p, row) == EXACT_SPLIT {
+                choose_bins(&p, pos, row);
+            }
+            pos += grid_dim_x();
+        }
+    }
+}
+
+/// # Safety
+/// The whole block calls it for a split row.
+#[inline(always)]
+unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
+    let tid = thread_idx_x();
+    let first = tid * BINS_PER_THREAD;
+    let end = if first + BINS_PER_THREAD < BINS { first + BINS_PER_THREAD } else { BINS };
+    // SAFETY (whole block): each thread reads and clears only its own bins; shared slots from
+    // the layout; the job is written by thread 0 after the barriers of the scans.
+    unsafe {
+        let r = split_row(p, pos, row);
+        let (counts, sums) = (bin_counts(p, pos), bin_sums(p, pos));
+        let count_at = |b: u32| counts.add(b as usize).read_volatile();
+        let mass_at = |b: u32| bin_mass(b, sums.add(b as usize).read_volatile());
+        let (mut own_count, mut own_mass) = (0u32, 0u128);
+        let mut b = first;
+        while b < end {
+            own_count += count_at(b);
+            own_mass += mass_at(b);
+            b += 1;
+        }
+        let (count_before, n_m) = block_exclusive_scan_u32(own_count);
+        let (mass_before, z_m) = block_exclusive_scan_u128(own_mass);
+        let s = &r.settings;
+        let k1 = if s.top_k == 0 || s.top_k > n_m { n_m } else { s.top_k };
+
+        // The top-k boundary: the bin where the running count reaches k1. In the zero bin it
+        // changes nothing: those keys weigh nothing, so none is drawn or tips top-p.
+        if tid == 0 {
+            st_shared_u32(smem(X_BIN_K), NONE);
+        }
+        sync_threads();
+        if k1 < n_m {
+            let (mut run_c, mut run_m) = (count_before, mass_before);
+            let mut b = first;
+            while b < end {
+                let n = count_at(b);
+                if run_c < k1 && k1 <= run_c + n && b < ZERO_BIN {
+                    st_shared_u32(smem(X_BIN_K), b);
+                    st_shared_u32(smem(X_COUNT_K), run_c);
+                    st_shared_u64(smem(X_MASS_K), run_m as u64);
+                    st_shared_u64(smem(X_MASS_K + 8), (run_m >> 64) as u64);
+                }
+                run_c += n;
+                run_m += mass_at(b);
+                b += 1;
+            }
+        }
+        sync_threads();
+        let bin_k = ld_shared_u32(smem(X_BIN_K));
+        let (count_before_k, mass_before_k) = if bin_k != NONE {
+            (
+                ld_shared_u32(smem(X_COUNT_K)),
+                (ld_shared_u64(smem(X_MASS_K + 8)) as u128) << 64 | ld_shared_u64(smem(X_MASS_K)) as u128,
+            )
+        } else {
+            (0, z_m)
+        };
+
+        // The top-p boundary for the least and the largest Z1 the top-k bin allows: the first
+        // bin whose inclusive running mass reaches p·Z1. Z1 ≤ that mass at bin_k, so both are
+        // at or before bin_k.
+        let top_p = !top_p_disabled(s.top_p);
+        let (z1_lo, z1_hi) = if bin_k != NONE { (mass_before_k, mass_before_k + mass_at(bin_k)) } else { (z_m, z_m) };
+        let (mut hit_lo, mut hit_hi, mut before_lo) = (NONE, NONE, 0u128);
+        if top_p {
+            let p24 = top_p_units(s.top_p);
+            let mut run_m = mass_before;
+            let mut b = first;
+            while b < end {
+                let m = mass_at(b);
+                if hit_lo == NONE && top_p_reached(run_m + m, z1_lo, p24) {
+                    hit_lo = b;
+                    before_lo = run_m;
+                }
+                if hit_hi == NONE && top_p_reached(run_m + m, z1_hi, p24) {
+                    hit_hi = b;
+                }
+                run_m += m;
+                b += 1;
+            }
+        }
+        let bin_p_lo = block_min_u32(hit_lo);
+        let bin_p_hi = block_min_u32(hit_hi);
+        if top_p && hit_lo == bin_p_lo && hit_lo != NONE {
+            st_shared_u64(smem(X_MASS_P), before_lo as u64);
+            st_shared_u64(smem(X_MASS_P + 8), (before_lo >> 64) as u64);
+        }
+        // Keys the boundary bins hold.
+        let mut own_gather = 0u32;
+        let mut b = first;
+        while b < end {
+            if b == bin_k || (bin_p_lo <= b && b <= bin_p_hi) {
+                own_gather += count_at(b);
+            }
+            // Every read of this bin is done: clear it for the next step.
+            counts.add(b as usize).write(0);
+            sums.add(b as usize).write(0);
+            b += 1;
+        }
+        let gather = block_sum_u32(own_gather);
+        if tid == 0 {
+            if gather > GATHER || (top_p && bin_p_lo == NONE) {
+                (p.exact_flags as *mut u32).add(row as usize).write(EXACT_SINGLE);
+            } else {
+                let mass_before_p = if top_p {
+                    (ld_shared_u64(smem(X_MASS_P + 8)) as u128) << 64 | ld_shared_u64(smem(X_MASS_P)) as u128
+                } else {
+                    0
+                };
+                let sure_end = if top_p {
+                    bin_p_lo
+                } else if bin_k != NONE {
+                    bin_k
+                } else {
+                    BINS
+                };
+                let job = job_ptr(p, pos);
+                job.write(ExactJob {
+                    z_m: halves(z_m),
+                    mass_before_k: halves(mass_before_k),
+                    mass_before_p: halves(mass_before_p),
+                    k1,
+                    count_before_k,
+                    bin_k,
+                    bin_p_lo,
+                    bin_p_hi,
+                    sure_end,
+                    gathered: 0,
+                    ..r.job
+                });
+            }
+        }
+        sync_threads();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. The gather.
+
+/// Split pass, step 3: each block takes (row, tile) items in turn, stores the tile's keys that
+/// fall in the row's boundary bins, and writes the tile's mass of keys in the sure bins.
+///
+/// # Safety
+/// Launch with `SAMPLER_THREADS` threads, any grid, and `SAMPLER_SHARED_BYTES` of dynamic shared
+/// memory, after `exact_bins` of the same step on the same stream.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn exact_gather(p: StepParams) {
+    if block_dim_x() != THREADS || p.tiles == 0 {
+        return;
+    }
+    let tid = thread_idx_x();
+    // SAFETY (whole block, block-uniform branches): the row's gathered keys (positions below
+    // GATHER) and its tile masses; shared slots from the layout.
+    unsafe {
+        for_each_split_tile(&p, |pos, row, tile| {
+            let r = split_row(&p, pos, row);
+            let job = &r.job;
+            let x = process8(&p, &r.row, tile);
+            let keys = keys8(&x, tile * TILE_TOKENS + tid * TOKENS_PER_THREAD);
+            let mut sure = 0u128;
+            let mut take = 0u32;
+            each8(|j| {
+                let (bin, w) = classify(keys[j], r.floor, r.mc);
+                if bin < job.sure_end {
+                    sure += w;
+                } else if bin != NONE && (bin == job.bin_k || (job.bin_p_lo <= bin && bin <= job.bin_p_hi)) {
+                    take |= 1 << j;
+                }
+            });
+            // One global atomic per block reserves the tile's run of the list.
+            let (before, total) = block_exclusive_scan_u32(take.count_ones());
+            if tid == 0 && total > 0 {
+                st_shared_u32(smem(X_BASE), atom_add_global_u32(&raw mut (*job_ptr(&p, pos)).gathered, total));
+            }
+            let sure = block_sum_u128(sure);
+            let mut at = if total > 0 { ld_shared_u32(smem(X_BASE)) } else { 0 } + before;
+            let out = gathered_keys(&p, pos);
+            each8(|j| {
+                if take & (1 << j) != 0 {
+                    if at < GATHER {
+                        out.add(at as usize).write(keys[j]);
+                    }
+                    at += 1;
+                }
+            });
+            if tid == 0 {
+                let m = tile_masses(&p, pos).add(tile as usize * 2);
+                m.write(sure as u64);
+                m.add(1).write((sure >> 64) as u64);
+            }
+            // X_BASE is read above before the next item's thread 0 can pass this barrier.
+            sync_threads();
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. The finish, and the single-block pass for the other listed rows.
+
+/// Split pass, step 4: one block per split row in turn decides the row from its gathered keys.
+///
+/// # Safety
+/// Launch with `SAMPLER_THREADS` threads, any grid, and `SAMPLER_SHARED_BYTES` of dynamic shared
+/// memory, after `exact_gather` of the same step on the same stream.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn exact_finish(p: StepParams) {
+    if block_dim_x() != THREADS {
+        return;
+    }
+    // SAFETY: list and flag reads in bounds; finish_split is a whole-block body.
+    unsafe {
+        let (_, split) = listed(&p);
+        let mut pos = block_idx_x();
+        while pos < split {
+            let row = listed_row(&p, pos);
+            if row < p.rows && flag_of(&p, row) == EXACT_SPLIT {
+                finish_split(&p, pos, row);
+            }
+            pos += grid_dim_x();
+        }
+    }
+}
+
+/// The single-block exact pass for the rows the split pass does not take: block `b` finishes
+/// row `b` if it is one (a separate kernel, and one block per row as before the split pass:
+/// inside a loop, or together with the split finish, it would need more than 128 registers).
+///
+/// # Safety
+/// Launch with grid `(rows)`, `SAMPLER_THREADS` threads and `SAMPLER_SHARED_BYTES` of dynamic
+/// shared memory, after `exact_bins` of the same step on the same stream.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn sample_exact(p: StepParams) {
+    let row = block_idx_x();
+    // SAFETY: one flag read (row < rows); exact_single is a whole-block body for a flagged row.
+    // Flags of rows past this step's active count are stale (stage 2 clears only active rows).
+    unsafe {
+        if block_dim_x() == THREADS && row < active_rows(&p) && flag_of(&p, row) == EXACT_SINGLE {
+            exact_single(&p, row);
+        }
+    }
+}
+
+/// Broadcasts a u64 and a u128 from the one thread that passes `Some`.
+///
+/// # Safety
+/// The whole block calls it; at most one thread passes `Some` (else the slots hold zeros).
+#[inline(always)]
+unsafe fn broadcast_key_mass(v: Option<(u64, u128)>) -> (u64, u128) {
+    // SAFETY: broadcast slots of the layout; the barriers order the writes and the reads.
+    unsafe {
+        if thread_idx_x() == 0 {
+            st_shared_u64(smem(X_KEY), 0);
+            st_shared_u64(smem(X_MASS), 0);
+            st_shared_u64(smem(X_MASS + 8), 0);
+        }
+        sync_threads();
+        if let Some((key, mass)) = v {
+            st_shared_u64(smem(X_KEY), key);
+            st_shared_u64(smem(X_MASS), mass as u64);
+            st_shared_u64(smem(X_MASS + 8), (mass >> 64) as u64);
+        }
+        sync_threads();
+        let out = (
+            ld_shared_u64(smem(X_KEY)),
+            (ld_shared_u64(smem(X_MASS + 8)) as u128) << 64 | ld_shared_u64(smem(X_MASS)) as u128,
+        );
+        sync_threads();
+        out
+    }
+}
+
+/// # Safety
+/// The whole block calls it for a split row whose gather is done.
+#[inline(always)]
+unsafe fn finish_split(p: &StepParams, pos: u32, row: u32) {
+    let tid = thread_idx_x();
+    // SAFETY (whole block, uniform branches): the row's gathered keys (< GATHER) and tile masses
+    // (< tiles); shared slots from the layout.
+    unsafe {
+        let r = split_row(p, pos, row);
+        let job = r.job;
+        let s = &r.settings;
+        let sum = Summary {
+            max_key: job.max_key,
+            valid: 0,
+            infinite: 0,
+            mc: r.mc,
+            z: join(job.z),
+            mass_ok: job.mass_ok != 0,
+            duplicate_bias: false,
+        };
+
+        // The gathered keys, sorted (largest first); thread t owns positions OWN·t ...
+        let n = if job.gathered < GATHER { job.gathered } else { GATHER };
+        let padded = pow2_at_least(n);
+        let src = gathered_keys(p, pos);
+        let mut i = tid;
+        while i < padded {
+            st_shared_u64(smem(F_KEYS + i * 8), if i < n { src.add(i as usize).read_volatile() } else { 0 });
+            i += THREADS;
+        }
+        sync_threads();
+        block_sort_desc_at(F_KEYS, padded);
+        let first = tid * OWN;
+        // Weights are recomputed where needed: eight u128 per thread would not fit the registers.
+        let mut keys = [0u64; 8];
+        let mut bins = [NONE; 8];
+        each8(|j| {
+            if first + (j as u32) < n {
+                keys[j] = ld_shared_u64(smem(F_KEYS + (first + j as u32) * 8));
+                bins[j] = classify(keys[j], r.floor, r.mc).0;
+            }
+        });
+        let weight = |j: usize| classify(keys[j], r.floor, r.mc).1;
+
+        // Top-k: the k1-th key of the row is in bin_k, after the gathered keys of earlier bins.
+        let (floor1, z1) = if job.bin_k != NONE {
+            let mut earlier = 0u32;
+            each8(|j| earlier += (bins[j] < job.bin_k) as u32);
+            let at = block_sum_u32(earlier) + (job.k1 - job.count_before_k) - 1;
+            let mut mine = None;
+            each8(|j| {
+                if first + j as u32 == at {
+                    mine = Some((keys[j], 0));
+                }
+            });
+            let (floor1, _) = broadcast_key_mass(mine);
+            let mut part = 0u128;
+            each8(|j| {
+                if bins[j] == job.bin_k && keys[j] >= floor1 {
+                    part += weight(j);
+                }
+            });
+            (floor1, join(job.mass_before_k) + block_sum_u128(part))
+        } else {
+            (r.floor, join(job.z_m))
+        };
+
+        // Top-p: the first kept-so-far key whose running mass reaches p·Z1.
+        let (kept_floor, z_kept) = if top_p_disabled(s.top_p) {
+            (floor1, z1)
+        } else {
+            let p24 = top_p_units(s.top_p);
+            let eligible = |j: usize| bins[j] != NONE && bins[j] >= job.bin_p_lo && keys[j] >= floor1;
+            let mut run = 0u128;
+            each8(|j| {
+                if eligible(j) {
+                    run += weight(j);
+                }
+            });
+            let (before, _) = block_exclusive_scan_u128(run);
+            let mut cum = join(job.mass_before_p) + before;
+            let mut hit = NONE;
+            let mut hit_mass = 0u128;
+            each8(|j| {
+                let w = if eligible(j) { weight(j) } else { 0 };
+                cum += w;
+                if w > 0 && hit == NONE && top_p_reached(cum, z1, p24) {
+                    hit = first + j as u32;
+                    hit_mass = cum;
+                }
+            });
+            let winner = block_min_u32(hit);
+            if winner == NONE {
+                // The bins guarantee a hit; a status beats a wrong token if that ever fails.
+                finish(p, row, s.slot, NO_TOKEN, STATUS_NO_VALID_TOKEN, f32::NAN);
+                return;
+            }
+            let mut mine = None;
+            each8(|j| {
+                if first + j as u32 == winner {
+                    mine = Some((keys[j], hit_mass));
+                }
+            });
+            broadcast_key_mass(mine)
+        };
+        let u = draw_target(z_kept, draw(p, s.slot));
+
+        // Kept mass per tile: the sure bins' (from the gather) plus the kept gathered keys.
+        if tid < p.tiles {
+            st_shared_u64(smem(F_TILE_LO + tid * 8), 0);
+            st_shared_u64(smem(F_TILE_HI + tid * 8), 0);
+        }
+        sync_threads();
+        each8(|j| {
+            let w = if bins[j] != NONE && bins[j] >= job.sure_end && keys[j] >= kept_floor { weight(j) } else { 0 };
+            if w > 0 {
+                let t = key_index(keys[j]) / TILE_TOKENS;
+                let lo = w as u64;
+                let old = atom_add_shared_u64(smem(F_TILE_LO + t * 8), lo);
+                let carry = (old.wrapping_add(lo) < old) as u64;
+                let hi = (w >> 64) as u64 + carry;
+                if hi != 0 {
+                    atom_add_shared_u64(smem(F_TILE_HI + t * 8), hi);
+                }
+            }
+        });
+        sync_threads();
+        let kept = if tid < p.tiles {
+            let m = tile_masses(p, pos).add(tid as usize * 2);
+            join([m.read_volatile(), m.add(1).read_volatile()])
+                + ((ld_shared_u64(smem(F_TILE_HI + tid * 8)) as u128) << 64 | ld_shared_u64(smem(F_TILE_LO + tid * 8)) as u128)
+        } else {
+            0
+        };
+        let (before, _) = block_exclusive_scan_u128(kept);
+        if tid == 0 {
+            st_shared_u32(smem(X_TILE), NONE);
+        }
+        sync_threads();
+        let found = tid < p.tiles && kept > 0 && before <= u && u < before + kept;
+        let (_, rest) = broadcast_key_mass(if found { Some((0, u - before)) } else { None });
+        if found {
+            st_shared_u32(smem(X_TILE), tid);
+        }
+        sync_threads();
+        let tile = ld_shared_u32(smem(X_TILE));
+        sync_threads();
+        if tile == NONE {
+            finish(p, row, s.slot, NO_TOKEN, STATUS_NO_VALID_TOKEN, f32::NAN);
+            return;
+        }
+        let key = walk_tile(p, &r.row, &sum, tile, rest, kept_floor);
+        let lp = if s.flags & ROW_WANT_LOGPROB != 0 { sum.logprob_of(key, ln_mass(sum.z)) } else { f32::NAN };
+        finish_chosen(p, row, s.slot, key, lp);
+    }
+}
