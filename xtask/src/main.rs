@@ -11,11 +11,14 @@
 //! - `soak [--quick] [ARGS]`   bundle, then the sonic-soak reliability run here (needs a GPU)
 //! - `profile CELL [OUT]`      bundle, then Nsight Compute on one benchmark cell here (needs a GPU and ncu)
 //! - `plot --in DIR`           PNG plots and plots.md from benchmark JSON
+//! - `report DIR [--out FILE]` markdown: our time next to each peer's, with "not supported" /
+//!   "not run", from DIR's sonic-bench.json, torch-peers.json and flashinfer-peers.json
 
 #[path = "../../sampler-host/ptx_build.rs"]
 mod ptx_build;
 mod plot;
 mod ptx_check;
+mod report;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -256,6 +259,7 @@ fn main() -> Result<()> {
             cmd_bundle()?;
         }
         Some("plot") => plot::run(&args[1..])?,
+        Some("report") => report::run(&args[1..])?,
         Some("bench") => {
             let bundle = cmd_bundle()?;
             let mut cmd = Command::new(bundle.join("run.sh"));
@@ -277,7 +281,7 @@ fn main() -> Result<()> {
             run(Command::new(bundle.join("run.sh")).args(["profile", &cell, &out]))?;
         }
         _ => {
-            eprintln!("usage: cargo xtask <ptx|ptx-check|test|fuzz|bundle|bench|soak|profile|plot> [--sm sm_90] [--quick] [--seconds N]");
+            eprintln!("usage: cargo xtask <ptx|ptx-check|test|fuzz|bundle|bench|soak|profile|plot|report> [--sm sm_90] [--quick] [--seconds N]");
             std::process::exit(2);
         }
     }
