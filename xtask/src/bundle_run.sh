@@ -51,6 +51,7 @@ sanitize_job() {
       "$here/tests/$bin" --test-threads=1 > "$base.log" 2>&1
   rc=$?
   echo "$rc $(( $(date +%s) - start ))" > "$base.rc"
+  echo "sanitize: $tool $bin finished: rc $rc after $(( $(date +%s) - start )) s"
 }
 
 # Reads one job's log and rc: prints "passed failed findings rc seconds verdict".
