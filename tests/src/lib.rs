@@ -5,6 +5,11 @@
 //! real stderr (libtest's capture would hide a `println!`) and return `None`; with
 //! `REQUIRE_GPU=1` they panic instead, so the bundle's run on a GPU machine cannot pass by
 //! skipping.
+//!
+//! Under `SONIC_SANITIZE=1` (set by `run.sh sanitize`) the GPU tests pick their reduced sizes
+//! through [`sized`]: compute-sanitizer slows kernels by 10–100×, so they run fewer rows, steps
+//! and replays, but every code path the full size reaches (dtype, feature, vocab size, exact
+//! pass, graph replay, one-chunk and merged top-k, edge rows) and every assertion stays.
 
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -29,13 +34,29 @@ pub fn gpu_or_skip(test: &str) -> Option<GpuDevice> {
     }
 }
 
+/// True under `SONIC_SANITIZE=1`: the GPU tests run their reduced sizes (see the crate docs).
+pub fn sanitize_mode() -> bool {
+    std::env::var("SONIC_SANITIZE").is_ok_and(|v| v == "1")
+}
+
+/// `full` in a normal run, `reduced` under `SONIC_SANITIZE=1`. Only sizes go through here
+/// (rows, steps, replays, lists of cases), never what a test checks.
+pub fn sized<T>(full: T, reduced: T) -> T {
+    if sanitize_mode() {
+        reduced
+    } else {
+        full
+    }
+}
+
 /// A generator seeded from the clock, with the seed printed so a failure can be replayed by
 /// setting `SONIC_TEST_SEED`.
 pub fn fresh_rng(test: &str) -> Xoshiro256PlusPlus {
     let seed = std::env::var("SONIC_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
         SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0x5eed)
     });
-    let _ = writeln!(std::io::stderr(), "{test}: SONIC_TEST_SEED={seed}");
+    let mode = if sanitize_mode() { " (reduced sizes: SONIC_SANITIZE=1)" } else { "" };
+    let _ = writeln!(std::io::stderr(), "{test}: SONIC_TEST_SEED={seed}{mode}");
     Xoshiro256PlusPlus::seed_from_u64(seed)
 }
 

@@ -7,7 +7,8 @@
 //! - a request's tokens do not depend on where in the batch it sits, nor on its neighbours;
 //! - the same inputs through fresh samplers give bitwise identical outputs, eager or replayed.
 //!
-//! Edge logits under graph replay are covered in `gpu_sampler.rs`.
+//! Edge logits under graph replay are covered in `gpu_sampler.rs`. Under `SONIC_SANITIZE=1`
+//! the tests run fewer rows, rounds and batch sizes (`sized`), with the same checks.
 
 use half::{bf16, f16};
 use rand_xoshiro::rand_core::Rng;
@@ -19,7 +20,7 @@ use sampler_host::settings::SamplingParams;
 use sampler_kernels::abi::{MAX_TOP_LOGPROBS, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB};
 use sampler_kernels::decide::settings_valid;
 use sampler_kernels::status::{NO_TOKEN, STATUS_INVALID_SETTINGS};
-use sampler_tests::{compare_outputs as compare, random_masks, random_rows, below, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, unit, RowShape};
+use sampler_tests::{compare_outputs as compare, random_masks, random_rows, below, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, sized, unit, RowShape};
 
 
 /// A row's outputs with every float as its bit pattern, for bitwise comparisons.
@@ -199,7 +200,8 @@ fn garbage_generator_is_always_refused() {
 fn gpu_garbage_device_settings_fail_only_their_rows() {
     const TEST: &str = "gpu_garbage_device_settings_fail_only_their_rows";
     let mut rng = fresh_rng(TEST);
-    let (vocab, batch) = (50_257usize, 64usize);
+    // Reduced: 24 rows still leave good rows beside up to 19 garbage ones.
+    let (vocab, batch) = (50_257usize, sized(64usize, 24));
     let Some(device) = gpu_or_skip(TEST) else { return };
     let config = GpuSamplerConfig::new(vocab, batch);
     let slots = config.max_requests as u32;
@@ -221,7 +223,8 @@ fn gpu_garbage_device_settings_fail_only_their_rows() {
     let graph = unsafe { gpu.capture_step(&DeviceLogits::f32(&dev, batch, vocab), batch) }.expect("capture");
 
     let (mut garbage_rows, mut mismatches) = (0usize, 0usize);
-    for round in 0..8 {
+    // Even rounds eager, odd rounds graph replays; reduced keeps two of each.
+    for round in 0..sized(8, 4) {
         // Fresh settings for some requests, then a step with some rows' settings overwritten.
         for id in 0..batch as u64 {
             if below(&mut rng, 4) == 0 {
@@ -378,8 +381,12 @@ fn gpu_batch_position_does_not_change_a_request() {
     }
     let mut rng = fresh_rng(TEST);
     const STEPS: usize = 3;
-    // (vocab, batch sizes): B = 1024 uses a small vocab to keep memory and time small.
-    for &(vocab, batches) in &[(128_256usize, &[1usize, 64, 64][..]), (32_000, &[1, 1024][..])] {
+    // (vocab, batch sizes): B = 1024 uses a small vocab to keep memory and time small. Reduced:
+    // the request still moves between a batch of one and the last row of a batch of 160, whose
+    // neighbours take every feature and the exact pass.
+    let full: &[(usize, &[usize])] = &[(128_256, &[1, 64, 64]), (32_000, &[1, 1024])];
+    let reduced: &[(usize, &[usize])] = &[(128_256, &[1, 8]), (32_000, &[1, 160])];
+    for &(vocab, batches) in sized(full, reduced) {
         // One request with random settings, penalties always on, and a prompt, so the penalty
         // state carried from step to step matters.
         let mut params = mixed_params(&mut rng, 32_000);
@@ -510,7 +517,7 @@ fn run_inputs(test: &str, inputs: &Inputs, vocab: usize, dtype: LogitsDtype, rep
 fn gpu_repeated_runs_are_bitwise_identical() {
     const TEST: &str = "gpu_repeated_runs_are_bitwise_identical";
     let mut rng = fresh_rng(TEST);
-    for &(vocab, batch, dtype) in &[(50_257usize, 64usize, LogitsDtype::F32), (151_936, 16, LogitsDtype::Bf16)] {
+    for &(vocab, batch, dtype) in &[(50_257usize, sized(64usize, 16), LogitsDtype::F32), (151_936, sized(16, 4), LogitsDtype::Bf16)] {
         let requests: Vec<(SamplingParams, Vec<u32>)> =
             (0..batch).map(|_| (mixed_params(&mut rng, vocab), prompt(&mut rng, vocab))).collect();
         let steps = (0..3)

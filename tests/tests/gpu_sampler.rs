@@ -1,7 +1,8 @@
 //! GPU sampler against the CPU reference: token for token, on fresh random rows with mixed
 //! settings, every vocab size, batch size and dtype the contract names, peaked and flat rows
 //! (the latter force the exact pass), strided device logits, graph replays and edge rows.
-//! Any mismatch fails.
+//! Any mismatch fails. Under `SONIC_SANITIZE=1` the same cases run with fewer rows, steps and
+//! replays (`sized`).
 
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, Batch, BatchRow};
@@ -9,7 +10,7 @@ use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
 use sampler_host::logits::LogitsDtype;
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
-use sampler_tests::{TypedRows, compare_outputs as compare, random_masks, random_rows, below, fresh_rng, gpu_or_skip, mixed_params, prompt};
+use sampler_tests::{TypedRows, compare_outputs as compare, random_masks, random_rows, below, fresh_rng, gpu_or_skip, mixed_params, prompt, sized};
 
 
 struct Pair {
@@ -84,7 +85,7 @@ fn gpu_smoke_small_batch() {
 fn gpu_tokens_equal_reference_on_mixed_batches() {
     const TEST: &str = "gpu_tokens_equal_reference_on_mixed_batches";
     let mut rng = fresh_rng(TEST);
-    let cases = [
+    let full = [
         (32_000usize, 64usize, LogitsDtype::F32),
         (50_257, 257, LogitsDtype::Bf16),
         (50_257, 3, LogitsDtype::F16),
@@ -95,10 +96,25 @@ fn gpu_tokens_equal_reference_on_mixed_batches() {
         (262_144, 1, LogitsDtype::F32),
         (262_144, 3, LogitsDtype::Bf16),
     ];
+    // The same vocabularies and dtypes with fewer rows. 300 rows of 32000 are 2400 (row, tile)
+    // warps, more than the persistent mass kernel's 4 blocks × 4 warps per SM take in one round
+    // on the H200 (2112), so its multi-round loop still runs, as in the full B = 257 cases.
+    let reduced = [
+        (32_000usize, 300usize, LogitsDtype::F32),
+        (50_257, 16, LogitsDtype::Bf16),
+        (50_257, 3, LogitsDtype::F16),
+        (128_256, 8, LogitsDtype::F32),
+        (151_936, 16, LogitsDtype::Bf16),
+        (151_936, 3, LogitsDtype::F32),
+        (151_936, 8, LogitsDtype::F16),
+        (262_144, 1, LogitsDtype::F32),
+        (262_144, 3, LogitsDtype::Bf16),
+    ];
+    let cases = sized(full, reduced);
     let (mut rows_checked, mut total_mismatches, mut exact_rows) = (0usize, 0usize, 0usize);
     for &(vocab, batch, dtype) in &cases {
         let Some(mut pair) = Pair::new(TEST, &mut rng, vocab, batch) else { return };
-        for step in 0..3 {
+        for step in 0..sized(3, 1) {
             let values = random_rows(&mut rng, batch, vocab, vocab);
             let logits = TypedRows::new(dtype, values);
             let masks = random_masks(&mut rng, batch, vocab);
@@ -126,7 +142,7 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
     const TEST: &str = "gpu_strided_device_logits_and_graph_replay_equal_reference";
     let mut rng = fresh_rng(TEST);
     for &(vocab, batch, stride, dtype) in
-        &[(50_257usize, 64usize, 50_260usize, LogitsDtype::F32), (151_936, 3, 151_939, LogitsDtype::Bf16)]
+        &[(50_257usize, sized(64usize, 16), 50_260usize, LogitsDtype::F32), (151_936, 3, 151_939, LogitsDtype::Bf16)]
     {
         let Some(mut pair) = Pair::new(TEST, &mut rng, vocab, batch) else { return };
         let stream = pair.gpu.device().stream().clone();
@@ -145,7 +161,7 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
             unsafe { pair.gpu.capture_step(&view, batch) }.expect("capture")
         };
         let mut mismatches = 0;
-        for replay in 0..4 {
+        for replay in 0..sized(4, 2) {
             // New settings for some requests, new logits, new masks.
             for id in 0..batch as u64 {
                 if below(&mut rng, 3) == 0 {

@@ -3,7 +3,8 @@
 //! names, k from 1 to the cap, strided rows (aligned and not), graph replays with new logits,
 //! adversarial rows (all of the top k in one chunk, sorted rows, ties, NaN, ±inf, ±0), both
 //! kernel paths (one chunk per row, and chunks plus merge), and typed errors for bad k and
-//! shapes. Any difference fails.
+//! shapes. Any difference fails. Under `SONIC_SANITIZE=1` the tests run fewer rows, ks and
+//! replays (`sized`), still on both kernel paths, every dtype and vocab class.
 
 use cudarc::driver::{CudaSlice, CudaStream};
 use rand_xoshiro::rand_core::Rng;
@@ -12,7 +13,7 @@ use sampler_host::gpu_topk::GpuTopK;
 use sampler_host::logits::{HostLogits, LogitsDtype};
 use sampler_host::topk::{top_k, TopK};
 use sampler_host::{Error, Field};
-use sampler_tests::{below, fresh_rng, gpu_or_skip, logit_row, normal, unit, RowShape, TypedRows};
+use sampler_tests::{below, fresh_rng, gpu_or_skip, logit_row, normal, sized, unit, RowShape, TypedRows};
 
 const DTYPES: [LogitsDtype; 3] = [LogitsDtype::F32, LogitsDtype::Bf16, LogitsDtype::F16];
 
@@ -102,9 +103,17 @@ fn rows_with_gaps(rng: &mut impl Rng, rows: usize, vocab: usize, stride: usize) 
 }
 
 fn ks(rng: &mut impl Rng, vocab: usize) -> Vec<usize> {
-    let mut ks = vec![1, 50, 128, 1000, 1024, 1 + below(rng, 1024) as usize];
+    // Reduced: k = 1, one small and one full-size list, and a random k.
+    let mut ks = sized(vec![1, 50, 128, 1000, 1024], vec![1, 50, 1024]);
+    ks.push(1 + below(rng, 1024) as usize);
     ks.retain(|&k| k <= vocab);
     ks
+}
+
+/// Rows enough that `GpuTopK` gives each row one chunk (stage 1 writes the outputs): at least
+/// its 4 blocks per SM, plus a few. The full tests use fixed counts above that on the H200.
+fn one_chunk_rows(device: &sampler_host::cuda::GpuDevice) -> usize {
+    4 * device.sm_count().expect("SM count") as usize + 3
 }
 
 #[test]
@@ -116,7 +125,7 @@ fn gpu_topk_equals_reference_on_random_rows() {
         let Some(device) = gpu_or_skip(TEST) else { return };
         let stream = device.stream().clone();
         let mut topk = GpuTopK::new(device, 257, vocab, 1024).expect("GpuTopK");
-        for &rows in &[1usize, 3, 257] {
+        for &rows in sized(&[1usize, 3, 257][..], &[1, 3, 24][..]) {
             let values = rows_with_gaps(&mut rng, rows, vocab, vocab);
             for dtype in DTYPES {
                 let staged = Staged::new(&stream, dtype, &values);
@@ -134,14 +143,19 @@ fn gpu_topk_small_vocab_and_one_chunk_per_row() {
     const TEST: &str = "gpu_topk_small_vocab_and_one_chunk_per_row";
     let mut rng = fresh_rng(TEST);
     let mut bad = 0;
-    // Small vocabularies (one iteration, k = vocab), and enough rows at V = 32000 that every row
-    // is one chunk: stage 1 then writes the outputs itself, after several iterations.
-    for &(vocab, rows) in &[(1usize, 2usize), (7, 3), (1000, 5), (1024, 2), (4096, 3), (4097, 2), (32_000, 1100)] {
+    // Small vocabularies (one iteration, k = vocab), and enough rows at a larger V that every
+    // row is one chunk: stage 1 then writes the outputs itself, after several iterations.
+    // Reduced: that last case has 3 iterations and a partial one (V = 12293), and just enough
+    // rows for one chunk each.
+    const ONE_CHUNK: usize = 0; // rows: `one_chunk_rows` of the device
+    let last = sized((32_000usize, 1100usize), (12_293, ONE_CHUNK));
+    for &(vocab, rows) in &[(1usize, 2usize), (7, 3), (1000, 5), (1024, 2), (4096, 3), (4097, 2), last] {
         let Some(device) = gpu_or_skip(TEST) else { return };
+        let rows = if rows == ONE_CHUNK { one_chunk_rows(&device) } else { rows };
         let stream = device.stream().clone();
         let max_k = vocab.min(1024);
         let mut topk = GpuTopK::new(device, rows, vocab, max_k).expect("GpuTopK");
-        if vocab == 32_000 {
+        if vocab > 4097 {
             assert_eq!(topk.geometry(rows, 128).chunks, 1, "{rows} rows should be one chunk each");
         }
         let values = rows_with_gaps(&mut rng, rows, vocab, vocab);
@@ -163,15 +177,21 @@ fn gpu_topk_strided_rows_and_graph_replay() {
     let mut rng = fresh_rng(TEST);
     let mut bad = 0;
     // Odd strides leave rows unaligned (the scalar load path); 151944 keeps bf16 rows aligned.
+    // Reduced: fewer rows, and just enough 32000-token rows for one chunk each.
+    const ONE_CHUNK: usize = 0; // rows: `one_chunk_rows` of the device
     for &(vocab, rows, stride, dtype) in &[
-        (50_257usize, 64usize, 50_263usize, LogitsDtype::F32),
+        (50_257usize, sized(64usize, 16), 50_263usize, LogitsDtype::F32),
         (151_936, 3, 151_944, LogitsDtype::Bf16),
         (151_936, 5, 151_937, LogitsDtype::F16),
-        (32_000, 700, 32_001, LogitsDtype::F32),
+        (32_000, sized(700, ONE_CHUNK), 32_001, LogitsDtype::F32),
     ] {
         let Some(device) = gpu_or_skip(TEST) else { return };
+        let rows = if rows == ONE_CHUNK { one_chunk_rows(&device) } else { rows };
         let stream = device.stream().clone();
         let mut topk = GpuTopK::new(device, rows, vocab, 1024).expect("GpuTopK");
+        if vocab == 32_000 {
+            assert_eq!(topk.geometry(rows, 128).chunks, 1, "{rows} rows should be one chunk each");
+        }
         let mut staged = Staged::new(&stream, dtype, &rows_with_gaps(&mut rng, rows, vocab, stride));
         bad += check(&mut topk, &staged, rows, vocab, stride, 128, TEST);
         // Captured once; every replay sees the logits written since.
@@ -179,7 +199,7 @@ fn gpu_topk_strided_rows_and_graph_replay() {
             // SAFETY: `staged` outlives every replay below and keeps its length.
             unsafe { topk.capture(&staged.device(rows, stride), k) }.expect("capture")
         });
-        for replay in 0..3 {
+        for replay in 0..sized(3, 2) {
             staged.rewrite(&stream, &rows_with_gaps(&mut rng, rows, vocab, stride));
             for graph in &graphs {
                 topk.replay(graph).expect("replay");
@@ -248,8 +268,11 @@ fn gpu_topk_adversarial_rows() {
     const TEST: &str = "gpu_topk_adversarial_rows";
     let mut rng = fresh_rng(TEST);
     let mut bad = 0;
-    for &(vocab, copies) in &[(262_144usize, 1usize), (32_000, 1), (32_000, 120)] {
+    // Reduced: the many-row case gets just enough copies for one chunk per row.
+    const ONE_CHUNK: usize = 0; // copies: enough for `one_chunk_rows` of the device
+    for &(vocab, copies) in &[(262_144usize, 1usize), (32_000, 1), (32_000, sized(120, ONE_CHUNK))] {
         let Some(device) = gpu_or_skip(TEST) else { return };
+        let copies = if copies == ONE_CHUNK { one_chunk_rows(&device).div_ceil(10) } else { copies };
         let stream = device.stream().clone();
         let patterns = adversarial_rows(&mut rng, vocab);
         // `copies` repeats of the patterns: 10 rows split into many chunks, or 1200 rows of one

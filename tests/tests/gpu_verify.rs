@@ -5,7 +5,8 @@
 //! peaked and flat rows; eager calls through `Verifier::verify` and graph replays through the
 //! device-level API. Drafts are drawn so that chains are accepted, partly accepted and
 //! rejected at once; a CPU-only test checks that the generator gives that variety, so the
-//! comparison is not trivially met.
+//! comparison is not trivially met. Under `SONIC_SANITIZE=1` the GPU tests run smaller batches
+//! and fewer calls and replays (`sized`), with the same checks, coverage included.
 
 use half::bf16;
 use rand_xoshiro::rand_core::Rng;
@@ -17,7 +18,7 @@ use sampler_host::reference::{greedy_choice, process_row, CpuReference};
 use sampler_host::settings::SamplingParams;
 use sampler_host::verify::{Verifier, VerifyBatch, VerifyOutput, VerifyRequest};
 use sampler_tests::{
-    below, bitmask_row, compare_outputs, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, unit, RowShape,
+    below, bitmask_row, compare_outputs, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, sized, unit, RowShape,
     LOGPROB_TOLERANCE,
 };
 
@@ -267,7 +268,9 @@ fn gpu_verify_equals_reference_on_heterogeneous_batches() {
     let mut rng = fresh_rng(TEST);
     let mut total_bad = 0;
     let mut cov = Coverage::default();
-    for &(vocab, batch, calls) in &[(32_000usize, 24usize, 4usize), (128_256, 12, 3), (151_936, 12, 3)] {
+    let full = [(32_000usize, 24usize, 4usize), (128_256, 12, 3), (151_936, 12, 3)];
+    let reduced = [(32_000usize, 12usize, 3usize), (128_256, 6, 2), (151_936, 6, 2)];
+    for &(vocab, batch, calls) in &sized(full, reduced) {
         let Some(device) = gpu_or_skip(TEST) else { return };
         let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
         let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
@@ -316,7 +319,9 @@ fn gpu_verify_full_chains_and_zero_drafts() {
     let mut total_bad = 0;
     for &vocab in &[32_000usize, 128_256, 151_936] {
         let Some(device) = gpu_or_skip(TEST) else { return };
-        let batch = 8;
+        // Reduced: 6 requests still hold greedy and random, with and without top-k, with and
+        // without drafts.
+        let batch = sized(8, 6);
         let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
         let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
         let mut cpu = CpuReference::new(vocab, batch).expect("cpu");
@@ -366,7 +371,7 @@ fn gpu_verify_full_chains_and_zero_drafts() {
 fn gpu_verify_graph_replays_equal_reference() {
     const TEST: &str = "gpu_verify_graph_replays_equal_reference";
     let mut rng = fresh_rng(TEST);
-    let (vocab, batch) = (32_000usize, 16usize);
+    let (vocab, batch) = (32_000usize, sized(16usize, 12));
     let Some(device) = gpu_or_skip(TEST) else { return };
     let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
     let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
@@ -389,7 +394,7 @@ fn gpu_verify_graph_replays_equal_reference() {
     .expect("capture");
     let mut total_bad = 0;
     let mut cov = Coverage::default();
-    for replay in 0..6 {
+    for replay in 0..sized(6, 4) {
         let subset: Vec<u64> = ids.iter().copied().filter(|_| below(&mut rng, 4) != 0).collect();
         let call = make_call(&mut rng, &cpu, &subset, vocab, MAX_DRAFTS);
         stream.memcpy_htod(&call.logits, &mut logits_dev.slice_mut(0..call.logits.len())).expect("logits to device");

@@ -3,10 +3,18 @@
 #   ./run.sh            GPU tests (REQUIRE_GPU=1: a missing GPU fails), ends with "N passed, N failed"
 #   ./run.sh bench [--quick] [--out DIR]   the benchmark
 #   ./run.sh soak [--quick] [--seconds N] [--replays N] [--check-every K] [--out DIR]   the soak run
+#   ./run.sh soak-start DIR [soak args]   the soak run in the background (setsid), so that it
+#                       can outlive this command: DIR/soak.log, DIR/sonic-soak.json, DIR/soak.rc
+#   ./run.sh soak-wait DIR [--timeout S]  waits (default 540 s) for that soak; prints its summary
+#                       and exits with its status, or exits 3 if it is still running (call again)
 #   ./run.sh peers [--quick] --out FILE    the PyTorch peers on the same shapes (needs python3 + torch)
 #   ./run.sh flashinfer --out FILE [--quick]  FlashInfer's kernels on the same shapes (bundles built
 #                       with SONIC_FLASHINFER=1 only; needs just the NVIDIA driver)
-#   ./run.sh sanitize   the GPU tests under compute-sanitizer (memcheck, racecheck, initcheck, synccheck)
+#   ./run.sh sanitize [OUTDIR]   every GPU test binary under compute-sanitizer memcheck, racecheck,
+#                       initcheck and synccheck, at the tests' reduced sizes (SONIC_SANITIZE=1),
+#                       jobs in parallel: OUTDIR/<tool>-<binary>.log and OUTDIR/summary.txt.
+#                       SANITIZE_SECONDS (default 480) bounds the whole run, SANITIZE_JOBS
+#                       (default 8) the jobs at once, SANITIZE_TOOLS picks tools.
 #   ./run.sh profile WORKLOAD:DTYPE:V:B OUTDIR   Nsight Compute on the sampler's kernels for one
 #                       benchmark cell: OUTDIR/<cell>.ncu-rep and OUTDIR/<cell>-summary.txt
 set -u
@@ -30,10 +38,127 @@ run_tests() {
   [ "$failed" -eq 0 ]
 }
 
+# One compute-sanitizer job: tool $1 over test binary $2, log to $3.log, "rc seconds" to
+# $3.rc. It gets the time left before $4 (epoch seconds); a job that no longer has 10 s is
+# not started (rc 125), one that runs out is killed (timeout's rc 124, 137 after the -k grace).
+sanitize_job() {
+  local tool="$1" bin="$2" base="$3" deadline="$4" start left rc
+  start=$(date +%s); left=$((deadline - start))
+  if [ "$left" -lt 10 ]; then
+    echo "not started: the SANITIZE_SECONDS budget was spent" > "$base.log"; echo "125 0" > "$base.rc"; return
+  fi
+  timeout -k 15 "$left" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+      "$here/tests/$bin" --test-threads=1 > "$base.log" 2>&1
+  rc=$?
+  echo "$rc $(( $(date +%s) - start ))" > "$base.rc"
+  echo "sanitize: $tool $bin finished: rc $rc after $(( $(date +%s) - start )) s"
+}
+
+# Reads one job's log and rc: prints "passed failed findings rc seconds verdict".
+sanitize_row() {
+  local base="$1" p f n rc secs verdict
+  p=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\1/p' "$base.log" | tail -1)
+  f=$(sed -n 's/^test result: .* \([0-9][0-9]*\) passed; \([0-9][0-9]*\) failed.*/\2/p' "$base.log" | tail -1)
+  # "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)" or "ERROR SUMMARY: N errors".
+  n=$(sed -n 's/.*RACECHECK SUMMARY: \([0-9][0-9]*\) hazard.*/\1/p; s/.*ERROR SUMMARY: \([0-9][0-9]*\) error.*/\1/p' "$base.log" | tail -1)
+  read -r rc secs < "$base.rc" 2>/dev/null || { rc=?; secs=?; }
+  verdict=ok
+  case "$rc" in
+    0) ;;
+    124|137) verdict=TIMEOUT ;;
+    125) verdict=NOT-RUN ;;
+    *) verdict=FAIL ;;
+  esac
+  # No libtest summary or no sanitizer summary means the run did not finish: never "ok".
+  if [ -z "$p" ] || [ -z "$n" ] || [ "${f:-1}" != 0 ] || [ "$n" != 0 ]; then
+    [ "$verdict" = ok ] && verdict=FAIL
+  fi
+  echo "${p:--} ${f:--} ${n:--} $rc $secs $verdict"
+}
+
+sanitize() {
+  local out="${1:-$here/sanitize-$(date +%Y%m%d-%H%M%S)}"
+  local budget="${SANITIZE_SECONDS:-480}" width="${SANITIZE_JOBS:-8}"
+  local tools=(${SANITIZE_TOOLS:-racecheck memcheck initcheck synccheck})
+  local start deadline tool t bin rc=0 row
+  mkdir -p "$out" || return 1
+  export SONIC_SANITIZE=1   # the tests' reduced sizes (tests/src/lib.rs)
+  start=$(date +%s); deadline=$((start + budget))
+  echo "sanitize: ${tools[*]} over $(ls "$here/tests" | wc -l) test binaries, $width jobs at once, ${budget} s budget, logs in $out"
+  # Racecheck first: it is by far the slowest tool, so it starts before the pool fills.
+  for tool in "${tools[@]}"; do
+    for t in "$here"/tests/*; do
+      bin=$(basename "$t")
+      while [ "$(jobs -rp | wc -l)" -ge "$width" ]; do wait -n; done
+      sanitize_job "$tool" "$bin" "$out/$tool-$bin" "$deadline" &
+    done
+  done
+  wait
+  {
+    printf '%-10s %-16s %6s %6s %9s %4s %6s  %s\n' tool binary passed failed findings rc secs verdict
+    for tool in "${tools[@]}"; do
+      for t in "$here"/tests/*; do
+        bin=$(basename "$t")
+        read -r p f n jrc secs verdict <<< "$(sanitize_row "$out/$tool-$bin")"
+        printf '%-10s %-16s %6s %6s %9s %4s %6s  %s\n' "$tool" "$bin" "$p" "$f" "$n" "$jrc" "$secs" "$verdict"
+        [ "$verdict" = ok ] || rc=1
+      done
+    done
+    echo "findings: errors (memcheck, initcheck, synccheck) or hazards (racecheck) from the tool's summary line"
+    echo "SONIC_SANITIZE=1 (reduced test sizes); wall time $(( $(date +%s) - start )) s; $([ $rc -eq 0 ] && echo 'all ok' || echo 'NOT all ok')"
+  } > "$out/summary.txt"
+  cat "$out/summary.txt"
+  ! grep -q "NOT all ok" "$out/summary.txt"
+}
+
+# Starts sonic-soak in its own session, so it survives the end of the command that started it.
+soak_start() {
+  local dir="${1:?usage: run.sh soak-start DIR [soak args]}"; shift
+  mkdir -p "$dir" || return 1
+  if [ -f "$dir/soak.pid" ] && [ ! -f "$dir/soak.rc" ] && kill -0 "$(cat "$dir/soak.pid")" 2>/dev/null; then
+    echo "a soak is already running in $dir (pid $(cat "$dir/soak.pid"))"; return 2
+  fi
+  rm -f "$dir/soak.rc" "$dir/soak.pid"
+  # The inner shell records its own pid and, when sonic-soak ends, its exit status.
+  setsid bash -c 'echo $$ > "$2/soak.pid"; "$1" "${@:3}" --out "$2" > "$2/soak.log" 2>&1; echo $? > "$2/soak.rc"' \
+      soak "$here/sonic-soak" "$dir" "$@" < /dev/null > /dev/null 2>&1 &
+  local i
+  for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$dir/soak.pid" ] && break; sleep 0.5; done
+  date +%s > "$dir/soak.started"
+  echo "soak started in $dir (pid $(cat "$dir/soak.pid" 2>/dev/null || echo '?')): sonic-soak $* --out $dir"
+  echo "wait for it with: run.sh soak-wait $dir"
+}
+
+# Waits for a soak started by soak_start, at most --timeout seconds (default 540, under the
+# device machine's 10-minute command limit). Exits with the soak's status, 3 while it runs.
+soak_wait() {
+  local dir="${1:?usage: run.sh soak-wait DIR [--timeout S]}" bound=540 start pid
+  [ "${2:-}" = --timeout ] && bound="${3:?--timeout needs seconds}"
+  [ -f "$dir/soak.pid" ] || { echo "no soak was started in $dir"; return 2; }
+  pid=$(cat "$dir/soak.pid"); start=$(date +%s)
+  while [ ! -f "$dir/soak.rc" ]; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      sleep 1; [ -f "$dir/soak.rc" ] && break
+      echo "soak (pid $pid) is gone without an exit status (machine given back or killed?)"; tail -20 "$dir/soak.log"; return 1
+    fi
+    if [ $(( $(date +%s) - start )) -ge "$bound" ]; then
+      echo "soak (pid $pid) still running after $(( $(date +%s) - $(cat "$dir/soak.started" 2>/dev/null || echo "$start") )) s; call soak-wait again"
+      tail -3 "$dir/soak.log"; return 3
+    fi
+    sleep 5
+  done
+  cat "$dir/soak.log"
+  local rc; rc=$(cat "$dir/soak.rc")
+  echo "soak finished: exit status $rc (log $dir/soak.log, JSON $dir/sonic-soak.json)"
+  return "$rc"
+}
+
 case "${1:-test}" in
   test) run_tests ;;
   bench) shift; exec "$here/sonic-bench" "$@" ;;
   soak) shift; exec "$here/sonic-soak" "$@" ;;
+  soak-start) shift; soak_start "$@" ;;
+  soak-wait) shift; soak_wait "$@" ;;
   peers) shift; exec python3 "$here/peers/torch_peers.py" "$@" ;;
   flashinfer)
     shift
@@ -53,11 +178,6 @@ case "${1:-test}" in
     grep -E "^  [a-z_]+ \(|Duration|DRAM Throughput|Achieved Occupancy|Registers Per Thread|Dynamic Shared Memory Per Block" \
         "$out/$name-details.txt" > "$out/$name-summary.txt"
     cat "$out/$name-summary.txt" ;;
-  sanitize)
-    rc=0
-    for tool in memcheck racecheck initcheck synccheck; do
-      run_tests compute-sanitizer --tool "$tool" --error-exitcode 1 || rc=1
-    done
-    exit $rc ;;
-  *) echo "usage: run.sh [test|bench|soak|peers|flashinfer|sanitize|profile]"; exit 2 ;;
+  sanitize) shift; sanitize "$@" ;;
+  *) echo "usage: run.sh [test|bench|soak|soak-start|soak-wait|peers|flashinfer|sanitize|profile]"; exit 2 ;;
 esac

@@ -11,11 +11,14 @@
 //! - `soak [--quick] [ARGS]`   bundle, then the sonic-soak reliability run here (needs a GPU)
 //! - `profile CELL [OUT]`      bundle, then Nsight Compute on one benchmark cell here (needs a GPU and ncu)
 //! - `plot --in DIR`           PNG plots and plots.md from benchmark JSON
+//! - `report DIR [--out FILE]` markdown: our time next to each peer's, with "not supported" /
+//!   "not run", from DIR's sonic-bench.json, torch-peers.json and flashinfer-peers.json
 
 #[path = "../../sampler-host/ptx_build.rs"]
 mod ptx_build;
 mod plot;
 mod ptx_check;
+mod report;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -196,7 +199,7 @@ fn cmd_bundle() -> Result<PathBuf> {
     let size = dir_size(&bundle)?;
     println!("bundle: {} ({:.1} MB)", bundle.display(), size as f64 / 1e6);
     // 56 MB: every binary embeds the PTX (3.5 MB with the sampler, top-k and verification
-    // kernels), and the optional FlashInfer peer adds 11 MB; a device run carries 64 MiB.
+    // kernels), and the optional FlashInfer peer adds 13 MB; a device run carries 64 MiB.
     if size > 56_000_000 {
         bail!("the bundle is {size} bytes, over the 56 MB budget");
     }
@@ -256,6 +259,7 @@ fn main() -> Result<()> {
             cmd_bundle()?;
         }
         Some("plot") => plot::run(&args[1..])?,
+        Some("report") => report::run(&args[1..])?,
         Some("bench") => {
             let bundle = cmd_bundle()?;
             let mut cmd = Command::new(bundle.join("run.sh"));
@@ -277,7 +281,7 @@ fn main() -> Result<()> {
             run(Command::new(bundle.join("run.sh")).args(["profile", &cell, &out]))?;
         }
         _ => {
-            eprintln!("usage: cargo xtask <ptx|ptx-check|test|fuzz|bundle|bench|soak|profile|plot> [--sm sm_90] [--quick] [--seconds N]");
+            eprintln!("usage: cargo xtask <ptx|ptx-check|test|fuzz|bundle|bench|soak|profile|plot|report> [--sm sm_90] [--quick] [--seconds N]");
             std::process::exit(2);
         }
     }

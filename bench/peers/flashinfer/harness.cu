@@ -11,10 +11,27 @@
 // bench/peers/flashinfer/build.sh). Every call below uses the 0.7.2 signatures as written in
 // those headers.
 //
-// Timed calls (one per batch; FlashInfer takes one setting for the whole batch, and every
-// workload here is homogeneous, so no grouping is needed):
+// Timed calls (one call per batch for the homogeneous workloads; heterogeneous below uses
+// FlashInfer's per-row arrays and one call chain per group of rows it cannot mix):
 //   topk50_topp09_t07  OnlineSoftmax (temperature 0.7 applied inside it) followed by
 //                      TopKTopPSamplingFromProb (k 50, p 0.9): the two calls together, f32
+//   heterogeneous      sonic-bench's per-row mix (same distribution as
+//                      sampler_tests::mixed_params, drawn here by a fixed hash): 1/4 greedy,
+//                      else T 0.3..1.5, top-k (2/5 1..128, 1/5 129..4128), top-p 0.5..0.99 on 3/5,
+//                      min-p 0.001..0.2 on 1/3; f32. Rows are ordered by group, so each group
+//                      is one contiguous slice and no gather is needed:
+//                        all rows   OnlineSoftmax with the per-row temperature array
+//                        group A    rows without min-p, greedy ones as k = 1 (FlashInfer's
+//                                   header API has no argmax): one TopKTopPSamplingFromProb with
+//                                   per-row top_k/top_p arrays
+//                        group B    min-p only: MinPSamplingFromProb, per-row min_p
+//                        group C    min-p with top-k and/or top-p (FlashInfer has no fused
+//                                   kernel for these): RadixTopKRenormProbMultiCTA (per-row k),
+//                                   TopPRenormProb (per-row p), MinPSamplingFromProb
+//                      Per-row seeds and offsets go through seed_arr/offset_arr. Not supported by
+//                      FlashInfer and left out (so the figure is a lower bound): repetition,
+//                      frequency and presence penalties, logit bias, the grammar bitmask fused
+//                      with sampling, logprobs.
 //   random_full        SamplingFromLogits (Gumbel-max over the full vocabulary), f32
 //   topk128            TopKDispatch (what flashinfer.top_k's native backend calls: its
 //                      heuristic picks FilteredTopK or RadixTopKMultiCTA), plus each of the
@@ -306,6 +323,134 @@ static void topk_rows(Timer& timer, std::vector<Row>& out, const char* dtype, co
   out.push_back(r);
 }
 
+// Draws of the heterogeneous mix: a counter hash of (row, draw), uniform in [0, 1).
+static double hash_unit(uint32_t row, uint32_t draw, uint32_t salt) {
+  uint64_t x = ((uint64_t)row << 32 | draw) ^ ((uint64_t)salt * 0x9e3779b97f4a7c15ull);
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdull; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull; x ^= x >> 33;
+  return (x >> 11) * (1.0 / 9007199254740992.0);
+}
+
+struct HeteroRow {
+  int group;  // 0: C (min-p with top-k/top-p), 1: B (min-p only), 2: A (the rest); the order
+  float temperature, top_p, min_p;
+  int32_t top_k;
+  uint64_t seed;
+  bool greedy;
+};
+
+// One row's settings as mixed_params draws them (its distribution, not its draws). "Off" is
+// k = V and p = 1 (FlashInfer's no-op values) and min-p 0.
+static HeteroRow hetero_settings(uint32_t r, uint32_t V) {
+  auto u = [&](uint32_t d) { return hash_unit(r, d, V); };
+  HeteroRow h{2, 1.0f, 1.0f, 0.0f, (int32_t)V, 0x5eedull + r, u(0) < 0.25};
+  double kind = u(1);
+  if (h.greedy) {  // greedy ignores every truncation (docs/SEMANTICS.md): argmax as k = 1
+    h.top_k = 1;
+    return h;
+  }
+  h.temperature = 0.3f + (float)u(2) * 1.2f;
+  if (kind >= 0.4 && kind < 0.8) h.top_k = 1 + (int32_t)(u(3) * 128);
+  else if (kind >= 0.8) h.top_k = 129 + (int32_t)(u(3) * 4000);
+  if (h.top_k > (int32_t)V) h.top_k = (int32_t)V;
+  if (u(4) < 0.6) h.top_p = 0.5f + 0.49f * (float)u(5);
+  if (u(6) < 1.0 / 3.0) {
+    h.min_p = 0.001f + 0.2f * (float)u(7);
+    h.group = (h.top_k < (int32_t)V || h.top_p < 1.0f) ? 0 : 1;
+  }
+  return h;
+}
+
+static void hetero_rows(Timer& timer, std::vector<Row>& out, const float* logits_c, uint32_t B,
+                        uint32_t V, fi::RadixRowState* row_states) {
+  float* logits = const_cast<float*>(logits_c);
+  size_t bytes = (size_t)B * V * sizeof(float);
+  std::vector<HeteroRow> rows;
+  for (uint32_t r = 0; r < B; ++r) rows.push_back(hetero_settings(r, V));
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const HeteroRow& a, const HeteroRow& b) { return a.group < b.group; });
+  uint32_t n[3] = {0, 0, 0}, greedy = 0;
+  for (const HeteroRow& h : rows) { n[h.group] += 1; greedy += h.greedy; }
+  std::vector<float> temp, top_p, min_p;
+  std::vector<int32_t> top_k;
+  std::vector<uint64_t> seeds, offsets(B, 0);
+  for (const HeteroRow& h : rows) {
+    temp.push_back(h.temperature); top_p.push_back(h.top_p); min_p.push_back(h.min_p);
+    top_k.push_back(h.top_k); seeds.push_back(h.seed);
+  }
+  char note[640];
+  snprintf(note, sizeof note,
+           "per-row mix in %u/%u/%u rows (A: TopKTopPSamplingFromProb, %u of them greedy as k 1; "
+           "B: MinPSamplingFromProb; C: RadixTopKRenormProbMultiCTA + TopPRenormProb + "
+           "MinPSamplingFromProb), after one OnlineSoftmax with per-row T; per-row seeds via "
+           "seed_arr; top-p before min-p in C. Not supported by FlashInfer, left out (a lower "
+           "bound): penalties, logit bias, grammar bitmask fused with sampling, logprobs; "
+           "deterministic; all calls timed",
+           n[2], n[1], n[0], greedy);
+  Row r{"flashinfer.softmax+per_row_sampling", "heterogeneous", "f32", note, B, V, bytes, {}};
+  DevBuf probs, tmp, ws, ids, valid, d_temp, d_top_p, d_min_p, d_top_k, d_seeds, d_offsets;
+  cudaError_t e;
+  if ((e = probs.alloc(bytes)) != cudaSuccess || (e = tmp.alloc(bytes)) != cudaSuccess ||
+      (e = ws.alloc(SOFTMAX_WS_BYTES)) != cudaSuccess ||
+      (e = ids.alloc(B * sizeof(int32_t))) != cudaSuccess || (e = valid.alloc(B)) != cudaSuccess ||
+      (e = d_temp.alloc(B * sizeof(float))) != cudaSuccess ||
+      (e = d_top_p.alloc(B * sizeof(float))) != cudaSuccess ||
+      (e = d_min_p.alloc(B * sizeof(float))) != cudaSuccess ||
+      (e = d_top_k.alloc(B * sizeof(int32_t))) != cudaSuccess ||
+      (e = d_seeds.alloc(B * sizeof(uint64_t))) != cudaSuccess ||
+      (e = d_offsets.alloc(B * sizeof(uint64_t))) != cudaSuccess ||
+      (e = cudaMemcpy(d_temp.p, temp.data(), B * sizeof(float), cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaMemcpy(d_top_p.p, top_p.data(), B * sizeof(float), cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaMemcpy(d_min_p.p, min_p.data(), B * sizeof(float), cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaMemcpy(d_top_k.p, top_k.data(), B * sizeof(int32_t), cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaMemcpy(d_seeds.p, seeds.data(), B * sizeof(uint64_t), cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaMemcpy(d_offsets.p, offsets.data(), B * sizeof(uint64_t), cudaMemcpyHostToDevice)) != cudaSuccess) {
+    if (is_sticky(e)) g_fatal = true;
+    cudaGetLastError();
+    r.t.error = "skipped: " + err_str(e);
+    out.push_back(r);
+    return;
+  }
+  // Group slices: C from row 0, then B, then A; the per-row arrays are offset the same way.
+  // `prow(buf, row)` is the start of a row of probabilities.
+  const uint32_t c0 = 0, b0 = n[0], a0 = n[0] + n[1];
+  auto prow = [&](DevBuf& b, uint32_t row) { return b.as<float>() + (size_t)row * V; };
+  r.t = timer.time([&] {
+    cudaError_t s = fi::OnlineSoftmax<float>(logits, probs.as<float>(), B, V, d_temp.as<float>(),
+                                             1.0f, ws.p, SOFTMAX_WS_BYTES, false, 0);
+    if (s != cudaSuccess) return s;
+    if (n[2] > 0) {
+      s = fi::TopKTopPSamplingFromProb<float, int32_t>(
+          prow(probs, a0), d_top_k.as<int32_t>() + a0, d_top_p.as<float>() + a0,
+          ids.as<int32_t>() + a0, valid.as<bool>() + a0, nullptr, n[2], 0, 1.0f, V,
+          /*deterministic=*/true, d_seeds.as<uint64_t>() + a0, 0, d_offsets.as<uint64_t>() + a0,
+          0, 0, /*seed_stride=*/1, /*offset_stride=*/1);
+      if (s != cudaSuccess) return s;
+    }
+    if (n[1] > 0) {
+      s = fi::MinPSamplingFromProb<float, int32_t>(
+          prow(probs, b0), d_min_p.as<float>() + b0, ids.as<int32_t>() + b0,
+          valid.as<bool>() + b0, nullptr, n[1], 0.0f, V, true, d_seeds.as<uint64_t>() + b0, 0,
+          d_offsets.as<uint64_t>() + b0, 0, 0, 1, 1);
+      if (s != cudaSuccess) return s;
+    }
+    if (n[0] > 0) {
+      s = fi::RadixTopKRenormProbMultiCTA<float, int32_t>(prow(probs, c0), prow(tmp, c0),
+                                                          d_top_k.as<int32_t>() + c0, n[0], 0, V,
+                                                          row_states, /*deterministic=*/true, 0);
+      if (s != cudaSuccess) return s;
+      s = fi::TopPRenormProb<float>(prow(tmp, c0), prow(probs, c0), d_top_p.as<float>() + c0,
+                                    n[0], 1.0f, V, 0);
+      if (s != cudaSuccess) return s;
+      s = fi::MinPSamplingFromProb<float, int32_t>(
+          prow(probs, c0), d_min_p.as<float>() + c0, ids.as<int32_t>() + c0,
+          valid.as<bool>() + c0, nullptr, n[0], 0.0f, V, true, d_seeds.as<uint64_t>() + c0, 0,
+          d_offsets.as<uint64_t>() + c0, 0, 0, 1, 1);
+    }
+    return s;
+  });
+  out.push_back(r);
+}
+
 static void sampling_rows(Timer& timer, std::vector<Row>& out, const float* logits_c, uint32_t B,
                           uint32_t V) {
   float* logits = const_cast<float*>(logits_c);
@@ -525,6 +670,7 @@ static void measure_shape(Timer& timer, std::vector<Row>& out, uint32_t B, uint3
     return;
   }
   sampling_rows(timer, out, f32.as<float>(), B, V);
+  if (!g_fatal) hetero_rows(timer, out, f32.as<float>(), B, V, row_states);
   if (!g_fatal) topk_rows<float>(timer, out, "f32", f32.as<float>(), B, V, row_states);
   if (!g_fatal)
     topk_rows<__nv_bfloat16>(timer, out, "bf16", bf16.as<__nv_bfloat16>(), B, V, row_states);

@@ -1,0 +1,339 @@
+//! `cargo xtask report DIR [--out FILE]`: one markdown table per sonic workload comparing our
+//! median with each peer's, from the JSON of one benchmark run.
+//!
+//! Reads `DIR/sonic-bench.json` (required), `DIR/torch-peers.json` and
+//! `DIR/flashinfer-peers.json` (each optional), all in the shared results schema (see
+//! `plot.rs`). For every shape (dtype, V, B) of every workload, each peer's cell is one of:
+//!
+//! - a time in µs and our speedup (peer median / our median; above 1 we are faster), from the
+//!   fastest of the peer's entry points for that workload;
+//! - **not supported**: the peer has no way to do the workload in that dtype (listed in
+//!   [`capability`], with the reason in the notes under the table);
+//! - **not run**: the peer could, but the file has no figure for it (no harness cell, a failed
+//!   or skipped measurement, or the file is missing).
+//!
+//! A figure whose row note says the peer did only part of the workload (FlashInfer's
+//! heterogeneous and verify_hetero cells) is marked `‡`: it is a lower bound of the peer's time,
+//! so the speedup next to it understates ours.
+//!
+//! Why: the issue asks for "not supported" rather than a number where a peer cannot do a
+//! workload, and one table that puts every peer next to us from one run.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+
+/// One result row of any producer, kept even without a median (then "not run").
+#[derive(Debug, Clone)]
+struct Entry {
+    impl_name: String,
+    workload: String,
+    dtype: String,
+    vocab: u64,
+    batch: u64,
+    median_us: Option<f64>,
+    note: String,
+}
+
+/// A results file: its header fields and rows.
+struct Doc {
+    file: String,
+    header: String,
+    /// `not_built` notes (FlashInfer entry points the harness could not build), shown as is.
+    not_built: Vec<String>,
+    rows: Vec<Entry>,
+}
+
+fn read_doc(path: &Path) -> Result<Doc> {
+    let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let doc: Value = serde_json::from_str(&text).with_context(|| format!("{file}: not JSON"))?;
+    let Some(results) = doc["results"].as_array() else { bail!("{file}: no \"results\" array") };
+    let field = |k: &str| doc[k].as_str().map(|v| format!("{k} {v}"));
+    let header = ["device", "date", "torch", "flashinfer", "timer"].iter().filter_map(|k| field(k)).collect::<Vec<_>>().join(", ");
+    let not_built = doc["not_built"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|n| format!("{}: {}", n["impl"].as_str().unwrap_or("?"), n["note"].as_str().unwrap_or("")))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut rows = Vec::new();
+    for r in results {
+        let text = |k: &str| r[k].as_str().map(str::to_string);
+        if let (Some(impl_name), Some(workload), Some(dtype), Some(batch), Some(vocab)) =
+            (text("impl"), text("workload"), text("dtype"), r["batch"].as_u64(), r["vocab"].as_u64())
+        {
+            let median_us = r["median_us"].as_f64().filter(|m| m.is_finite() && *m > 0.0);
+            rows.push(Entry { impl_name, workload, dtype, vocab, batch, median_us, note: text("note").unwrap_or_default() });
+        }
+    }
+    Ok(Doc { file, header, not_built, rows })
+}
+
+/// What a peer can do for a workload in a dtype.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cap {
+    /// The peer's entry points for it (the fastest measured one counts); empty: the peer could
+    /// do it but its harness has no such cell, so it is always "not run".
+    Impls(&'static [&'static str]),
+    /// It cannot; the reason goes under the table.
+    NotSupported(&'static str),
+}
+
+/// The peers, their files and column labels.
+const PEERS: &[(&str, &str)] = &[("torch", "torch-peers.json"), ("FlashInfer", "flashinfer-peers.json")];
+
+const FI_TOPK: &[&str] = &["flashinfer.top_k", "flashinfer.filtered_topk", "flashinfer.radix_topk_multi_cta"];
+const FI_F32_ONLY: &str = "FlashInfer's sampling entry points take f32 only (its Python bindings accept f32 \
+                           probabilities); an engine would convert first";
+
+/// Which entry points stand for `peer` on `workload` in `dtype` (torch_peers.py and
+/// bench/peers/flashinfer/harness.cu say what each one times).
+fn capability(peer: &str, workload: &str, dtype: &str) -> Cap {
+    match (peer, workload) {
+        ("torch", "greedy") => Cap::Impls(&["torch.argmax"]),
+        ("torch", "topk50_topp09_t07") => Cap::Impls(&["torch.sort_topk_topp"]),
+        ("torch", "topk128") => Cap::Impls(&["torch.topk"]),
+        ("FlashInfer", "topk128") => Cap::Impls(FI_TOPK),
+        ("FlashInfer", "topk50_topp09_t07") if dtype == "f32" => {
+            Cap::Impls(&["flashinfer.softmax+top_k_top_p_sampling_from_probs"])
+        }
+        ("FlashInfer", "heterogeneous") if dtype == "f32" => Cap::Impls(&["flashinfer.softmax+per_row_sampling"]),
+        ("FlashInfer", "verify_uniform" | "verify_hetero") if dtype == "f32" => {
+            Cap::Impls(&["flashinfer.softmax+chain_speculative_sampling"])
+        }
+        ("FlashInfer", "topk50_topp09_t07" | "heterogeneous" | "verify_uniform" | "verify_hetero") => {
+            Cap::NotSupported(FI_F32_ONLY)
+        }
+        _ => Cap::Impls(&[]),
+    }
+}
+
+/// Notes printed under each workload's table.
+fn workload_notes(workload: &str) -> &'static str {
+    match workload {
+        "greedy" => "FlashInfer: not run (its header API has no argmax; a k = 1 sampling call was not timed).",
+        "topk50_topp09_t07" => "torch: the sort-based fallback of serving engines (sort, top-k, softmax, cumsum, top-p, \
+                               exponential race). FlashInfer: OnlineSoftmax (T inside) + TopKTopPSamplingFromProb, both timed.",
+        "heterogeneous" => "Per row a random mix of greedy, T, top-k up to 4128, top-p, min-p, penalties, logit bias and a \
+                            grammar bitmask on 30% of rows. FlashInfer takes per-row arrays for T, top-k, top-p, min-p and \
+                            seeds but cannot mix min-p with top-k/top-p in one call, so its cell runs one call chain per \
+                            group of rows (rows ordered by group, no gather): OnlineSoftmax for all rows, then \
+                            TopKTopPSamplingFromProb (greedy rows as k = 1), MinPSamplingFromProb, and \
+                            RadixTopKRenormProb + TopPRenormProb + MinPSamplingFromProb; all timed. FlashInfer cannot do \
+                            repetition/frequency/presence penalties, logit bias, or a grammar bitmask fused with \
+                            sampling, nor logprobs: those parts are left out of its cell (‡). torch: not run (no \
+                            torch_peers.py cell).",
+        "topk128" => "Top-k alone, k = 128, values and indices. FlashInfer: the fastest of TopKDispatch, FilteredTopK and \
+                      RadixTopKMultiCTA per shape (named).",
+        "verify_uniform" | "verify_hetero" => "FlashInfer: OnlineSoftmax of the target rows + ChainSpeculativeSampling \
+                      (one call pair per draft count in verify_hetero; T 1, dense draft probabilities, no penalties, \
+                      bitmask or truncation there: ‡). torch: not run.",
+        "peaked_topp095" | "flat_topp095" => "sonic only: T 1, top-p 0.95 on peaked and on flat rows (the exact pass). \
+                                              No peer cell was run.",
+        _ => "",
+    }
+}
+
+/// Whether a row's note says the peer did only part of the workload.
+fn partial(e: &Entry) -> bool {
+    let n = e.note.to_ascii_lowercase();
+    n.contains("lower bound") || n.contains("not supported")
+}
+
+/// The comparison as markdown.
+fn render(sonic: &Doc, peers: &[(&str, Option<Doc>)]) -> String {
+    let mut md = String::from("# sonic against its peers, shape by shape\n\n");
+    md += "Generated by `cargo xtask report DIR` from the JSON of one run; edit nothing here by hand.\n\n";
+    let _ = writeln!(md, "- `{}`: {}", sonic.file, sonic.header);
+    for (label, doc) in peers {
+        match doc {
+            Some(d) => {
+                let _ = writeln!(md, "- `{}`: {}", d.file, d.header);
+                for n in &d.not_built {
+                    let _ = writeln!(md, "  - not in this run: {n}");
+                }
+            }
+            None => {
+                let _ = writeln!(md, "- {label}: no results file, so every {label} cell is \"not run\"");
+            }
+        }
+    }
+    md += "\nEach cell: the peer's median in µs and our speedup (peer / sonic; above 1× sonic is faster). \
+           **not supported**: the peer has no way to do this workload in this dtype (reason under the table). \
+           **not run**: the peer could, but this run has no figure for it. **‡**: the peer did only part of the \
+           workload (its row note says which), so its time is a lower bound and the speedup understates ours.\n";
+
+    // Workloads in sonic-bench's order of appearance, then any peer-only ones are listed at the end.
+    let mut workloads: Vec<String> = Vec::new();
+    for e in &sonic.rows {
+        if !workloads.contains(&e.workload) {
+            workloads.push(e.workload.clone());
+        }
+    }
+    for workload in &workloads {
+        let shapes: BTreeSet<(bool, String, u64, u64)> = sonic
+            .rows
+            .iter()
+            .filter(|e| &e.workload == workload)
+            .map(|e| (e.dtype != "f32", e.dtype.clone(), e.vocab, e.batch))
+            .collect();
+        let _ = write!(md, "\n## {workload}\n\n| dtype | V | B | sonic µs |");
+        for (label, _) in peers {
+            let _ = write!(md, " {label} µs | vs {label} |");
+        }
+        md += "\n|---|---|---|---|";
+        md += &"---|---|".repeat(peers.len());
+        md += "\n";
+        let mut unsupported: BTreeSet<(&str, &str)> = BTreeSet::new();
+        for (_, dtype, vocab, batch) in &shapes {
+            let ours = sonic
+                .rows
+                .iter()
+                .find(|e| &e.workload == workload && &e.dtype == dtype && e.vocab == *vocab && e.batch == *batch)
+                .and_then(|e| e.median_us);
+            let _ = write!(md, "| {dtype} | {vocab} | {batch} | {} |", ours.map_or("not run".to_string(), |t| format!("{t:.1}")));
+            for (label, doc) in peers {
+                let cell = match capability(label, workload, dtype) {
+                    Cap::NotSupported(why) => {
+                        unsupported.insert((label, why));
+                        " not supported | – |".to_string()
+                    }
+                    Cap::Impls(impls) => {
+                        let best = doc.iter().flat_map(|d| &d.rows).filter(|e| {
+                            impls.contains(&e.impl_name.as_str())
+                                && &e.workload == workload
+                                && &e.dtype == dtype
+                                && e.vocab == *vocab
+                                && e.batch == *batch
+                        });
+                        let best = best.filter(|e| e.median_us.is_some()).min_by(|a, b| {
+                            a.median_us.unwrap_or(f64::INFINITY).total_cmp(&b.median_us.unwrap_or(f64::INFINITY))
+                        });
+                        match (best, best.and_then(|e| e.median_us)) {
+                            (Some(e), Some(t)) => {
+                                let mark = if partial(e) { " ‡" } else { "" };
+                                let name = if impls.len() > 1 {
+                                    format!(" ({})", e.impl_name.trim_start_matches("flashinfer."))
+                                } else {
+                                    String::new()
+                                };
+                                let speedup = ours.map_or("–".to_string(), |o| format!("{:.2}×", t / o));
+                                format!(" {t:.1}{name}{mark} | {speedup} |")
+                            }
+                            _ => " not run | – |".to_string(),
+                        }
+                    }
+                };
+                md += &cell;
+            }
+            md += "\n";
+        }
+        md += "\n";
+        let notes = workload_notes(workload);
+        if !notes.is_empty() {
+            md += notes;
+            md += "\n";
+        }
+        for (label, why) in unsupported {
+            let _ = writeln!(md, "\n{label} not supported: {why}.");
+        }
+    }
+
+    // Peer workloads with no sonic counterpart: named, so that nothing measured goes unseen.
+    let mut extra: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (_, doc) in peers {
+        for e in doc.iter().flat_map(|d| &d.rows) {
+            if !workloads.contains(&e.workload) {
+                extra.entry(e.workload.clone()).or_default().insert(e.impl_name.clone());
+            }
+        }
+    }
+    if !extra.is_empty() {
+        md += "\n## Peer workloads without a sonic counterpart\n\n";
+        for (workload, impls) in extra {
+            let _ = writeln!(md, "- `{workload}`: {} (in the peer files; sonic-bench has no such cell)", impls.into_iter().collect::<Vec<_>>().join(", "));
+        }
+    }
+    md
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let Some(dir) = args.first().filter(|a| !a.starts_with("--")).map(PathBuf::from) else {
+        bail!("usage: cargo xtask report DIR [--out FILE]   (DIR holds sonic-bench.json and the peer JSON)")
+    };
+    let out = args.iter().position(|a| a == "--out").and_then(|i| args.get(i + 1)).map(PathBuf::from);
+    let sonic = read_doc(&dir.join("sonic-bench.json"))?;
+    let mut peers = Vec::new();
+    for &(label, file) in PEERS {
+        let path = dir.join(file);
+        let doc = if path.exists() { Some(read_doc(&path)?) } else { None };
+        peers.push((label, doc));
+    }
+    let md = render(&sonic, &peers);
+    match out {
+        Some(path) => {
+            std::fs::write(&path, &md).with_context(|| format!("writing {}", path.display()))?;
+            println!("report: wrote {}", path.display());
+        }
+        None => print!("{md}"),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(impl_name: &str, workload: &str, dtype: &str, median: Option<f64>, note: &str) -> Entry {
+        Entry {
+            impl_name: impl_name.into(),
+            workload: workload.into(),
+            dtype: dtype.into(),
+            vocab: 128256,
+            batch: 64,
+            median_us: median,
+            note: note.into(),
+        }
+    }
+
+    fn doc(file: &str, rows: Vec<Entry>) -> Doc {
+        Doc { file: file.into(), header: String::new(), not_built: Vec::new(), rows }
+    }
+
+    #[test]
+    fn cells_say_measured_not_supported_or_not_run() {
+        let sonic = doc(
+            "sonic-bench.json",
+            vec![
+                entry("sonic", "topk50_topp09_t07", "f32", Some(10.0), ""),
+                entry("sonic", "topk50_topp09_t07", "bf16", Some(8.0), ""),
+                entry("sonic", "heterogeneous", "f32", Some(20.0), ""),
+                entry("sonic", "topk128", "f32", Some(5.0), ""),
+            ],
+        );
+        let fi = doc(
+            "flashinfer-peers.json",
+            vec![
+                entry("flashinfer.softmax+top_k_top_p_sampling_from_probs", "topk50_topp09_t07", "f32", Some(25.0), ""),
+                entry("flashinfer.softmax+per_row_sampling", "heterogeneous", "f32", Some(30.0), "left out (a lower bound)"),
+                entry("flashinfer.top_k", "topk128", "f32", Some(9.0), ""),
+                entry("flashinfer.filtered_topk", "topk128", "f32", Some(7.5), ""),
+                entry("flashinfer.radix_topk_multi_cta", "topk128", "f32", None, "error"),
+                entry("flashinfer.chain_speculative_sampling", "verify4", "f32", Some(1.0), ""),
+            ],
+        );
+        let md = render(&sonic, &[("torch", None), ("FlashInfer", Some(fi))]);
+        assert!(md.contains("| f32 | 128256 | 64 | 10.0 | not run | – | 25.0 | 2.50× |"), "{md}");
+        assert!(md.contains("| bf16 | 128256 | 64 | 8.0 | not run | – | not supported | – |"), "{md}");
+        assert!(md.contains("| f32 | 128256 | 64 | 20.0 | not run | – | 30.0 ‡ | 1.50× |"), "{md}");
+        assert!(md.contains("| f32 | 128256 | 64 | 5.0 | not run | – | 7.5 (filtered_topk) | 1.50× |"), "{md}");
+        assert!(md.contains("FlashInfer not supported: FlashInfer's sampling entry points take f32 only"), "{md}");
+        assert!(md.contains("`verify4`: flashinfer.chain_speculative_sampling"), "{md}");
+    }
+}
