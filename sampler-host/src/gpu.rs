@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use sampler_kernels::abi::{
     ExactJob, RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, EXACT_BINS, EXACT_GATHER_KEYS,
-    EXACT_HIST_SHARED_BYTES, EXACT_SLOTS_MAX, MAX_TOP_LOGPROBS,
+    EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, MASS_SCAN_WARPS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
     TILE_TOKENS,
@@ -715,6 +715,17 @@ impl GpuSampler {
         let stream = self.gpu.stream().clone();
         let flags = stream.clone_dtoh(&self.exact_flags.slice(0..n)).map_err(cuda_err("reading the exact-pass flags"))?;
         Ok(flags.iter().filter(|&&f| f != 0).count())
+    }
+
+    /// Of the rows of the last step the exact pass finished, how many the split pass took and
+    /// how many the single-block pass (the rest: infinite rows, too-full boundary bins, ...).
+    /// Synchronous; for tests and the benchmark.
+    pub fn exact_paths_last_step(&self) -> Result<(usize, usize)> {
+        let n = self.uploaded.len();
+        let stream = self.gpu.stream().clone();
+        let flags = stream.clone_dtoh(&self.exact_flags.slice(0..n)).map_err(cuda_err("reading the exact-pass flags"))?;
+        let count = |kind: u32| flags.iter().filter(|&&f| f == kind).count();
+        Ok((count(EXACT_SPLIT), count(EXACT_SINGLE)))
     }
 
     fn stage_host_logits(&mut self, batch: &Batch<'_>) -> Result<DeviceLogits<'static>> {

@@ -10,7 +10,10 @@ use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
 use sampler_host::logits::LogitsDtype;
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
-use sampler_tests::{TypedRows, compare_outputs as compare, random_masks, random_rows, below, fresh_rng, gpu_or_skip, mixed_params, prompt, sized};
+use sampler_tests::{
+    TypedRows, RowShape, compare_outputs as compare, random_masks, random_rows, below, fresh_rng, gpu_or_skip, logit_row, mixed_params,
+    normal, prompt, sized, unit,
+};
 
 
 struct Pair {
@@ -135,6 +138,67 @@ fn gpu_tokens_equal_reference_on_mixed_batches() {
     eprintln!("compared {rows_checked} rows: {total_mismatches} mismatches, {exact_rows} rows took the exact pass");
     assert_eq!(total_mismatches, 0);
     assert!(exact_rows > 0, "flat rows must exercise the exact pass");
+}
+
+/// Rows that must take the exact pass, through both of its paths: flat rows with wide nuclei,
+/// large top-k and min-p (the split pass), and rows the split pass must hand to the single-block
+/// pass: top log-probabilities with a merge too long for stage 2, and rows of equal logits whose
+/// boundary bin holds the whole row. Every token must be the reference's.
+#[test]
+fn gpu_exact_pass_paths_equal_reference() {
+    const TEST: &str = "gpu_exact_pass_paths_equal_reference";
+    let mut rng = fresh_rng(TEST);
+    let (mut split_rows, mut single_rows, mut mismatches) = (0usize, 0usize, 0usize);
+    for &(vocab, batch, dtype) in &[(151_936usize, sized(48usize, 12), LogitsDtype::F32), (50_257, sized(21, 7), LogitsDtype::Bf16)] {
+        let Some(device) = gpu_or_skip(TEST) else { return };
+        let mut gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+        let mut cpu = CpuReference::new(vocab, batch).expect("cpu reference");
+        let mut values = Vec::with_capacity(batch * vocab);
+        for id in 0..batch {
+            let seed = rng.next_u64();
+            let t = 0.6 + unit(&mut rng) as f32 * 0.8;
+            let params = match id % 7 {
+                0 => SamplingParams::random(1.0, seed).with_top_p(0.95),
+                1 => SamplingParams::random(t, seed).with_top_k(129 + below(&mut rng, 4000) as u32).with_top_p(0.5 + 0.49 * unit(&mut rng) as f32),
+                2 => SamplingParams::random(t, seed).with_min_p(0.01 + 0.1 * unit(&mut rng) as f32),
+                3 => SamplingParams::random(t, seed).with_top_k(3000).with_logprobs(5),
+                4 => SamplingParams::random(t, seed).with_top_k(2000).with_top_p(0.9),
+                5 => SamplingParams::random(t, seed).with_top_p(0.99).with_min_p(0.05).with_logprobs(0),
+                _ => SamplingParams::random(t, seed).with_top_k(5000),
+            };
+            let params = if below(&mut rng, 2) == 0 { params.with_penalties(1.2, 0.3, 0.1) } else { params };
+            let prompt = prompt(&mut rng, vocab);
+            gpu.add_request(id as u64, params.clone(), &prompt).expect("gpu add");
+            cpu.add_request(id as u64, params, &prompt).expect("cpu add");
+            if id % 7 == 4 {
+                // Equal logits: every key is in one bin, far more than the split pass gathers.
+                let level = normal(&mut rng, 1.0);
+                values.extend(std::iter::repeat_n(level, vocab));
+            } else {
+                values.extend(logit_row(&mut rng, RowShape::Flat, vocab));
+            }
+        }
+        let logits = TypedRows::new(dtype, values);
+        for step in 0..sized(2, 1) {
+            let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
+            let b = Batch { logits: logits.host(batch, vocab, vocab), rows };
+            let g = gpu.sample(&b).expect("gpu sample");
+            let c = cpu.sample(&b).expect("cpu sample");
+            for (i, (g, c)) in g.iter().zip(&c).enumerate() {
+                if let Some(diff) = compare(g, c) {
+                    mismatches += 1;
+                    eprintln!("V={vocab} {dtype:?} step {step} row {i} (kind {}): {diff}", i % 7);
+                }
+            }
+            let (split, single) = gpu.exact_paths_last_step().expect("flags");
+            eprintln!("V={vocab} {dtype:?} step {step}: {split} rows split, {single} single-block");
+            split_rows += split;
+            single_rows += single;
+        }
+    }
+    assert_eq!(mismatches, 0);
+    assert!(split_rows > 0, "the split exact pass never ran");
+    assert!(single_rows > 0, "the single-block exact pass never ran");
 }
 
 #[test]
