@@ -66,6 +66,10 @@ const F_TILE_HI: u32 = F_TILE_LO + MAX_TILES * 8;
 const _: () = assert!(F_TILE_HI + MAX_TILES * 8 <= SAMPLER_SHARED_BYTES);
 const _: () = assert!(OWN == 8 && GATHER.is_power_of_two());
 
+// `exact_bins`: the row's fraction sums (each thread its own run of bins).
+const B_SUMS: u32 = SM_HIST;
+const _: () = assert!(B_SUMS + BINS * 8 <= SAMPLER_SHARED_BYTES);
+
 // Broadcast slots inside SM_RESULT.
 const X_BIN_K: u32 = SM_RESULT;
 const X_COUNT_K: u32 = SM_RESULT + 4;
@@ -183,6 +187,23 @@ fn classify(key: u64, floor: u64, mc: f32) -> (u32, u128) {
     let bin = exact_bin(x, c, mc);
     let w = if bin < ZERO_BIN { frac_weight(x - c) as u128 * bin_scale(bin) as u128 } else { 0 };
     (bin, w)
+}
+
+/// Calls `f(i)` for `i` in `0..BINS_PER_THREAD`, each index a constant, so per-thread bin
+/// arrays stay in registers.
+#[inline(always)]
+fn each_own_bin<F: FnMut(usize)>(mut f: F) {
+    const _: () = assert!(BINS_PER_THREAD == 10);
+    f(0);
+    f(1);
+    f(2);
+    f(3);
+    f(4);
+    f(5);
+    f(6);
+    f(7);
+    f(8);
+    f(9);
 }
 
 /// What every kernel of the split pass knows about a row.
@@ -331,21 +352,35 @@ pub unsafe extern "ptx-kernel" fn exact_bins(p: StepParams) {
 unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
     let tid = thread_idx_x();
     let first = tid * BINS_PER_THREAD;
-    let end = if first + BINS_PER_THREAD < BINS { first + BINS_PER_THREAD } else { BINS };
     // SAFETY (whole block): each thread reads and clears only its own bins; shared slots from
     // the layout; the job is written by thread 0 after the barriers of the scans.
     unsafe {
         let r = split_row(p, pos, row);
         let (counts, sums) = (bin_counts(p, pos), bin_sums(p, pos));
-        let count_at = |b: u32| counts.add(b as usize).read_volatile();
-        let mass_at = |b: u32| bin_mass(b, sums.add(b as usize).read_volatile());
+        // This thread's bins, loaded together (one memory round trip, not one per bin and pass):
+        // counts into registers, fraction sums into shared memory (registers would not hold
+        // both); bins past the end read as empty.
+        let mut own_counts = [0u32; BINS_PER_THREAD as usize];
+        each_own_bin(|i| {
+            let b = first + i as u32;
+            if b < BINS {
+                own_counts[i] = counts.add(b as usize).read_volatile();
+                st_shared_u64(smem(B_SUMS + b * 8), sums.add(b as usize).read_volatile());
+            }
+        });
+        let own_mass_at = |i: usize| {
+            let b = first + i as u32;
+            if b < BINS {
+                bin_mass(b, ld_shared_u64(smem(B_SUMS + b * 8)))
+            } else {
+                0
+            }
+        };
         let (mut own_count, mut own_mass) = (0u32, 0u128);
-        let mut b = first;
-        while b < end {
-            own_count += count_at(b);
-            own_mass += mass_at(b);
-            b += 1;
-        }
+        each_own_bin(|i| {
+            own_count += own_counts[i];
+            own_mass += own_mass_at(i);
+        });
         let (count_before, n_m) = block_exclusive_scan_u32(own_count);
         let (mass_before, z_m) = block_exclusive_scan_u128(own_mass);
         let s = &r.settings;
@@ -359,9 +394,8 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
         sync_threads();
         if k1 < n_m {
             let (mut run_c, mut run_m) = (count_before, mass_before);
-            let mut b = first;
-            while b < end {
-                let n = count_at(b);
+            each_own_bin(|i| {
+                let (b, n) = (first + i as u32, own_counts[i]);
                 if run_c < k1 && k1 <= run_c + n && b < ZERO_BIN {
                     st_shared_u32(smem(X_BIN_K), b);
                     st_shared_u32(smem(X_COUNT_K), run_c);
@@ -369,9 +403,8 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
                     st_shared_u64(smem(X_MASS_K + 8), (run_m >> 64) as u64);
                 }
                 run_c += n;
-                run_m += mass_at(b);
-                b += 1;
-            }
+                run_m += own_mass_at(i);
+            });
         }
         sync_threads();
         let bin_k = ld_shared_u32(smem(X_BIN_K));
@@ -388,14 +421,17 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
         // bin whose inclusive running mass reaches p·Z1. Z1 ≤ that mass at bin_k, so both are
         // at or before bin_k.
         let top_p = !top_p_disabled(s.top_p);
-        let (z1_lo, z1_hi) = if bin_k != NONE { (mass_before_k, mass_before_k + mass_at(bin_k)) } else { (z_m, z_m) };
+        let (z1_lo, z1_hi) = if bin_k != NONE {
+            (mass_before_k, mass_before_k + bin_mass(bin_k, sums.add(bin_k as usize).read_volatile()))
+        } else {
+            (z_m, z_m)
+        };
         let (mut hit_lo, mut hit_hi, mut before_lo) = (NONE, NONE, 0u128);
         if top_p {
             let p24 = top_p_units(s.top_p);
             let mut run_m = mass_before;
-            let mut b = first;
-            while b < end {
-                let m = mass_at(b);
+            each_own_bin(|i| {
+                let (b, m) = (first + i as u32, own_mass_at(i));
                 if hit_lo == NONE && top_p_reached(run_m + m, z1_lo, p24) {
                     hit_lo = b;
                     before_lo = run_m;
@@ -404,8 +440,7 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
                     hit_hi = b;
                 }
                 run_m += m;
-                b += 1;
-            }
+            });
         }
         let bin_p_lo = block_min_u32(hit_lo);
         let bin_p_hi = block_min_u32(hit_hi);
@@ -413,18 +448,19 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
             st_shared_u64(smem(X_MASS_P), before_lo as u64);
             st_shared_u64(smem(X_MASS_P + 8), (before_lo >> 64) as u64);
         }
-        // Keys the boundary bins hold.
+        // Keys the boundary bins hold; then every read of this thread's bins is done, so they
+        // are cleared for the next step.
         let mut own_gather = 0u32;
-        let mut b = first;
-        while b < end {
+        each_own_bin(|i| {
+            let b = first + i as u32;
             if b == bin_k || (bin_p_lo <= b && b <= bin_p_hi) {
-                own_gather += count_at(b);
+                own_gather += own_counts[i];
             }
-            // Every read of this bin is done: clear it for the next step.
-            counts.add(b as usize).write(0);
-            sums.add(b as usize).write(0);
-            b += 1;
-        }
+            if b < BINS && own_counts[i] != 0 {
+                counts.add(b as usize).write(0);
+                sums.add(b as usize).write(0);
+            }
+        });
         let gather = block_sum_u32(own_gather);
         if tid == 0 {
             if gather > GATHER || (top_p && bin_p_lo == NONE) {

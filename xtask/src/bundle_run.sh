@@ -169,9 +169,9 @@ case "${1:-test}" in
   profile)
     cell="${2:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"; out="${3:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"
     mkdir -p "$out"; name=$(echo "$cell" | tr ':' '-')
-    # Skip the warm-up replays; profile the kernels of one step (four for the sampler, two for
-    # top-k, so count by step rather than kernels). Clocks stay as found.
-    ncu --clock-control none --graph-profiling node -k "regex:sample_|topk_" --launch-skip 40 --launch-count 4 \
+    # Skip the warm-up replays; profile eight kernel launches: one sampler step (eight kernels,
+    # idle ones included) or four top-k steps (two each). Clocks stay as found.
+    ncu --clock-control none --graph-profiling node -k "regex:sample_|exact_|topk_" --launch-skip 80 --launch-count 8 \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
         -f -o "$out/$name" "$here/sonic-bench" --only "$cell" --replays 100 --out "$out/bench-$name" >/dev/null || exit 1
     ncu --import "$out/$name.ncu-rep" --page details > "$out/$name-details.txt" || exit 1
