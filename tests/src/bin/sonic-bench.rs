@@ -3,7 +3,7 @@
 //! One run measures, on the GPU it finds:
 //! - the ceilings: device-to-device copy bandwidth (the driver's memcpy and our 16-byte copy
 //!   kernel; the faster is the reference) and a graph-replayed empty kernel;
-//! - the sampler step (four kernels, captured in a CUDA graph) over a grid of vocab sizes,
+//! - the sampler step (eight kernels, captured in a CUDA graph) over a grid of vocab sizes,
 //!   batch sizes, dtypes and workloads, with LLM-like logits generated on the GPU;
 //! - top-k alone (`topk128`: `GpuTopK`, k = 128, values and indices) on the same grid, the line
 //!   to set against torch.topk and FlashInfer's top-k (bench/peers/).
@@ -143,6 +143,8 @@ struct Measured {
     timing: Timing,
     bytes: f64,
     exact_rows: usize,
+    /// Of those, the rows the single-block exact pass took.
+    exact_single_rows: usize,
 }
 
 enum LogitsSet {
@@ -172,7 +174,7 @@ fn run_topk_cell(cell: &Cell, flush: &mut CudaSlice<u8>, replays: usize, rng: &m
     }
     let timing = time_replays(&stream, flush, 10, replays, |i| Ok(topk.replay(&graphs[i % graphs.len()])?))?;
     let element = if cell.dtype == LogitsDtype::F32 { 4 } else { 2 };
-    Ok(Measured { timing, bytes: (batch * vocab * element) as f64, exact_rows: 0 })
+    Ok(Measured { timing, bytes: (batch * vocab * element) as f64, exact_rows: 0, exact_single_rows: 0 })
 }
 
 /// Two logits sets of the cell's shape (replays alternate between them): generated on the GPU,
@@ -273,10 +275,11 @@ fn run_cell(cell: &Cell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut im
         graphs.push(unsafe { sampler.capture_step(&set.view(cell.dtype, batch, vocab), batch) }?);
     }
     let timing = time_replays(&stream, flush, 10, replays, |i| Ok(sampler.replay(&graphs[i % graphs.len()])?))?;
-    let exact_rows = sampler.exact_rows_last_step()?;
+    let (split, exact_single_rows) = sampler.exact_paths_last_step()?;
+    let exact_rows = split + exact_single_rows;
     let element = if cell.dtype == LogitsDtype::F32 { 4 } else { 2 };
     let bytes = (elements * element + mask_rows * words * 4 + penalty_rows * vocab * 4) as f64;
-    Ok(Measured { timing, bytes, exact_rows })
+    Ok(Measured { timing, bytes, exact_rows, exact_single_rows })
 }
 
 fn dtype_name(d: LogitsDtype) -> &'static str {
@@ -401,11 +404,11 @@ fn main() -> BenchResult<()> {
             t.p90_us,
             gbs,
             frac * 100.0,
-            m.exact_rows
+            if m.exact_single_rows > 0 { format!("{} ({})", m.exact_rows, m.exact_single_rows) } else { m.exact_rows.to_string() }
         );
         json_rows.push(format!(
-            "{{\"impl\":\"sonic\",\"workload\":\"{}\",\"dtype\":\"{}\",\"batch\":{},\"vocab\":{},\"median_us\":{:.3},\"p10_us\":{:.3},\"p90_us\":{:.3},\"bytes\":{},\"gb_per_s\":{:.1},\"copy_fraction\":{:.4},\"exact_rows\":{},\"note\":\"\"}}",
-            cell.workload.name(), dtype_name(cell.dtype), cell.batch, cell.vocab, t.median_us, t.p10_us, t.p90_us, m.bytes, gbs, frac, m.exact_rows
+            "{{\"impl\":\"sonic\",\"workload\":\"{}\",\"dtype\":\"{}\",\"batch\":{},\"vocab\":{},\"median_us\":{:.3},\"p10_us\":{:.3},\"p90_us\":{:.3},\"bytes\":{},\"gb_per_s\":{:.1},\"copy_fraction\":{:.4},\"exact_rows\":{},\"exact_single_rows\":{},\"note\":\"\"}}",
+            cell.workload.name(), dtype_name(cell.dtype), cell.batch, cell.vocab, t.median_us, t.p10_us, t.p90_us, m.bytes, gbs, frac, m.exact_rows, m.exact_single_rows
         ));
         results.push((cell.workload, cell.vocab, cell.batch, t.median_us));
     }
@@ -475,13 +478,13 @@ fn main() -> BenchResult<()> {
     };
     let md = format!(
         "# sonic-bench on {device_name}\n\n{source}\
-         Each figure: CUDA events around one graph replay of the whole step (four kernels), median and \
+         Each figure: CUDA events around one graph replay of the whole step (eight kernels), median and \
          10th–90th percentile of {replays} replays after 10 warm-up replays. A 256 MB buffer is rewritten before \
          every replay (outside the events) and two logits buffers alternate, so nothing is timed from L2. Logits are \
          generated on the GPU: peaked rows are ≈N(0, 2) with about 20 tokens boosted by +8..+14; flat rows ≈N(0, 0.5). \
          GB/s counts the bytes a step must move (logits once, bitmask rows, penalty counts of rows with penalties); \
          the fraction is of the copy bandwidth measured in this run. \"exact rows\" is how many rows of the last \
-         replay the exact pass finished.\n\n\
+         replay the exact pass finished (in parentheses: how many of them the single-block pass took, when any).\n\n\
          Ceilings in this run: driver memcpy {memcpy_gbs:.0} GB/s, 16-byte copy kernel {kernel_gbs:.0} GB/s \
          (reference: {copy_gbs:.0} GB/s, read + write), graph-replayed empty kernel {:.2} µs.\n\n\
          Workloads: greedy; topk50_topp09_t07 (top-k 50, top-p 0.9, T 0.7); heterogeneous (per row a random mix of \
