@@ -198,10 +198,11 @@ fn cmd_bundle() -> Result<PathBuf> {
     run(Command::new("chmod").arg("+x").arg(&script))?;
     let size = dir_size(&bundle)?;
     println!("bundle: {} ({:.1} MB)", bundle.display(), size as f64 / 1e6);
-    // 56 MB: every binary embeds the PTX (3.5 MB with the sampler, top-k and verification
-    // kernels), and the optional FlashInfer peer adds 13 MB; a device run carries 64 MiB.
-    if size > 56_000_000 {
-        bail!("the bundle is {size} bytes, over the 56 MB budget");
+    // 60 MB: every binary embeds the PTX (4 MB with the sampler, split exact pass, top-k and
+    // verification kernels), and the optional FlashInfer peer adds 13 MB; a device run carries
+    // 64 MiB, the repository's ~6 MB included.
+    if size > 60_000_000 {
+        bail!("the bundle is {size} bytes, over the 60 MB budget");
     }
     Ok(bundle)
 }
