@@ -57,9 +57,10 @@ const W_BIAS_MAP: u32 = W_BUFFER + BUFFER_KEYS * 8;
 const W_BIAS_LIST: u32 = W_BIAS_MAP + BIAS_WORDS * 4;
 const W_END: u32 = W_BIAS_LIST + BIAS_LIST * 8;
 
-/// `sample_tiles_mass` stages a round's untempered values here, `f32[8][32]` (token-major: lane
-/// `l` of token `j` is conflict-free). Its buffer never holds more than 63 keys (fewer than 32
-/// wait, and one token per lane is appended before a merge), so the staging area is free.
+/// Per-lane staging of one round's values, `f32[8][32]` (token-major: lane `l` of token `j` is
+/// conflict-free): `sample_tiles_mass` stages every untempered value, `sample_tiles` the tempered
+/// values of tokens above the threshold. The buffer never holds more than 63 keys (fewer than
+/// 32 wait, and `append_key` adds one per lane before it merges), so this part of it is free.
 const W_STAGE: u32 = W_BUFFER + 128 * 8;
 
 const _: () = assert!(W_END == SCAN_WARP_SHARED_BYTES);
@@ -614,13 +615,19 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
                 // instead of divided. That token is counted below but not appended again.
                 let mut seeded = LANE_TOKENS;
                 if top.threshold == 0 {
+                    // A loop, not `each8`: unrolled, the compiler computed it in every round.
                     let (mut m, mut mj) = (f32::NEG_INFINITY, LANE_TOKENS);
-                    each8(|j| {
-                        if y[j] > m {
-                            m = y[j];
-                            mj = j as u32;
+                    let tokens = opaque_u32(LANE_TOKENS);
+                    let mut j = 0;
+                    while j < tokens {
+                        pragma_nounroll();
+                        let v = pick8(&y, j);
+                        if v > m {
+                            m = v;
+                            mj = j;
                         }
-                    });
+                        j += 1;
+                    }
                     let x = temper(m, t);
                     let seed = if x > f32::NEG_INFINITY {
                         seeded = mj;
