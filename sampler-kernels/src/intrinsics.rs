@@ -460,3 +460,33 @@ pub unsafe fn atom_add_global_u32(ptr: *mut u32, value: u32) -> u32 {
     unsafe { asm!("atom.global.add.u32 {0}, [{1}], {2};", out(reg32) old, in(reg64) ptr, in(reg32) value, options(nostack)) };
     old
 }
+
+/// `mov.b32 d, v`: `v`, hidden from LLVM. A loop bounded by `opaque_u32(8)` is not unrolled by
+/// LLVM (it cannot see the trip count), which keeps a heavy per-token body in the code once.
+#[inline(always)]
+pub fn opaque_u32(value: u32) -> u32 {
+    let out: u32;
+    // SAFETY: a register move; no memory, no side effect.
+    unsafe { asm!("mov.b32 {0}, {1};", out(reg32) out, in(reg32) value, options(pure, nomem, nostack)) };
+    out
+}
+
+/// `.pragma "nounroll";`: asks ptxas not to unroll the loop whose header holds it (PTX ISA,
+/// "Pragma strings"). Place it first in a loop body.
+#[inline(always)]
+pub fn pragma_nounroll() {
+    // SAFETY: a directive; it emits no instruction.
+    unsafe { asm!(".pragma \"nounroll\";", options(nomem, nostack, preserves_flags)) };
+}
+
+/// `redux.sync.or.b32 d, v, mask`: the bitwise or of `value` over the lanes of `mask`.
+///
+/// # Safety
+/// Every lane in `mask` executes this call with the same `mask`, and this lane is in `mask`.
+#[inline(always)]
+pub unsafe fn redux_or_sync(mask: u32, value: u32) -> u32 {
+    let out: u32;
+    // SAFETY: the caller guarantees the lanes in `mask` reach this instruction together.
+    unsafe { asm!("redux.sync.or.b32 {0}, {1}, {2};", out(reg32) out, in(reg32) value, in(reg32) mask, options(nomem, nostack)) };
+    out
+}

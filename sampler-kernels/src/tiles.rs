@@ -5,8 +5,8 @@
 //! A warp streams its 4096-token tile in 16 rounds of 256 tokens (8 consecutive tokens per
 //! lane, logits loaded three rounds ahead) and leaves the `TileRecord` stages 2 and 3 read: the
 //! tile's 32 largest keys, its valid and +inf counts and, for rows that need it, the exact band
-//! masses. Each (mode, features) pair gets its own loop, so the hot loop of a plain row is the
-//! prologue and one comparison per token:
+//! masses. In `sample_tiles` each (mode, features) pair gets its own loop, so the hot loop of a
+//! plain row is the prologue and one comparison per token:
 //! - greedy rows keep a running maximum (value, then index);
 //! - other rows keep a sorted top 32 in registers (lane i holds the i-th key) and its 32nd key
 //!   as a threshold. Tokens above it go to a per-warp buffer, merged 32 at a time. The test is
@@ -15,6 +15,9 @@
 //! - rows that need the row mass (no top-k, or log-probabilities) also add each token's
 //!   fixed-point fraction to lane-private band sums under a running ceiling. When the ceiling
 //!   rises the sums shift down, and bands pushed past 36 drop: what the tile maximum gives.
+//!   Every token is divided there, so `sample_tiles_mass` has one loop for all feature sets,
+//!   and its per-token work (division, band sum) is a loop that is not unrolled: unrolled per
+//!   (mode, features) it was 14.6k instructions and stalled on instruction fetches.
 //!
 //! There is no block barrier: the warps of a block scan unrelated tiles, and a warp that meets
 //! an inactive, unaddressable or other-kernel row leaves (stage 2 reports invalid rows).
@@ -24,9 +27,9 @@ use crate::block::{each8, smem};
 use crate::fixed::{frac_weight, soft_ceil, BAND_FLOOR};
 use crate::intrinsics::*;
 use crate::keys::{from_ordered_bits, key_value, ordered_bits, sort_key};
-use crate::logit::{process_untempered, temper, temper_floor, temper_overflow_floor, LogitParams};
+use crate::logit::{process_untempered, widen_bf16, widen_f16, temper, temper_floor, temper_overflow_floor, LogitParams};
 use crate::sampler::{
-    active_rows, load_raw8, read_settings, record_ptr, row_addressable, row_logits, row_setup, top_n, Row, BAND_LIMIT,
+    active_rows, read_settings, record_ptr, row_addressable, row_logits, row_setup, top_n, Row, BAND_LIMIT,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -54,7 +57,14 @@ const W_BIAS_MAP: u32 = W_BUFFER + BUFFER_KEYS * 8;
 const W_BIAS_LIST: u32 = W_BIAS_MAP + BIAS_WORDS * 4;
 const W_END: u32 = W_BIAS_LIST + BIAS_LIST * 8;
 
+/// Per-lane staging of one round's values, `f32[8][32]` (token-major: lane `l` of token `j` is
+/// conflict-free): `sample_tiles_mass` stages every untempered value, `sample_tiles` the tempered
+/// values of tokens above the threshold. The buffer never holds more than 63 keys (fewer than
+/// 32 wait, and `append_key` adds one per lane before it merges), so this part of it is free.
+const W_STAGE: u32 = W_BUFFER + 128 * 8;
+
 const _: () = assert!(W_END == SCAN_WARP_SHARED_BYTES);
+const _: () = assert!(W_BUFFER + 64 * 8 <= W_STAGE && W_STAGE + LANE_TOKENS * 32 * 4 <= W_BIAS_MAP);
 const _: () = assert!(BAND_BYTES + W_END == MASS_SCAN_WARP_SHARED_BYTES);
 const _: () = assert!(BUFFER_KEYS >= 31 + ROUND_TOKENS);
 const _: () = assert!(TILE_CANDIDATES == 32 && ROUNDS * ROUND_TOKENS == TILE_TOKENS);
@@ -120,7 +130,7 @@ fn min_u64(a: u64, b: u64) -> u64 {
 
 /// `v[j]` for a run-time `j < 8` by selects: an indexed register array would go to local memory.
 #[inline(always)]
-fn pick8(v: &[f32; 8], j: u32) -> f32 {
+fn pick8<T: Copy>(v: &[T; 8], j: u32) -> T {
     let odd = j & 1 != 0;
     let e0 = if odd { v[1] } else { v[0] };
     let e1 = if odd { v[3] } else { v[2] };
@@ -151,26 +161,6 @@ unsafe fn warp_max_u64(v: u64) -> u64 {
     m
 }
 
-/// Inclusive prefix sum of `v` over the lanes.
-///
-/// # Safety
-/// All 32 lanes call it together.
-#[inline(always)]
-unsafe fn warp_inclusive_sum(v: u32) -> u32 {
-    let lane = lane_id();
-    let mut s = v;
-    let mut d = 1;
-    while d < 32 {
-        // SAFETY: forwarded (whole warp converged).
-        let up = unsafe { shfl_up_u32(FULL_MASK, s, d) };
-        if lane >= d {
-            s += up;
-        }
-        d <<= 1;
-    }
-    s
-}
-
 /// The 32 largest of `list` (sorted descending across lanes) and `chunk` (one key per lane, any
 /// order), sorted descending across lanes. Keys are unique, so nothing is counted twice.
 ///
@@ -198,6 +188,93 @@ unsafe fn merge_top32(list: u64, chunk: u64) -> u64 {
 
 // ---------------------------------------------------------------------------------------------
 // Loads and the prologue.
+
+/// This lane's 8 logits of a round as loaded, before widening: f32 bits, or for bf16/f16 two
+/// 16-bit values per word in words 0..4 (token `2i` in the low half of word `i`, as a 16-byte
+/// load gives them). Rounds are loaded ahead in this form and widened where they are used, so
+/// the widening is in the code once per loop instead of once per load.
+type RawBits = [u32; 8];
+
+/// NaN read as f32, as bf16 pairs and as f16 pairs: what a token past the vocab loads as (the
+/// prologue makes any NaN -inf).
+const NAN_WORD: u32 = 0x7fff_7fff;
+
+/// [`RawBits`] of this lane's 8 tokens starting at `base` (`base % 8 == 0`); tokens past the
+/// vocab read as NaN. The same values as `sampler::load_raw8`, whose widening is [`widen8`].
+///
+/// # Safety
+/// `logits` is a row of `p` and `vector_ok` says whether it starts 16-byte aligned
+/// (`sampler::row_logits`).
+#[inline(always)]
+unsafe fn load_bits8(p: &StepParams, logits: u64, vector_ok: bool, base: u32) -> RawBits {
+    let mut w = [NAN_WORD; 8];
+    if base >= p.vocab {
+        return w;
+    }
+    if vector_ok && base + 8 <= p.vocab {
+        if p.dtype == DTYPE_F32 {
+            let ptr = (logits + base as u64 * 4) as *const u32;
+            // SAFETY: 8 tokens inside the row; 16-byte aligned (row start aligned, base % 8 == 0).
+            let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
+            w = [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]];
+        } else {
+            // SAFETY: as above; 8 half-width tokens are one 16-byte vector.
+            let q = unsafe { ld_global_nc_v4_u32((logits + base as u64 * 2) as *const u32) };
+            w = [q[0], q[1], q[2], q[3], NAN_WORD, NAN_WORD, NAN_WORD, NAN_WORD];
+        }
+        return w;
+    }
+    // The row's last tokens, or a row that is not 16-byte aligned: token by token, in a loop
+    // that is not unrolled (rare, and eight inlined copies per call site were most of the code).
+    let half = p.dtype != DTYPE_F32;
+    let tokens = opaque_u32(LANE_TOKENS);
+    let mut j = 0;
+    while j < tokens {
+        pragma_nounroll();
+        let t = base + j;
+        if t < p.vocab {
+            // SAFETY: token t < vocab lies inside the row.
+            let (word, value, mask) = unsafe {
+                if half {
+                    let bits = ((logits + t as u64 * 2) as *const u16).read() as u32;
+                    let shift = (j & 1) * 16;
+                    (j >> 1, bits << shift, 0xffffu32 << shift)
+                } else {
+                    (j, ((logits + t as u64 * 4) as *const u32).read(), u32::MAX)
+                }
+            };
+            each8(|i| {
+                if i as u32 == word {
+                    w[i] = (w[i] & !mask) | value;
+                }
+            });
+        }
+        j += 1;
+    }
+    w
+}
+
+/// The logits of [`RawBits`], widened exactly (`logit::widen_bf16`, `logit::widen_f16`).
+#[inline(always)]
+fn widen8(w: &RawBits, dtype: u32) -> [f32; 8] {
+    if dtype == DTYPE_F32 {
+        let mut raw = [0.0f32; 8];
+        each8(|j| raw[j] = f32::from_bits(w[j]));
+        return raw;
+    }
+    let pair = |word: u32| {
+        if dtype == DTYPE_BF16 {
+            (widen_bf16(word as u16), widen_bf16((word >> 16) as u16))
+        } else {
+            (widen_f16(word as u16), widen_f16((word >> 16) as u16))
+        }
+    };
+    let (r0, r1) = pair(w[0]);
+    let (r2, r3) = pair(w[1]);
+    let (r4, r5) = pair(w[2]);
+    let (r6, r7) = pair(w[3]);
+    [r0, r1, r2, r3, r4, r5, r6, r7]
+}
 
 /// Penalty counts of this lane's 8 tokens starting at `first` (`first % 8 == 0`).
 ///
@@ -351,76 +428,6 @@ struct TopList {
     waiting: u32,
 }
 
-/// Adds this lane's tokens of one round whose bit is set in `passed` (their keys, from
-/// `key_of(j)`, are above the threshold) to the warp's list.
-///
-/// # Safety
-/// All 32 lanes call it together.
-#[inline(always)]
-unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed: u32, key_of: K) {
-    let lane = lane_id();
-    // Keys are rebuilt from the values on demand: eight u64 would cost 16 registers.
-    let mut passed = passed;
-    // SAFETY (whole warp, uniform branches): buffer slots below BUFFER_KEYS (waiting < 32 on
-    // entry, at most 256 added); sync_warp orders the lanes' shared accesses.
-    unsafe {
-        if !vote_any(FULL_MASK, passed != 0) {
-            return; // the common round: nothing above the threshold
-        }
-        if top.threshold == 0 {
-            // Not full yet: each lane's best key joins the list directly, which sets a
-            // threshold at once instead of buffering the whole first round.
-            let (mut best, mut best_j) = (0u64, 8u32);
-            let mut m = passed;
-            while m != 0 {
-                let j = m.trailing_zeros();
-                m &= m - 1;
-                let k = key_of(j);
-                if k > best {
-                    best = k;
-                    best_j = j;
-                }
-            }
-            if best_j < 8 {
-                passed &= !(1 << best_j);
-            }
-            top.list = merge_top32(top.list, best);
-            top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
-            let mut m = passed;
-            while m != 0 {
-                let j = m.trailing_zeros();
-                m &= m - 1;
-                if key_of(j) <= top.threshold {
-                    passed &= !(1 << j);
-                }
-            }
-        }
-        let mine = passed.count_ones();
-        if !vote_any(FULL_MASK, mine > 0) {
-            return;
-        }
-        let inclusive = warp_inclusive_sum(mine);
-        let total = shfl_idx_u32(FULL_MASK, inclusive, 31);
-        let mut at = top.waiting + inclusive - mine;
-        let mut m = passed;
-        while m != 0 {
-            let j = m.trailing_zeros();
-            m &= m - 1;
-            st_shared_u64(shared + W_BUFFER + at * 8, key_of(j));
-            at += 1;
-        }
-        top.waiting += total;
-        sync_warp(FULL_MASK);
-        while top.waiting >= 32 {
-            top.waiting -= 32;
-            let chunk = ld_shared_u64(shared + W_BUFFER + (top.waiting + lane) * 8);
-            top.list = merge_top32(top.list, chunk);
-            top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
-        }
-        sync_warp(FULL_MASK);
-    }
-}
-
 /// Merges what is left in the buffer.
 ///
 /// # Safety
@@ -431,8 +438,10 @@ unsafe fn flush(top: &mut TopList, shared: u32) {
         return;
     }
     let lane = lane_id();
-    // SAFETY (whole warp): slots below waiting < 32 were written before the last sync_warp.
+    // SAFETY (whole warp): slots below waiting < 32; the sync_warp orders their writes (by
+    // other lanes) before the reads.
     unsafe {
+        sync_warp(FULL_MASK);
         let chunk = if lane < top.waiting { ld_shared_u64(shared + W_BUFFER + lane * 8) } else { 0 };
         top.list = merge_top32(top.list, chunk);
     }
@@ -464,43 +473,53 @@ unsafe fn shift_bands(bands: u32, delta: f32) {
     }
 }
 
-/// Adds one round's tempered values to the band sums, raising the ceiling first.
+/// Raises the warp's band ceiling to the ceiling of `top` (the round's largest ordered value,
+/// 0 for none), moving the sums down as [`shift_bands`] says.
+///
+/// # Safety
+/// `bands` is this warp's band region; `top` and `ceiling` are warp-uniform.
+#[inline(always)]
+unsafe fn raise_ceiling(bands: u32, ceiling: &mut f32, top: u32) {
+    if top != 0 {
+        let c = soft_ceil(from_ordered_bits(top));
+        if *ceiling == f32::NEG_INFINITY {
+            *ceiling = c;
+        } else if c > *ceiling {
+            // SAFETY: forwarded.
+            unsafe { shift_bands(bands, c - *ceiling) };
+            *ceiling = c;
+        }
+    }
+}
+
+/// Appends `key` (lanes where `pass`) to the warp's buffer, and merges 32 keys into the list
+/// once 32 wait. `waiting` stays below 32 between calls, so the buffer holds fewer than 64.
 ///
 /// # Safety
 /// All 32 lanes call it together.
 #[inline(always)]
-unsafe fn add_mass(bands: u32, ceiling: &mut f32, x: &[f32; 8]) {
+unsafe fn append_key(top: &mut TopList, shared: u32, pass: bool, key: u64) {
     let lane = lane_id();
-    let mut top = 0u32;
-    each8(|j| {
-        if x[j] > f32::NEG_INFINITY {
-            let o = ordered_bits(x[j]);
-            top = if o > top { o } else { top };
-        }
-    });
-    // SAFETY (whole warp, uniform branches): this lane's band slots only.
+    // SAFETY (whole warp, uniform branches): buffer slots below 64; sync_warp orders the
+    // lanes' shared accesses.
     unsafe {
-        let top = redux_max_sync(FULL_MASK, top);
-        if top != 0 {
-            let c = soft_ceil(from_ordered_bits(top));
-            if *ceiling == f32::NEG_INFINITY {
-                *ceiling = c;
-            } else if c > *ceiling {
-                shift_bands(bands, c - *ceiling);
-                *ceiling = c;
-            }
+        let hits = ballot(FULL_MASK, pass);
+        if hits == 0 {
+            return;
         }
-        each8(|j| {
-            let v = x[j];
-            if v > f32::NEG_INFINITY && v < f32::INFINITY {
-                let c = soft_ceil(v);
-                let d = *ceiling - c;
-                if d <= BAND_FLOOR as f32 {
-                    let slot = band_slot(bands, d as u32, lane);
-                    st_shared_u64(slot, ld_shared_u64(slot) + frac_weight(v - c) as u64);
-                }
-            }
-        });
+        if pass {
+            let at = top.waiting + (hits & ((1u32 << lane) - 1)).count_ones();
+            st_shared_u64(shared + W_BUFFER + at * 8, key);
+        }
+        top.waiting += hits.count_ones();
+        if top.waiting >= 32 {
+            sync_warp(FULL_MASK);
+            top.waiting -= 32;
+            let chunk = ld_shared_u64(shared + W_BUFFER + (top.waiting + lane) * 8);
+            top.list = merge_top32(top.list, chunk);
+            top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
+            sync_warp(FULL_MASK);
+        }
     }
 }
 
@@ -541,17 +560,9 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
     let mut floor_y = f32::NEG_INFINITY;
     let (mut best_y, mut best_i) = (f32::NEG_INFINITY, 0u32);
     let (mut valid, mut infinite) = (0u32, 0u32);
-    let mut ceiling = f32::NEG_INFINITY;
     // SAFETY (whole warp; MODE and FEATURES are constants, every other branch is warp-uniform):
     // this warp's shared slots; loads clipped to the vocab and the row's buffers.
     unsafe {
-        if MODE == MODE_MASS {
-            let mut d = 0;
-            while d < BANDS {
-                st_shared_u64(band_slot(scan.bands, d, lane), 0);
-                d += 1;
-            }
-        }
         let first0 = scan.start + lane * LANE_TOKENS;
         // How far ahead logits are loaded is what the registers allow under 80 (24 warps per
         // SM): three rounds for plain rows, one with a mask or bias, none with penalties (whose
@@ -568,13 +579,14 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
         while round < ROUNDS && scan.start + round * ROUND_TOKENS < p.vocab {
             let first = first0 + round * ROUND_TOKENS;
             let raw_ahead = if ahead_rounds > 0 && round + ahead_rounds < ROUNDS {
-                load_raw8(p, scan.row.logits, scan.row.vector_ok, first + ahead_rounds * ROUND_TOKENS)
+                widen8(&load_bits8(p, scan.row.logits, scan.row.vector_ok, first + ahead_rounds * ROUND_TOKENS), p.dtype)
             } else {
                 [f32::NAN; 8]
             };
             if ahead_rounds == 0 && round > 0 {
-                raw_a = load_raw8(p, scan.row.logits, scan.row.vector_ok, first);
+                raw_a = widen8(&load_bits8(p, scan.row.logits, scan.row.vector_ok, first), p.dtype);
             }
+            let raw = raw_a;
             let mask_ahead = if FEATURES != PLAIN && round + 1 < ROUNDS {
                 load_mask(p, &scan.row, first + ROUND_TOKENS)
             } else {
@@ -582,9 +594,9 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
             };
             let y = if FEATURES != PLAIN {
                 let counts = if FEATURES == PENALIZED { load_counts(p, &scan.row, first) } else { [0; 8] };
-                prologue8(p, scan, first, &RoundInput { raw: raw_a, counts, mask })
+                prologue8(p, scan, first, &RoundInput { raw, counts, mask })
             } else {
-                plain8(&raw_a, &scan.row.params)
+                plain8(&raw, &scan.row.params)
             };
             let mut passed = 0u32;
             if MODE == MODE_MAX {
@@ -598,17 +610,52 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
                     infinite += (y[j] == f32::INFINITY) as u32;
                 });
             } else if MODE == MODE_CANDIDATES {
+                // While the list is not full, each lane's largest token joins it first: one
+                // division per lane sets a threshold, so the rest of the round is filtered by it
+                // instead of divided. That token is counted below but not appended again.
+                let mut seeded = LANE_TOKENS;
+                if top.threshold == 0 {
+                    // A loop, not `each8`: unrolled, the compiler computed it in every round.
+                    let (mut m, mut mj) = (f32::NEG_INFINITY, LANE_TOKENS);
+                    let tokens = opaque_u32(LANE_TOKENS);
+                    let mut j = 0;
+                    while j < tokens {
+                        pragma_nounroll();
+                        let v = pick8(&y, j);
+                        if v > m {
+                            m = v;
+                            mj = j;
+                        }
+                        j += 1;
+                    }
+                    let x = temper(m, t);
+                    let seed = if x > f32::NEG_INFINITY {
+                        seeded = mj;
+                        sort_key(x, first + mj)
+                    } else {
+                        0
+                    };
+                    top.list = merge_top32(top.list, seed);
+                    top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
+                    if top.threshold != 0 {
+                        floor_y = temper_floor(key_value(top.threshold), t);
+                    }
+                }
                 // Below the floor a token cannot reach the threshold, so it is not divided (unless
                 // the division could overflow a finite value to -inf). The few that are go through
                 // a loop over their bits: a branch per token would be if-converted and every
-                // token would pay for the division.
+                // token would pay for the division. `|` and `&`, not `||` and `&&`: the test is
+                // three predicates, not three branches per token.
                 let mut slow = 0u32;
                 each8(|j| {
                     let v = y[j];
-                    let s = v >= floor_y || (v < overflow_floor && v > f32::NEG_INFINITY);
+                    let s = (v >= floor_y) | ((v < overflow_floor) & (v > f32::NEG_INFINITY));
                     slow |= (s as u32) << j;
-                    valid += (!s && v > f32::NEG_INFINITY) as u32;
+                    valid += ((!s) & (v > f32::NEG_INFINITY)) as u32;
                 });
+                // Tokens above the threshold keep their tempered value in the staging area, so
+                // their keys are not divided again when they are appended.
+                let stage = scan.shared + W_STAGE + lane * 4;
                 while slow != 0 {
                     let j = slow.trailing_zeros();
                     slow &= slow - 1;
@@ -616,29 +663,26 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
                     if x > f32::NEG_INFINITY {
                         valid += 1;
                         infinite += (x == f32::INFINITY) as u32;
-                        passed |= ((sort_key(x, first + j) > top.threshold) as u32) << j;
+                        if j != seeded && sort_key(x, first + j) > top.threshold {
+                            passed |= 1 << j;
+                            st_shared_u32(stage + j * 128, x.to_bits());
+                        }
                     }
                 }
-            } else {
-                let mut x = [f32::NEG_INFINITY; 8];
-                each8(|j| {
-                    x[j] = temper(y[j], t);
-                    if x[j] > f32::NEG_INFINITY {
-                        valid += 1;
-                        infinite += (x[j] == f32::INFINITY) as u32;
-                        passed |= ((sort_key(x[j], first + j as u32) > top.threshold) as u32) << j;
+                // One token position at a time over the warp; the threshold rises as 32 keys
+                // merge, and each key is tested against it as it is then.
+                let before = top.threshold;
+                let mut marked = redux_or_sync(FULL_MASK, passed);
+                while marked != 0 {
+                    let j = marked.trailing_zeros();
+                    marked &= marked - 1;
+                    let mut key = 0;
+                    if (passed >> j) & 1 != 0 {
+                        key = sort_key(f32::from_bits(ld_shared_u32(stage + j * 128)), first + j);
                     }
-                });
-                add_mass(scan.bands, &mut ceiling, &x);
-                let before = top.threshold;
-                insert_round(&mut top, scan.shared, passed, |j| sort_key(pick8(&x, j), first + j));
-                if top.threshold != before {
-                    floor_y = temper_floor(key_value(top.threshold), t);
+                    let pass = key > top.threshold;
+                    append_key(&mut top, scan.shared, pass, key);
                 }
-            }
-            if MODE == MODE_CANDIDATES {
-                let before = top.threshold;
-                insert_round(&mut top, scan.shared, passed, |j| sort_key(temper(pick8(&y, j), t), first + j));
                 if top.threshold != before {
                     floor_y = temper_floor(key_value(top.threshold), t);
                 }
@@ -667,7 +711,165 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
             flush(&mut top, scan.shared);
             top.list
         };
-        TileResult { list, valid, infinite, ceiling }
+        TileResult { list, valid, infinite, ceiling: f32::NEG_INFINITY }
+    }
+}
+
+/// The rounds of one tile of a row that needs the row mass (`sample_tiles_mass`): the 32
+/// largest keys and the band sums, for every feature set (`features` is a run-time value: one
+/// loop for all rows keeps the kernel's code small enough for the instruction cache).
+///
+/// A round has two passes. The prologue (unrolled, light) stages each token's untempered value
+/// `y` in shared memory and finds the lane's largest `y`. `temper` is non-decreasing in `y`
+/// (a division by `t > 0`, or the identity; only `t = +inf` breaks it, mapping `+inf` to -inf),
+/// so the lane's largest tempered value is `temper` of its largest `y`: the round's ceiling is
+/// known before any other token is divided. The second pass, a loop that is not unrolled, then
+/// takes one token at a time: `temper`, counts, band sum, and the key into the list.
+///
+/// # Safety
+/// All 32 lanes call it together; `scan` describes a valid row and tile of `p`.
+#[inline(always)]
+unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features: u32) -> TileResult {
+    let lane = lane_id();
+    let t = scan.row.settings.temperature;
+    let monotone = t != f32::INFINITY;
+    let mut top = TopList { list: 0, threshold: 0, waiting: 0 };
+    let (mut valid, mut infinite) = (0u32, 0u32);
+    let mut ceiling = f32::NEG_INFINITY;
+    let stage = scan.shared + W_STAGE + lane * 4;
+    // SAFETY (whole warp; every branch on `features`, `top` and `ceiling` is warp-uniform): this
+    // warp's shared slots (staging and band slots are lane-private); loads clipped to the vocab
+    // and the row's buffers.
+    unsafe {
+        let mut d = 0;
+        while d < BANDS {
+            st_shared_u64(band_slot(scan.bands, d, lane), 0);
+            d += 1;
+        }
+        let first0 = scan.start + lane * LANE_TOKENS;
+        // Logits three rounds ahead, whatever the features: this kernel's occupancy is set by
+        // its shared memory, and 128 registers hold them.
+        let [mut raw_a, mut raw_b, mut raw_c] = raw;
+        let mut mask = if features != PLAIN { load_mask(p, &scan.row, first0) } else { u32::MAX };
+        let mut round = 0;
+        while round < ROUNDS && scan.start + round * ROUND_TOKENS < p.vocab {
+            let first = first0 + round * ROUND_TOKENS;
+            let raw_ahead = if round + 3 < ROUNDS {
+                load_bits8(p, scan.row.logits, scan.row.vector_ok, first + 3 * ROUND_TOKENS)
+            } else {
+                [NAN_WORD; 8]
+            };
+            let raw = widen8(&raw_a, p.dtype);
+            let mask_ahead = if features != PLAIN && round + 1 < ROUNDS {
+                load_mask(p, &scan.row, first + ROUND_TOKENS)
+            } else {
+                u32::MAX
+            };
+            // Pass 1: stage y; the lane's largest.
+            let mut best_y = f32::NEG_INFINITY;
+            if features != PLAIN {
+                // The whole prologue, one token at a time (`prologue8`, not unrolled).
+                let counts = load_counts(p, &scan.row, first);
+                let allowed = mask >> (first & 31);
+                let offset = first - scan.start;
+                let biased = if scan.bias_found > 0 {
+                    // SAFETY: word offset/32 < BIAS_WORDS of this warp's bitmap.
+                    (ld_shared_u32(scan.shared + W_BIAS_MAP + (offset / 32) * 4) >> (offset & 31)) & 0xff
+                } else {
+                    0
+                };
+                let tokens = opaque_u32(LANE_TOKENS);
+                let mut j = 0;
+                while j < tokens {
+                    pragma_nounroll();
+                    let bias = if (biased >> j) & 1 != 0 { bias_at(p, scan, offset + j) } else { 0.0 };
+                    let c = pick8(&counts, j);
+                    let y = process_untempered(pick8(&raw, j), (allowed >> j) & 1 == 1, c != 0, c & 0x7fff_ffff, bias, &scan.row.params);
+                    st_shared_u32(stage + j * 128, y.to_bits());
+                    best_y = if y > best_y { y } else { best_y };
+                    j += 1;
+                }
+            } else {
+                let y = plain8(&raw, &scan.row.params);
+                each8(|j| {
+                    st_shared_u32(stage + j as u32 * 128, y[j].to_bits());
+                    best_y = if y[j] > best_y { y[j] } else { best_y };
+                });
+            }
+            // The lane's largest tempered value, for the ceiling.
+            let best_x = temper(best_y, t);
+            let mut lane_top = if best_x > f32::NEG_INFINITY { ordered_bits(best_x) } else { 0 };
+            if !monotone {
+                // t = +inf: token by token.
+                lane_top = 0;
+                let tokens = opaque_u32(LANE_TOKENS);
+                let mut j = 0;
+                while j < tokens {
+                    pragma_nounroll();
+                    let x = temper(f32::from_bits(ld_shared_u32(stage + j * 128)), t);
+                    if x > f32::NEG_INFINITY {
+                        let o = ordered_bits(x);
+                        lane_top = if o > lane_top { o } else { lane_top };
+                    }
+                    j += 1;
+                }
+            }
+            raise_ceiling(scan.bands, &mut ceiling, redux_max_sync(FULL_MASK, lane_top));
+            // Pass 2: one token at a time. A token whose value reaches the threshold's (a key
+            // above the threshold has at least its value) gets a bit; its key is tested below.
+            let floor_x = if top.threshold == 0 { f32::NEG_INFINITY } else { key_value(top.threshold) };
+            let mut passed = 0u32;
+            let tokens = opaque_u32(LANE_TOKENS);
+            let mut j = 0;
+            while j < tokens {
+                pragma_nounroll();
+                let x = temper(f32::from_bits(ld_shared_u32(stage + j * 128)), t);
+                if x > f32::NEG_INFINITY {
+                    valid += 1;
+                    infinite += (x == f32::INFINITY) as u32;
+                    passed |= ((x >= floor_x) as u32) << j;
+                    if x < f32::INFINITY {
+                        let c = soft_ceil(x);
+                        let d = ceiling - c;
+                        if d <= BAND_FLOOR as f32 {
+                            // `d as u32` (saturating) without the saturation code: d is not NaN
+                            // and at most 36, and max takes a negative d to 0 as the cast would.
+                            // SAFETY: 0 <= max(d, 0) <= 36 fits u32.
+                            let band = d.max(0.0).to_int_unchecked::<u32>();
+                            let slot = band_slot(scan.bands, band, lane);
+                            st_shared_u64(slot, ld_shared_u64(slot) + frac_weight(x - c) as u64);
+                        }
+                    }
+                }
+                j += 1;
+            }
+            // The marked tokens, one token position at a time over the warp: rebuild the key
+            // (`temper` again, bit for bit) and append it if it beats the threshold now (which
+            // rises as 32 keys merge, so the first round's own keys filter the rest of it).
+            let mut marked = redux_or_sync(FULL_MASK, passed);
+            while marked != 0 {
+                let j = marked.trailing_zeros();
+                marked &= marked - 1;
+                let mut key = 0;
+                if (passed >> j) & 1 != 0 {
+                    key = sort_key(temper(f32::from_bits(ld_shared_u32(stage + j * 128)), t), first + j);
+                }
+                let pass = key > top.threshold;
+                append_key(&mut top, scan.shared, pass, key);
+            }
+            raw_a = raw_b;
+            raw_b = raw_c;
+            raw_c = raw_ahead;
+            mask = mask_ahead;
+            round += 1;
+        }
+        flush(&mut top, scan.shared);
+        TileResult {
+            list: top.list,
+            valid: redux_add_sync(FULL_MASK, valid),
+            infinite: redux_add_sync(FULL_MASK, infinite),
+            ceiling,
+        }
     }
 }
 
@@ -683,12 +885,12 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
     let (logits, vector_ok) = row_logits(p, row);
     // The first rounds' logits go out before the settings: their address needs none.
     let first0 = start + lane * LANE_TOKENS;
-    // SAFETY: row < rows; load_raw8 clips to the vocab.
+    // SAFETY: row < rows; load_bits8 clips to the vocab.
     let raw = unsafe {
         [
-            load_raw8(p, logits, vector_ok, first0),
-            load_raw8(p, logits, vector_ok, first0 + ROUND_TOKENS),
-            load_raw8(p, logits, vector_ok, first0 + 2 * ROUND_TOKENS),
+            load_bits8(p, logits, vector_ok, first0),
+            load_bits8(p, logits, vector_ok, first0 + ROUND_TOKENS),
+            load_bits8(p, logits, vector_ok, first0 + 2 * ROUND_TOKENS),
         ]
     };
     // SAFETY: one u32 and one settings entry (row < rows).
@@ -715,25 +917,26 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
             PLAIN
         };
         let scan = TileScan { row: r, start, shared, bands, bias_found };
+        // `sample_tiles` takes the first rounds widened; `sample_tiles_mass` widens in its loop.
+        let raw_f32 = if MASS_KERNEL {
+            [[f32::NAN; 8]; 3]
+        } else {
+            [widen8(&raw[0], p.dtype), widen8(&raw[1], p.dtype), widen8(&raw[2], p.dtype)]
+        };
         let (mode, res) = if MASS_KERNEL {
-            let res = match features {
-                PLAIN => scan_rounds::<MODE_MASS, PLAIN>(p, &scan, raw),
-                MASKED => scan_rounds::<MODE_MASS, MASKED>(p, &scan, raw),
-                _ => scan_rounds::<MODE_MASS, PENALIZED>(p, &scan, raw),
-            };
-            (MODE_MASS, res)
+            (MODE_MASS, scan_mass(p, &scan, raw, features))
         } else if greedy {
             let res = match features {
-                PLAIN => scan_rounds::<MODE_MAX, PLAIN>(p, &scan, raw),
-                MASKED => scan_rounds::<MODE_MAX, MASKED>(p, &scan, raw),
-                _ => scan_rounds::<MODE_MAX, PENALIZED>(p, &scan, raw),
+                PLAIN => scan_rounds::<MODE_MAX, PLAIN>(p, &scan, raw_f32),
+                MASKED => scan_rounds::<MODE_MAX, MASKED>(p, &scan, raw_f32),
+                _ => scan_rounds::<MODE_MAX, PENALIZED>(p, &scan, raw_f32),
             };
             (MODE_MAX, res)
         } else {
             let res = match features {
-                PLAIN => scan_rounds::<MODE_CANDIDATES, PLAIN>(p, &scan, raw),
-                MASKED => scan_rounds::<MODE_CANDIDATES, MASKED>(p, &scan, raw),
-                _ => scan_rounds::<MODE_CANDIDATES, PENALIZED>(p, &scan, raw),
+                PLAIN => scan_rounds::<MODE_CANDIDATES, PLAIN>(p, &scan, raw_f32),
+                MASKED => scan_rounds::<MODE_CANDIDATES, MASKED>(p, &scan, raw_f32),
+                _ => scan_rounds::<MODE_CANDIDATES, PENALIZED>(p, &scan, raw_f32),
             };
             (MODE_CANDIDATES, res)
         };

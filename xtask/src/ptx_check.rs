@@ -5,7 +5,9 @@
 //! - no `.extern .func` (an unresolved call into `core`: the module would not load);
 //! - no `fma` (a fused multiply-add would round differently from the CPU reference).
 //!
-//! It prints a table of registers and shared memory per kernel.
+//! It prints a table of registers, shared memory and SASS code size per kernel. The code size
+//! is the kernel's `.text.<name>` section in the cubin ptxas writes (16 bytes per instruction
+//! on sm_70 and later): a kernel larger than the instruction cache stalls on fetches.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -43,6 +45,53 @@ struct KernelReport {
     spill_loads: u32,
     static_smem: u32,
     barriers: u32,
+}
+
+/// Little-endian integer of `N` bytes at `at`, or an error past the end.
+fn read_le<const N: usize>(bytes: &[u8], at: usize) -> Result<u64> {
+    let field = at.checked_add(N).and_then(|end| bytes.get(at..end)).context("ELF file truncated")?;
+    Ok(field.iter().rev().fold(0u64, |acc, &b| (acc << 8) | b as u64))
+}
+
+/// `(name, size in bytes)` of every section of an ELF64 little-endian file (a cubin).
+fn elf_sections(bytes: &[u8]) -> Result<Vec<(String, u64)>> {
+    // ELF64 header: magic, class 2 (64-bit), data 1 (little-endian).
+    if bytes.get(0..6) != Some(b"\x7fELF\x02\x01".as_slice()) {
+        bail!("not an ELF64 little-endian file");
+    }
+    let shoff = read_le::<8>(bytes, 0x28)? as usize;
+    let shentsize = read_le::<2>(bytes, 0x3a)? as usize;
+    let shnum = read_le::<2>(bytes, 0x3c)? as usize;
+    let shstrndx = read_le::<2>(bytes, 0x3e)? as usize;
+    if shentsize < 0x40 || shstrndx >= shnum {
+        bail!("bad ELF section header table (entry size {shentsize}, {shnum} entries, names in {shstrndx})");
+    }
+    // Section header: sh_name u32 at 0, sh_offset u64 at 0x18, sh_size u64 at 0x20.
+    let header = |i: usize| -> Result<(u64, u64, u64)> {
+        let at = i.checked_mul(shentsize).and_then(|o| o.checked_add(shoff)).context("ELF offset overflow")?;
+        Ok((read_le::<4>(bytes, at)?, read_le::<8>(bytes, at + 0x18)?, read_le::<8>(bytes, at + 0x20)?))
+    };
+    let (_, names_at, names_len) = header(shstrndx)?;
+    let names = usize::try_from(names_at)
+        .ok()
+        .zip(usize::try_from(names_len).ok())
+        .and_then(|(at, len)| bytes.get(at..at.checked_add(len)?))
+        .context("ELF section names outside the file")?;
+    let mut sections = Vec::with_capacity(shnum);
+    for i in 0..shnum {
+        let (name_at, _, size) = header(i)?;
+        let tail = names.get(name_at as usize..).context("ELF section name outside the name table")?;
+        let name = tail.split(|&b| b == 0).next().unwrap_or_default();
+        sections.push((String::from_utf8_lossy(name).into_owned(), size));
+    }
+    Ok(sections)
+}
+
+/// SASS bytes of each kernel: the size of its `.text.<kernel>` section.
+fn code_sizes(cubin: &Path) -> Result<Vec<(String, u64)>> {
+    let bytes = std::fs::read(cubin).with_context(|| format!("reading {}", cubin.display()))?;
+    let sections = elf_sections(&bytes).with_context(|| format!("parsing {}", cubin.display()))?;
+    Ok(sections.into_iter().filter_map(|(name, size)| Some((name.strip_prefix(".text.")?.to_string(), size))).collect())
 }
 
 fn number_before(line: &str, suffix: &str) -> Option<u32> {
@@ -114,18 +163,27 @@ pub fn check(ptx: &Path, sm: &str) -> Result<()> {
         bail!("ptxas rejected {}:\n{log}", ptx.display());
     }
     let reports = parse_ptxas(&log);
+    let sizes = code_sizes(&cubin)?;
     for entry in &entries {
         if !reports.iter().any(|r| r.name == *entry) {
             problems.push(format!("ptxas did not report entry point {entry}"));
         }
     }
     println!("PTX check for {sm}: {} ({} entry points), ptxas {}", ptx.display(), entries.len(), ptxas.display());
-    println!("| kernel | registers | stack B | spill st B | spill ld B | static smem B | barriers |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| kernel | registers | stack B | spill st B | spill ld B | static smem B | barriers | SASS KB | SASS instr |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for r in &reports {
+        let code = sizes.iter().find(|(name, _)| *name == r.name).map(|&(_, bytes)| bytes);
+        let (kb, instructions) = match code {
+            Some(bytes) => (format!("{:.1}", bytes as f64 / 1024.0), (bytes / 16).to_string()),
+            None => {
+                problems.push(format!("{}: no .text.{} section in {}", r.name, r.name, cubin.display()));
+                ("?".to_string(), "?".to_string())
+            }
+        };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} |",
-            r.name, r.registers, r.stack_bytes, r.spill_stores, r.spill_loads, r.static_smem, r.barriers
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.name, r.registers, r.stack_bytes, r.spill_stores, r.spill_loads, r.static_smem, r.barriers, kb, instructions
         );
         if r.stack_bytes > 0 || r.spill_stores > 0 || r.spill_loads > 0 {
             problems.push(format!("{}: stack frame or spills", r.name));
@@ -152,5 +210,35 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert_eq!((r[0].registers, r[0].stack_bytes, r[0].spill_stores, r[0].spill_loads), (31, 8, 4, 12));
         assert_eq!((r[0].static_smem, r[0].barriers), (1024, 1));
+    }
+
+    /// A minimal ELF64 file: null section, `.shstrtab`, and `.text.k` of 48 bytes.
+    fn tiny_elf() -> Vec<u8> {
+        let names = b"\0.shstrtab\0.text.k\0";
+        let shoff = 0x40 + names.len();
+        let mut f = vec![0u8; shoff + 3 * 0x40];
+        f[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        f[0x28..0x30].copy_from_slice(&(shoff as u64).to_le_bytes());
+        f[0x3a..0x3c].copy_from_slice(&0x40u16.to_le_bytes());
+        f[0x3c..0x3e].copy_from_slice(&3u16.to_le_bytes());
+        f[0x3e..0x40].copy_from_slice(&1u16.to_le_bytes());
+        f[0x40..shoff].copy_from_slice(names);
+        let mut section = |i: usize, name: u32, offset: u64, size: u64| {
+            let at = shoff + i * 0x40;
+            f[at..at + 4].copy_from_slice(&name.to_le_bytes());
+            f[at + 0x18..at + 0x20].copy_from_slice(&offset.to_le_bytes());
+            f[at + 0x20..at + 0x28].copy_from_slice(&size.to_le_bytes());
+        };
+        section(1, 1, 0x40, names.len() as u64);
+        section(2, 11, 0, 48);
+        f
+    }
+
+    #[test]
+    fn reads_elf_section_sizes() {
+        let s = elf_sections(&tiny_elf()).expect("parses");
+        assert_eq!(s.iter().map(|(n, z)| (n.as_str(), *z)).collect::<Vec<_>>(), [("", 0), (".shstrtab", 19), (".text.k", 48)]);
+        assert!(elf_sections(b"not elf").is_err());
+        assert!(elf_sections(&tiny_elf()[..0x50]).is_err());
     }
 }
