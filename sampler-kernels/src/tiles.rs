@@ -29,7 +29,7 @@ use crate::intrinsics::*;
 use crate::keys::{from_ordered_bits, key_value, ordered_bits, sort_key};
 use crate::logit::{process_untempered, widen_bf16, widen_f16, temper, temper_floor, temper_overflow_floor, LogitParams};
 use crate::sampler::{
-    active_rows, read_settings, record_ptr, row_addressable, row_logits, row_setup, top_n, Row, BAND_LIMIT,
+    active_rows, load_raw8, read_settings, record_ptr, row_addressable, row_logits, row_setup, top_n, Row, BAND_LIMIT,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -57,10 +57,9 @@ const W_BIAS_MAP: u32 = W_BUFFER + BUFFER_KEYS * 8;
 const W_BIAS_LIST: u32 = W_BIAS_MAP + BIAS_WORDS * 4;
 const W_END: u32 = W_BIAS_LIST + BIAS_LIST * 8;
 
-/// Per-lane staging of one round's values, `f32[8][32]` (token-major: lane `l` of token `j` is
-/// conflict-free): `sample_tiles_mass` stages every untempered value, `sample_tiles` the tempered
-/// values of tokens above the threshold. The buffer never holds more than 63 keys (fewer than
-/// 32 wait, and `append_key` adds one per lane before it merges), so this part of it is free.
+/// `sample_tiles_mass` stages a round's untempered values here, `f32[8][32]` (token-major: lane
+/// `l` of token `j` is conflict-free). Its buffer never holds more than 63 keys (fewer than 32
+/// wait, and one token per lane is appended before a merge), so the staging area is free.
 const W_STAGE: u32 = W_BUFFER + 128 * 8;
 
 const _: () = assert!(W_END == SCAN_WARP_SHARED_BYTES);
@@ -159,6 +158,26 @@ unsafe fn warp_max_u64(v: u64) -> u64 {
         x >>= 1;
     }
     m
+}
+
+/// Inclusive prefix sum of `v` over the lanes.
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+unsafe fn warp_inclusive_sum(v: u32) -> u32 {
+    let lane = lane_id();
+    let mut s = v;
+    let mut d = 1;
+    while d < 32 {
+        // SAFETY: forwarded (whole warp converged).
+        let up = unsafe { shfl_up_u32(FULL_MASK, s, d) };
+        if lane >= d {
+            s += up;
+        }
+        d <<= 1;
+    }
+    s
 }
 
 /// The 32 largest of `list` (sorted descending across lanes) and `chunk` (one key per lane, any
@@ -428,6 +447,76 @@ struct TopList {
     waiting: u32,
 }
 
+/// Adds this lane's tokens of one round whose bit is set in `passed` (their keys, from
+/// `key_of(j)`, are above the threshold) to the warp's list.
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed: u32, key_of: K) {
+    let lane = lane_id();
+    // Keys are rebuilt from the values on demand: eight u64 would cost 16 registers.
+    let mut passed = passed;
+    // SAFETY (whole warp, uniform branches): buffer slots below BUFFER_KEYS (waiting < 32 on
+    // entry, at most 256 added); sync_warp orders the lanes' shared accesses.
+    unsafe {
+        if !vote_any(FULL_MASK, passed != 0) {
+            return; // the common round: nothing above the threshold
+        }
+        if top.threshold == 0 {
+            // Not full yet: each lane's best key joins the list directly, which sets a
+            // threshold at once instead of buffering the whole first round.
+            let (mut best, mut best_j) = (0u64, 8u32);
+            let mut m = passed;
+            while m != 0 {
+                let j = m.trailing_zeros();
+                m &= m - 1;
+                let k = key_of(j);
+                if k > best {
+                    best = k;
+                    best_j = j;
+                }
+            }
+            if best_j < 8 {
+                passed &= !(1 << best_j);
+            }
+            top.list = merge_top32(top.list, best);
+            top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
+            let mut m = passed;
+            while m != 0 {
+                let j = m.trailing_zeros();
+                m &= m - 1;
+                if key_of(j) <= top.threshold {
+                    passed &= !(1 << j);
+                }
+            }
+        }
+        let mine = passed.count_ones();
+        if !vote_any(FULL_MASK, mine > 0) {
+            return;
+        }
+        let inclusive = warp_inclusive_sum(mine);
+        let total = shfl_idx_u32(FULL_MASK, inclusive, 31);
+        let mut at = top.waiting + inclusive - mine;
+        let mut m = passed;
+        while m != 0 {
+            let j = m.trailing_zeros();
+            m &= m - 1;
+            st_shared_u64(shared + W_BUFFER + at * 8, key_of(j));
+            at += 1;
+        }
+        top.waiting += total;
+        sync_warp(FULL_MASK);
+        while top.waiting >= 32 {
+            top.waiting -= 32;
+            let chunk = ld_shared_u64(shared + W_BUFFER + (top.waiting + lane) * 8);
+            top.list = merge_top32(top.list, chunk);
+            top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
+        }
+        sync_warp(FULL_MASK);
+    }
+}
+
 /// Merges what is left in the buffer.
 ///
 /// # Safety
@@ -579,12 +668,12 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
         while round < ROUNDS && scan.start + round * ROUND_TOKENS < p.vocab {
             let first = first0 + round * ROUND_TOKENS;
             let raw_ahead = if ahead_rounds > 0 && round + ahead_rounds < ROUNDS {
-                widen8(&load_bits8(p, scan.row.logits, scan.row.vector_ok, first + ahead_rounds * ROUND_TOKENS), p.dtype)
+                load_raw8(p, scan.row.logits, scan.row.vector_ok, first + ahead_rounds * ROUND_TOKENS)
             } else {
                 [f32::NAN; 8]
             };
             if ahead_rounds == 0 && round > 0 {
-                raw_a = widen8(&load_bits8(p, scan.row.logits, scan.row.vector_ok, first), p.dtype);
+                raw_a = load_raw8(p, scan.row.logits, scan.row.vector_ok, first);
             }
             let raw = raw_a;
             let mask_ahead = if FEATURES != PLAIN && round + 1 < ROUNDS {
@@ -610,52 +699,17 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
                     infinite += (y[j] == f32::INFINITY) as u32;
                 });
             } else if MODE == MODE_CANDIDATES {
-                // While the list is not full, each lane's largest token joins it first: one
-                // division per lane sets a threshold, so the rest of the round is filtered by it
-                // instead of divided. That token is counted below but not appended again.
-                let mut seeded = LANE_TOKENS;
-                if top.threshold == 0 {
-                    // A loop, not `each8`: unrolled, the compiler computed it in every round.
-                    let (mut m, mut mj) = (f32::NEG_INFINITY, LANE_TOKENS);
-                    let tokens = opaque_u32(LANE_TOKENS);
-                    let mut j = 0;
-                    while j < tokens {
-                        pragma_nounroll();
-                        let v = pick8(&y, j);
-                        if v > m {
-                            m = v;
-                            mj = j;
-                        }
-                        j += 1;
-                    }
-                    let x = temper(m, t);
-                    let seed = if x > f32::NEG_INFINITY {
-                        seeded = mj;
-                        sort_key(x, first + mj)
-                    } else {
-                        0
-                    };
-                    top.list = merge_top32(top.list, seed);
-                    top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
-                    if top.threshold != 0 {
-                        floor_y = temper_floor(key_value(top.threshold), t);
-                    }
-                }
                 // Below the floor a token cannot reach the threshold, so it is not divided (unless
                 // the division could overflow a finite value to -inf). The few that are go through
                 // a loop over their bits: a branch per token would be if-converted and every
-                // token would pay for the division. `|` and `&`, not `||` and `&&`: the test is
-                // three predicates, not three branches per token.
+                // token would pay for the division.
                 let mut slow = 0u32;
                 each8(|j| {
                     let v = y[j];
-                    let s = (v >= floor_y) | ((v < overflow_floor) & (v > f32::NEG_INFINITY));
+                    let s = v >= floor_y || (v < overflow_floor && v > f32::NEG_INFINITY);
                     slow |= (s as u32) << j;
-                    valid += ((!s) & (v > f32::NEG_INFINITY)) as u32;
+                    valid += (!s && v > f32::NEG_INFINITY) as u32;
                 });
-                // Tokens above the threshold keep their tempered value in the staging area, so
-                // their keys are not divided again when they are appended.
-                let stage = scan.shared + W_STAGE + lane * 4;
                 while slow != 0 {
                     let j = slow.trailing_zeros();
                     slow &= slow - 1;
@@ -663,26 +717,13 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
                     if x > f32::NEG_INFINITY {
                         valid += 1;
                         infinite += (x == f32::INFINITY) as u32;
-                        if j != seeded && sort_key(x, first + j) > top.threshold {
-                            passed |= 1 << j;
-                            st_shared_u32(stage + j * 128, x.to_bits());
-                        }
+                        passed |= ((sort_key(x, first + j) > top.threshold) as u32) << j;
                     }
                 }
-                // One token position at a time over the warp; the threshold rises as 32 keys
-                // merge, and each key is tested against it as it is then.
+            }
+            if MODE == MODE_CANDIDATES {
                 let before = top.threshold;
-                let mut marked = redux_or_sync(FULL_MASK, passed);
-                while marked != 0 {
-                    let j = marked.trailing_zeros();
-                    marked &= marked - 1;
-                    let mut key = 0;
-                    if (passed >> j) & 1 != 0 {
-                        key = sort_key(f32::from_bits(ld_shared_u32(stage + j * 128)), first + j);
-                    }
-                    let pass = key > top.threshold;
-                    append_key(&mut top, scan.shared, pass, key);
-                }
+                insert_round(&mut top, scan.shared, passed, |j| sort_key(temper(pick8(&y, j), t), first + j));
                 if top.threshold != before {
                     floor_y = temper_floor(key_value(top.threshold), t);
                 }
@@ -885,13 +926,30 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
     let (logits, vector_ok) = row_logits(p, row);
     // The first rounds' logits go out before the settings: their address needs none.
     let first0 = start + lane * LANE_TOKENS;
-    // SAFETY: row < rows; load_bits8 clips to the vocab.
-    let raw = unsafe {
-        [
-            load_bits8(p, logits, vector_ok, first0),
-            load_bits8(p, logits, vector_ok, first0 + ROUND_TOKENS),
-            load_bits8(p, logits, vector_ok, first0 + 2 * ROUND_TOKENS),
-        ]
+    // `sample_tiles_mass` takes them as loaded and widens in its loop; `sample_tiles` takes them
+    // widened at the load, as its round loop does (measured: greedy B = 1024 was 6% slower
+    // with the deferred widening).
+    // SAFETY: row < rows; load_bits8 and load_raw8 clip to the vocab.
+    let (raw, raw_f32) = unsafe {
+        if MASS_KERNEL {
+            (
+                [
+                    load_bits8(p, logits, vector_ok, first0),
+                    load_bits8(p, logits, vector_ok, first0 + ROUND_TOKENS),
+                    load_bits8(p, logits, vector_ok, first0 + 2 * ROUND_TOKENS),
+                ],
+                [[f32::NAN; 8]; 3],
+            )
+        } else {
+            (
+                [[NAN_WORD; 8]; 3],
+                [
+                    load_raw8(p, logits, vector_ok, first0),
+                    load_raw8(p, logits, vector_ok, first0 + ROUND_TOKENS),
+                    load_raw8(p, logits, vector_ok, first0 + 2 * ROUND_TOKENS),
+                ],
+            )
+        }
     };
     // SAFETY: one u32 and one settings entry (row < rows).
     let (active, s) = unsafe { (active_rows(p), read_settings(p, row)) };
@@ -917,12 +975,6 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
             PLAIN
         };
         let scan = TileScan { row: r, start, shared, bands, bias_found };
-        // `sample_tiles` takes the first rounds widened; `sample_tiles_mass` widens in its loop.
-        let raw_f32 = if MASS_KERNEL {
-            [[f32::NAN; 8]; 3]
-        } else {
-            [widen8(&raw[0], p.dtype), widen8(&raw[1], p.dtype), widen8(&raw[2], p.dtype)]
-        };
         let (mode, res) = if MASS_KERNEL {
             (MODE_MASS, scan_mass(p, &scan, raw, features))
         } else if greedy {
