@@ -302,16 +302,22 @@ mod tests {
 
     #[test]
     fn entry_directives_go_between_parameters_and_body() {
-        let ptx = ".visible .entry other(\n\t.param .u64 a\n)\n{\n\tret;\n}\n.visible .entry sample_tiles(\n\t.param .u64 p\n)\n{\n\tret;\n}\n\
-                   .visible .entry sample_tiles_mass(\n\t.param .u64 m\n)\n{\n\tret;\n}\n\
-                   .visible .entry topk_chunks(\n\t.param .u64 q\n)\n{\n\tret;\n}\n\
-                   .visible .entry verify_rows(\n\t.param .u64 v\n)\n{\n\tret;\n}\n";
-        let tuned = add_entry_directives(ptx).expect("tuned");
+        use super::ptx_build::ENTRY_DIRECTIVES;
+        // Every entry the table names, plus one it does not.
+        let mut ptx = String::from(".visible .entry other(\n\t.param .u64 a\n)\n{\n\tret;\n}\n");
+        for (entry, _) in ENTRY_DIRECTIVES {
+            ptx.push_str(&format!(".visible .entry {entry}(\n\t.param .u64 p\n)\n{{\n\tret;\n}}\n"));
+        }
+        let tuned = add_entry_directives(&ptx).expect("tuned");
+        for (entry, directives) in ENTRY_DIRECTIVES {
+            assert!(tuned.contains(&format!(".entry {entry}(\n\t.param .u64 p\n)\n{directives}\n{{")), "{entry}");
+        }
         assert!(tuned.contains(".entry sample_tiles(\n\t.param .u64 p\n)\n.maxntid 256, 1, 1\n.minnctapersm 3\n{"));
-        assert!(tuned.contains(".entry sample_tiles_mass(\n\t.param .u64 m\n)\n.maxntid 128, 1, 1\n.minnctapersm 4\n{"));
-        assert!(tuned.contains(".entry topk_chunks(\n\t.param .u64 q\n)\n.maxntid 512, 1, 1\n.minnctapersm 2\n{"));
-        assert!(tuned.contains(".entry verify_rows(\n\t.param .u64 v\n)\n.maxntid 512, 1, 1\n{"));
+        assert!(tuned.contains(".entry sample_tiles_mass(\n\t.param .u64 p\n)\n.maxntid 128, 1, 1\n.minnctapersm 4\n{"));
+        assert!(tuned.contains(".entry verify_rows(\n\t.param .u64 p\n)\n.maxntid 512, 1, 1\n{"));
         assert!(tuned.contains(".entry other(\n\t.param .u64 a\n)\n{"));
+        // A table entry missing from the PTX is an error, not a silent skip.
         assert!(add_entry_directives(".visible .entry other(\n)\n{\n}\n").is_err());
     }
+
 }
