@@ -176,7 +176,7 @@ pub const EXACT_ZERO_BIN: u32 = (BAND_FLOOR + 1) * EXACT_SUB_BINS;
 #[inline]
 pub fn exact_bin(x: f32, c: f32, mc: f32) -> u32 {
     let d = mc - c;
-    if !(d <= BAND_FLOOR as f32) {
+    if d.is_nan() || d > BAND_FLOOR as f32 {
         return EXACT_ZERO_BIN;
     }
     let top = (EXACT_SUB_BINS - 1) as f32;
@@ -342,7 +342,7 @@ mod tests {
     #[test]
     fn exact_bins_follow_the_key_order_and_the_bands() {
         // SplitMix64: the crate has no dependencies, not even for tests.
-        let mut state = 0x5eed_b1u64;
+        let mut state = 0x005e_edb1_u64;
         let mut uniform = move || {
             state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
             let mut z = state;
