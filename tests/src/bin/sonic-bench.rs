@@ -32,7 +32,9 @@ use sampler_host::logits::LogitsDtype;
 use sampler_host::logits_file::LogitsFile;
 use sampler_host::settings::SamplingParams;
 use sampler_kernels::abi::{DTYPE_BF16, DTYPE_F32, FILL_FLAT, FILL_PEAKED};
-use sampler_tests::{below, bitmask_row, fresh_rng, mixed_params, unit};
+use rand_xoshiro::rand_core::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use sampler_tests::{below, bitmask_row, mixed_params, unit};
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -299,7 +301,16 @@ fn main() -> BenchResult<()> {
     let gpu = GpuDevice::open(0)?;
     let stream = gpu.stream().clone();
     let device_name = gpu.name()?;
-    let mut rng = fresh_rng("sonic-bench");
+    // Each cell draws its settings and logits seeds from its own generator, seeded by the cell,
+    // so a cell measures the same rows whatever else runs (`--only`) and from run to run
+    // (the heterogeneous B = 1 cell is one random row: it moved 45 ↔ 106 µs between runs).
+    let base_seed: u64 = std::env::var("SONIC_BENCH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed);
+    let cell_rng = |key: String| {
+        // FNV-1a of the cell's name, mixed with the base seed.
+        let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+        Xoshiro256PlusPlus::seed_from_u64(base_seed ^ hash)
+    };
+    eprintln!("sonic-bench: SONIC_BENCH_SEED={base_seed} (per-cell generators)");
     let mut flush = stream.alloc_zeros::<u8>(FLUSH_BYTES)?;
 
     // Ceilings: 1 GiB copies (bytes read + written), and the empty kernel.
@@ -371,7 +382,8 @@ fn main() -> BenchResult<()> {
     let mut md_rows = String::new();
     let mut results = Vec::new();
     for cell in &cells {
-        let m = match run_cell(cell, &mut flush, replays, &mut rng, file.as_ref()) {
+        let key = format!("{}:{}:{}:{}", cell.workload.name(), dtype_name(cell.dtype), cell.vocab, cell.batch);
+        let m = match run_cell(cell, &mut flush, replays, &mut cell_rng(key), file.as_ref()) {
             Ok(m) => m,
             Err(e) => {
                 eprintln!("{} {} V={} B={}: error {e}", cell.workload.name(), dtype_name(cell.dtype), cell.vocab, cell.batch);
@@ -423,7 +435,7 @@ fn main() -> BenchResult<()> {
     }
     for cell in &verify_cells {
         let name = cell.workload.name();
-        let m = match verify_bench::run_verify_cell(cell, &mut flush, replays, &mut rng) {
+        let m = match verify_bench::run_verify_cell(cell, &mut flush, replays, &mut cell_rng(format!("{name}:f32:{}:{}", cell.vocab, cell.batch))) {
             Ok(m) => m,
             Err(e) => {
                 eprintln!("{name} f32 V={} B={}: error {e}", cell.vocab, cell.batch);
@@ -482,6 +494,8 @@ fn main() -> BenchResult<()> {
          10th–90th percentile of {replays} replays after 10 warm-up replays. A 256 MB buffer is rewritten before \
          every replay (outside the events) and two logits buffers alternate, so nothing is timed from L2. Logits are \
          generated on the GPU: peaked rows are ≈N(0, 2) with about 20 tokens boosted by +8..+14; flat rows ≈N(0, 0.5). \
+         Each cell's settings and logits seeds come from a generator seeded by the cell and SONIC_BENCH_SEED \
+         ({base_seed} here), so a cell measures the same rows in every run. \
          GB/s counts the bytes a step must move (logits once, bitmask rows, penalty counts of rows with penalties); \
          the fraction is of the copy bandwidth measured in this run. \"exact rows\" is how many rows of the last \
          replay the exact pass finished (in parentheses: how many of them the single-block pass took, when any).\n\n\
