@@ -7,17 +7,21 @@
 //!
 //! - a time in µs and our speedup (peer median / our median; above 1 we are faster), from the
 //!   fastest of the peer's entry points for that workload;
-//! - **not supported**: the peer has no way to do the workload in that dtype (listed in
-//!   [`capability`], with the reason in the notes under the table);
 //! - **not run**: the peer could, but the file has no figure for it (no harness cell, a failed
-//!   or skipped measurement, or the file is missing).
+//!   or skipped measurement, or the file is missing); where [`capability`] knows why (a harness
+//!   that runs only f32, say), the reason goes under the table.
+//!
+//! There is no "not supported" cell: no peer here lacks a workload outright. What a peer cannot
+//! fuse (FlashInfer: penalties, logit bias, the bitmask) is left out of its cell and marked `‡`.
+//! An earlier version called FlashInfer's bf16 sampling "not supported"; its sampling kernels
+//! are templates over the probability type, and our harness simply runs them in f32 only.
 //!
 //! A figure whose row note says the peer did only part of the workload (FlashInfer's
 //! heterogeneous and verify_hetero cells) is marked `‡`: it is a lower bound of the peer's time,
 //! so the speedup next to it understates ours.
 //!
-//! Why: the issue asks for "not supported" rather than a number where a peer cannot do a
-//! workload, and one table that puts every peer next to us from one run.
+//! Why: one table that puts every peer next to us from one run, and says which figures are
+//! missing and which are partial.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -81,16 +85,16 @@ enum Cap {
     /// The peer's entry points for it (the fastest measured one counts); empty: the peer could
     /// do it but its harness has no such cell, so it is always "not run".
     Impls(&'static [&'static str]),
-    /// It cannot; the reason goes under the table.
-    NotSupported(&'static str),
+    /// The peer could, but our harness does not run it; the reason goes under the table.
+    NotRun(&'static str),
 }
 
 /// The peers, their files and column labels.
 const PEERS: &[(&str, &str)] = &[("torch", "torch-peers.json"), ("FlashInfer", "flashinfer-peers.json")];
 
 const FI_TOPK: &[&str] = &["flashinfer.top_k", "flashinfer.filtered_topk", "flashinfer.radix_topk_multi_cta"];
-const FI_F32_ONLY: &str = "FlashInfer's sampling entry points take f32 only (its Python bindings accept f32 \
-                           probabilities); an engine would convert first";
+const FI_F32_ONLY: &str = "our FlashInfer harness runs its sampling and verification entry points on f32 \
+                           only (bf16 logits would go through OnlineSoftmax to f32 probabilities first)";
 
 /// Which entry points stand for `peer` on `workload` in `dtype` (torch_peers.py and
 /// bench/peers/flashinfer/harness.cu say what each one times).
@@ -108,7 +112,7 @@ fn capability(peer: &str, workload: &str, dtype: &str) -> Cap {
             Cap::Impls(&["flashinfer.softmax+chain_speculative_sampling"])
         }
         ("FlashInfer", "topk50_topp09_t07" | "heterogeneous" | "verify_uniform" | "verify_hetero") => {
-            Cap::NotSupported(FI_F32_ONLY)
+            Cap::NotRun(FI_F32_ONLY)
         }
         _ => Cap::Impls(&[]),
     }
@@ -165,8 +169,8 @@ fn render(sonic: &Doc, peers: &[(&str, Option<Doc>)]) -> String {
         }
     }
     md += "\nEach cell: the peer's median in µs and our speedup (peer / sonic; above 1× sonic is faster). \
-           **not supported**: the peer has no way to do this workload in this dtype (reason under the table). \
-           **not run**: the peer could, but this run has no figure for it. **‡**: the peer did only part of the \
+           **not run**: the peer could, but this run has no figure for it (the reason under the table where \
+           the harness leaves it out on purpose). **‡**: the peer did only part of the \
            workload (its row note says which), so its time is a lower bound and the speedup understates ours.\n";
 
     // Workloads in sonic-bench's order of appearance, then any peer-only ones are listed at the end.
@@ -190,7 +194,7 @@ fn render(sonic: &Doc, peers: &[(&str, Option<Doc>)]) -> String {
         md += "\n|---|---|---|---|";
         md += &"---|---|".repeat(peers.len());
         md += "\n";
-        let mut unsupported: BTreeSet<(&str, &str)> = BTreeSet::new();
+        let mut unrun: BTreeSet<(&str, &str)> = BTreeSet::new();
         for (_, dtype, vocab, batch) in &shapes {
             let ours = sonic
                 .rows
@@ -200,9 +204,9 @@ fn render(sonic: &Doc, peers: &[(&str, Option<Doc>)]) -> String {
             let _ = write!(md, "| {dtype} | {vocab} | {batch} | {} |", ours.map_or("not run".to_string(), |t| format!("{t:.1}")));
             for (label, doc) in peers {
                 let cell = match capability(label, workload, dtype) {
-                    Cap::NotSupported(why) => {
-                        unsupported.insert((label, why));
-                        " not supported | – |".to_string()
+                    Cap::NotRun(why) => {
+                        unrun.insert((label, why));
+                        " not run | – |".to_string()
                     }
                     Cap::Impls(impls) => {
                         let best = doc.iter().flat_map(|d| &d.rows).filter(|e| {
@@ -240,8 +244,8 @@ fn render(sonic: &Doc, peers: &[(&str, Option<Doc>)]) -> String {
             md += notes;
             md += "\n";
         }
-        for (label, why) in unsupported {
-            let _ = writeln!(md, "\n{label} not supported: {why}.");
+        for (label, why) in unrun {
+            let _ = writeln!(md, "\n{label} not run: {why}.");
         }
     }
 
@@ -330,10 +334,11 @@ mod tests {
         );
         let md = render(&sonic, &[("torch", None), ("FlashInfer", Some(fi))]);
         assert!(md.contains("| f32 | 128256 | 64 | 10.0 | not run | – | 25.0 | 2.50× |"), "{md}");
-        assert!(md.contains("| bf16 | 128256 | 64 | 8.0 | not run | – | not supported | – |"), "{md}");
+        assert!(md.contains("| bf16 | 128256 | 64 | 8.0 | not run | – | not run | – |"), "{md}");
         assert!(md.contains("| f32 | 128256 | 64 | 20.0 | not run | – | 30.0 ‡ | 1.50× |"), "{md}");
         assert!(md.contains("| f32 | 128256 | 64 | 5.0 | not run | – | 7.5 (filtered_topk) | 1.50× |"), "{md}");
-        assert!(md.contains("FlashInfer not supported: FlashInfer's sampling entry points take f32 only"), "{md}");
+        assert!(md.contains("FlashInfer not run: our FlashInfer harness runs its sampling and verification entry points on f32 only"), "{md}");
+        assert!(!md.contains("not supported"), "{md}");
         assert!(md.contains("`verify4`: flashinfer.chain_speculative_sampling"), "{md}");
     }
 }
