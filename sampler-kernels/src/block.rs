@@ -281,6 +281,26 @@ pub unsafe fn block_exclusive_scan_u128(v: u128) -> (u128, u128) {
     unsafe { block_exclusive_scan(v) }
 }
 
+/// Adds a `u128` to a shared-memory sum kept as two `u64` halves at `lo` and `hi` (there is no
+/// 128-bit atomic): the low half's carry goes into the high half, so concurrent adds stay exact.
+///
+/// # Safety
+/// `lo` and `hi` are 8-byte aligned slots of the launch's shared memory that only such adds (and
+/// reads after a barrier) touch.
+#[inline(always)]
+pub unsafe fn atom_add_shared_u128(lo: u32, hi: u32, value: u128) {
+    let low = value as u64;
+    // SAFETY: forwarded.
+    unsafe {
+        let old = atom_add_shared_u64(lo, low);
+        let carry = (old.wrapping_add(low) < old) as u64;
+        let high = (value >> 64) as u64 + carry;
+        if high != 0 {
+            atom_add_shared_u64(hi, high);
+        }
+    }
+}
+
 /// Sorts `n` (a power of two, ≤ 2048) `u64` at `SM_SORT` into descending order, bitonically.
 ///
 /// # Safety

@@ -2,6 +2,7 @@
 //! device-side sanity check of settings. Integer where it matters, so both sides agree.
 
 use crate::fixed::soft_ln;
+use crate::keys::{key_value, ordered_bits};
 
 /// `p24` for `top_p`: `max(1, trunc(p * 2^24))`. `p * 2^24` is exact (power-of-two scale).
 #[inline]
@@ -35,6 +36,23 @@ pub fn min_p_threshold(max: f32, min_p: f32) -> f32 {
         return f32::NEG_INFINITY;
     }
     max + soft_ln(min_p)
+}
+
+/// min-p as a key floor: a key survives min-p exactly when it is `>=` this (value bits above
+/// the index bits, so every index of the threshold's value passes). 1 (every valid key) when
+/// min-p is off; never 0, which marks "no key".
+#[inline]
+pub fn min_p_floor(max_key: u64, min_p: f32) -> u64 {
+    if min_p > 0.0 {
+        let floor = (ordered_bits(min_p_threshold(key_value(max_key), min_p)) as u64) << 32;
+        if floor == 0 {
+            1
+        } else {
+            floor
+        }
+    } else {
+        1
+    }
 }
 
 /// `floor(total * r64 / 2^64)` without 256-bit arithmetic; `< total` whenever `total > 0`.
@@ -78,6 +96,23 @@ mod tests {
         assert_eq!(top_p_units(0.9), (0.9f32 as f64 * 16_777_216.0) as u32);
         assert!(top_p_disabled(1.0));
         assert!(!top_p_disabled(0.999_999_94));
+    }
+
+    #[test]
+    fn min_p_floor_keeps_exactly_the_values_at_or_above_the_threshold() {
+        use crate::keys::sort_key;
+        let max_key = sort_key(3.25, 17);
+        for min_p in [0.0f32, 1e-6, 0.01, 0.2, 0.5, 1.0] {
+            let floor = min_p_floor(max_key, min_p);
+            assert_ne!(floor, 0);
+            let thr = min_p_threshold(3.25, min_p);
+            for i in 0..4000u32 {
+                let x = 3.25 - i as f32 * 0.003;
+                for index in [0u32, 5, u32::MAX - 1] {
+                    assert_eq!(sort_key(x, index) >= floor, x >= thr, "x {x} min_p {min_p} index {index}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -25,10 +25,10 @@
 
 use crate::abi::*;
 use crate::block::*;
-use crate::decide::{draw_target, min_p_threshold, top_p_disabled, top_p_reached, top_p_units};
+use crate::decide::{draw_target, min_p_floor, top_p_disabled, top_p_reached, top_p_units};
 use crate::fixed::{exact_bin, frac_weight, soft_ceil, BAND_SCALE};
 use crate::intrinsics::*;
-use crate::keys::{key_index, key_value, ordered_bits};
+use crate::keys::{key_index, key_value};
 use crate::logprob::ln_mass;
 use crate::sampler::{
     active_rows, draw, exact_single, finish, finish_chosen, keys8, process8, read_settings, row_setup, walk_tile, Row, Summary,
@@ -150,16 +150,6 @@ fn tile_masses(p: &StepParams, pos: u32) -> *mut u64 {
     (p.exact_tile_mass as *mut u64).wrapping_add(pos as usize * p.tiles as usize * 2)
 }
 
-/// The min-p floor as a key (keys ≥ it survive min-p); 1 when min-p is off.
-#[inline(always)]
-fn min_p_floor(s: &RowSettings, max_key: u64) -> u64 {
-    let floor = if s.min_p > 0.0 { (ordered_bits(min_p_threshold(key_value(max_key), s.min_p)) as u64) << 32 } else { 1 };
-    if floor == 0 {
-        1
-    } else {
-        floor
-    }
-}
 
 /// Band scale of a bin (0 for the zero bin).
 #[inline(always)]
@@ -224,7 +214,7 @@ unsafe fn split_row(p: &StepParams, pos: u32, row: u32) -> SplitRow {
         let job = job_ptr(p, pos).read_volatile();
         let settings = read_settings(p, row);
         let mc = soft_ceil(key_value(job.max_key));
-        SplitRow { settings, row: row_setup(p, row, settings), job, mc, floor: min_p_floor(&settings, job.max_key) }
+        SplitRow { settings, row: row_setup(p, row, settings), job, mc, floor: min_p_floor(job.max_key, settings.min_p) }
     }
 }
 
@@ -754,13 +744,7 @@ unsafe fn finish_split(p: &StepParams, pos: u32, row: u32) {
             let w = if bins[j] != NONE && bins[j] >= job.sure_end && keys[j] >= kept_floor { weight(j) } else { 0 };
             if w > 0 {
                 let t = key_index(keys[j]) / TILE_TOKENS;
-                let lo = w as u64;
-                let old = atom_add_shared_u64(smem(F_TILE_LO + t * 8), lo);
-                let carry = (old.wrapping_add(lo) < old) as u64;
-                let hi = (w >> 64) as u64 + carry;
-                if hi != 0 {
-                    atom_add_shared_u64(smem(F_TILE_HI + t * 8), hi);
-                }
+                atom_add_shared_u128(smem(F_TILE_LO + t * 8), smem(F_TILE_HI + t * 8), w);
             }
         });
         sync_threads();

@@ -17,10 +17,10 @@
 
 use crate::abi::*;
 use crate::block::*;
-use crate::decide::{draw_target, min_p_threshold, settings_valid, top_p_disabled, top_p_reached, top_p_units};
+use crate::decide::{draw_target, min_p_floor, min_p_threshold, settings_valid, top_p_disabled, top_p_reached, top_p_units};
 use crate::fixed::{band_scale, soft_ceil, weight};
 use crate::intrinsics::*;
-use crate::keys::{key_index, key_value, ordered_bits, sort_key};
+use crate::keys::{key_index, key_value, sort_key};
 use crate::logit::{process_logit, widen_bf16, widen_f16, LogitParams};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64, STREAM_TOKEN};
@@ -1239,13 +1239,7 @@ unsafe fn select_exact(p: &StepParams, r: &Row, sum: &Summary, floor: u64, targe
                 if counted && peers.trailing_zeros() == lane_id() {
                     let total = l0 + (l1 << 21) + (l2 << 42) + (l3 << 63);
                     atom_add_shared_u32(smem(SM_HIST + digit * 4), peers.count_ones());
-                    let lo = total as u64;
-                    let old = atom_add_shared_u64(smem(SM_HIST_LO + digit * 8), lo);
-                    let carry = (old.wrapping_add(lo) < old) as u64;
-                    let hi = (total >> 64) as u64 + carry;
-                    if hi != 0 {
-                        atom_add_shared_u64(smem(SM_HIST_HI + digit * 8), hi);
-                    }
+                    atom_add_shared_u128(smem(SM_HIST_LO + digit * 8), smem(SM_HIST_HI + digit * 8), total);
                 }
             });
             sync_threads();
@@ -1402,9 +1396,7 @@ pub(crate) unsafe fn exact_single(p: &StepParams, row: u32) {
             return;
         }
         // K1 = keys ≥ floor1: min-p is a key bound; top-k a count selection on top of it.
-        let max_value = key_value(sum.max_key);
-        let floor_m = if s.min_p > 0.0 { (ordered_bits(min_p_threshold(max_value, s.min_p)) as u64) << 32 } else { 1 };
-        let floor_m = if floor_m == 0 { 1 } else { floor_m };
+        let floor_m = min_p_floor(sum.max_key, s.min_p);
         let (n_m, z_m) = if floor_m == 1 { (sum.valid, sum.z) } else { count_mass_from(&p, &r, &sum, floor_m) };
         let k1 = if s.top_k == 0 || s.top_k > n_m { n_m } else { s.top_k };
         let (floor1, z1) = if k1 < n_m {

@@ -21,10 +21,10 @@
 
 use crate::abi::*;
 use crate::block::*;
-use crate::decide::{min_p_threshold, settings_valid, top_p_disabled, top_p_reached, top_p_units};
+use crate::decide::{min_p_floor, settings_valid, top_p_disabled, top_p_reached, top_p_units};
 use crate::fixed::{soft_ceil, weight};
 use crate::intrinsics::*;
-use crate::keys::{key_index, key_value, ordered_bits, sort_key};
+use crate::keys::{key_index, key_value, sort_key};
 use crate::logit::{process_logit, widen_bf16, widen_f16, LogitParams};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
@@ -633,13 +633,7 @@ unsafe fn select_exact(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64, ta
                 if counted && peers.trailing_zeros() == lane_id() {
                     let total = l0 + (l1 << 21) + (l2 << 42) + (l3 << 63);
                     atom_add_shared_u32(smem(SM_HIST + digit * 4), peers.count_ones());
-                    let lo = total as u64;
-                    let old = atom_add_shared_u64(smem(SM_HIST_LO + digit * 8), lo);
-                    let carry = (old.wrapping_add(lo) < old) as u64;
-                    let hi = (total >> 64) as u64 + carry;
-                    if hi != 0 {
-                        atom_add_shared_u64(smem(SM_HIST_HI + digit * 8), hi);
-                    }
+                    atom_add_shared_u128(smem(SM_HIST_LO + digit * 8), smem(SM_HIST_HI + digit * 8), total);
                 }
             });
             sync_threads();
@@ -997,12 +991,7 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
         // budget), so `count_masses` and `draw` have one call site each; `select_exact` keeps
         // two (with a runtime target, ptxas spills).
         // K1 = keys ≥ floor1: min-p is a key bound; top-k a count selection on top of it.
-        let floor_m = if !greedy && s.min_p > 0.0 {
-            let f = (ordered_bits(min_p_threshold(key_value(max_key), s.min_p)) as u64) << 32;
-            if f == 0 { 1 } else { f }
-        } else {
-            1
-        };
+        let floor_m = if greedy { 1 } else { min_p_floor(max_key, s.min_p) };
         let (n_m, z_m, z_all) = if !greedy || want_lp { count_masses(&p, &r, &sum, floor_m) } else { (0, 0, 0) };
         let ln_z = if !want_lp {
             0.0
