@@ -711,10 +711,8 @@ impl GpuSampler {
     /// How many rows of the last step the exact pass finished (stage 2 could not decide them
     /// from the tile lists). Synchronous; for tests and the benchmark.
     pub fn exact_rows_last_step(&self) -> Result<usize> {
-        let n = self.uploaded.len();
-        let stream = self.gpu.stream().clone();
-        let flags = stream.clone_dtoh(&self.exact_flags.slice(0..n)).map_err(cuda_err("reading the exact-pass flags"))?;
-        Ok(flags.iter().filter(|&&f| f != 0).count())
+        let (split, single) = self.exact_paths_last_step()?;
+        Ok(split + single)
     }
 
     /// Of the rows of the last step the exact pass finished, how many the split pass took and
