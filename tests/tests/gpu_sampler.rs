@@ -141,9 +141,9 @@ fn gpu_tokens_equal_reference_on_mixed_batches() {
 }
 
 /// Rows that must take the exact pass, through both of its paths: flat rows with wide nuclei,
-/// large top-k and min-p (the split pass), and rows the split pass must hand to the single-block
-/// pass: top log-probabilities with a merge too long for stage 2, and rows of equal logits whose
-/// boundary bin holds the whole row. Every token must be the reference's.
+/// large top-k, min-p and log-probabilities (the split pass), and rows of equal logits whose
+/// boundary bin holds the whole row, which the split pass hands to the single-block pass. Every
+/// token must be the reference's, and each path must have run.
 #[test]
 fn gpu_exact_pass_paths_equal_reference() {
     const TEST: &str = "gpu_exact_pass_paths_equal_reference";
