@@ -9,6 +9,12 @@
 //! allocate nor synchronize, so the pair can be captured in a CUDA graph and replayed for any
 //! batch that fits the capture.
 //!
+//! `verify_rows` is a cooperative launch of a fixed, co-resident grid (blocks per SM by the
+//! occupancy calculator, times the SMs): with few target rows, the blocks of a row meet at
+//! device-scope barriers, which is only safe when every block runs at once. Its scratch (a
+//! processed-value cache as large as f32 target logits, per-block and per-row words) is
+//! allocated here with the rest.
+//!
 //! A child module of `gpu` so that it can use the sampler's buffers without widening
 //! `GpuSampler`'s API.
 
@@ -18,7 +24,8 @@ use std::marker::PhantomData;
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, LaunchConfig, PushKernelArg};
 use sampler_kernels::abi::{
     RowSettings, VerifyParams, VerifySettings, ROW_HAS_BITMASK, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
-    VERIFY_CHAIN_THREADS, VERIFY_MAX_DRAFTS, VERIFY_MIN_DRAFTS, VERIFY_ONE_HOT,
+    TILE_TOKENS, VERIFY_BLOCK_SCRATCH_BYTES, VERIFY_CHAIN_THREADS, VERIFY_MAX_DRAFTS, VERIFY_MIN_DRAFTS, VERIFY_ONE_HOT,
+    VERIFY_ROW_SCRATCH_BYTES,
 };
 use sampler_kernels::status::STATUS_INVALID_SETTINGS;
 
@@ -133,6 +140,12 @@ pub struct GpuVerifier {
     staging: Vec<u8>,
     upload: CudaSlice<u8>,
     row_results: CudaSlice<u8>,
+    /// `verify_rows`' processed-value cache, per-block and per-row scratch (module docs).
+    cache: CudaSlice<f32>,
+    group_scratch: CudaSlice<u8>,
+    row_scratch: CudaSlice<u8>,
+    /// Blocks of the cooperative `verify_rows` grid.
+    rows_grid: u32,
     out_tokens: CudaSlice<i32>,
     out_accepted: CudaSlice<u32>,
     out_status: CudaSlice<u32>,
@@ -163,12 +176,25 @@ impl GpuVerifier {
         let stream = sampler.gpu.stream().clone();
         let alloc = cuda_err("allocating verification memory");
         let width = max_batch * (max_drafts + 1);
+        let rows_fn = sampler.gpu.function("verify_rows")?;
+        let per_sm = rows_fn
+            .occupancy_max_active_blocks_per_multiprocessor(SAMPLER_THREADS, SAMPLER_SHARED_BYTES as usize, None)
+            .map_err(cuda_err("reading verify_rows' occupancy"))?;
+        if per_sm == 0 {
+            return Err(Error::Cuda { op: "sizing the verify_rows grid", detail: "no block fits a multiprocessor".into() });
+        }
+        let rows_grid = per_sm * sampler.gpu.sm_count()?;
+        let cache_len = max_rows * sampler.tiles as usize * TILE_TOKENS as usize;
         let verifier = Self {
-            rows_fn: sampler.gpu.function("verify_rows")?,
+            rows_fn,
             chains_fn: sampler.gpu.function("verify_chains")?,
             staging: vec![0u8; total],
             upload: stream.alloc_zeros::<u8>(total).map_err(alloc)?,
             row_results: stream.alloc_zeros::<u8>(max_rows * 32).map_err(cuda_err("allocating verification rows"))?,
+            cache: stream.alloc_zeros::<f32>(cache_len).map_err(cuda_err("allocating verification scratch"))?,
+            group_scratch: stream.alloc_zeros::<u8>(rows_grid as usize * VERIFY_BLOCK_SCRATCH_BYTES as usize).map_err(cuda_err("allocating verification scratch"))?,
+            row_scratch: stream.alloc_zeros::<u8>(max_rows * VERIFY_ROW_SCRATCH_BYTES as usize).map_err(cuda_err("allocating verification scratch"))?,
+            rows_grid,
             out_tokens: stream.alloc_zeros::<i32>(width).map_err(cuda_err("allocating verification outputs"))?,
             out_accepted: stream.alloc_zeros::<u32>(max_batch).map_err(cuda_err("allocating verification outputs"))?,
             out_status: stream.alloc_zeros::<u32>(max_batch).map_err(cuda_err("allocating verification outputs"))?,
@@ -418,6 +444,9 @@ impl GpuVerifier {
             seeds: device_address_mut(&mut s.seeds),
             steps: device_address_mut(&mut s.steps),
             row_results: device_address_mut(&mut self.row_results),
+            cache: device_address_mut(&mut self.cache),
+            group_scratch: device_address_mut(&mut self.group_scratch),
+            row_scratch: device_address_mut(&mut self.row_scratch),
             out_tokens: device_address_mut(&mut self.out_tokens),
             out_accepted: device_address_mut(&mut self.out_accepted),
             out_status: device_address_mut(&mut self.out_status),
@@ -446,24 +475,27 @@ impl GpuVerifier {
         let params = KernelParams(self.params(logits, q, rows));
         let stream = self.sampler.gpu.stream().clone();
         let rows_cfg = LaunchConfig {
-            grid_dim: (rows as u32, 1, 1),
+            grid_dim: (self.rows_grid, 1, 1),
             block_dim: (SAMPLER_THREADS, 1, 1),
             shared_mem_bytes: SAMPLER_SHARED_BYTES,
         };
         let chain_blocks = (self.sampler.config.max_batch as u32).div_ceil(VERIFY_CHAIN_THREADS);
         let chains_cfg =
             LaunchConfig { grid_dim: (chain_blocks, 1, 1), block_dim: (VERIFY_CHAIN_THREADS, 1, 1), shared_mem_bytes: 0 };
-        for (function, config, what) in
-            [(&self.rows_fn, rows_cfg, "launching verify_rows"), (&self.chains_fn, chains_cfg, "launching verify_chains")]
-        {
-            let mut launch = stream.launch_builder(function);
-            launch.arg(&params);
-            // SAFETY: `VerifyParams` matches the kernels' parameter by the ABI module; every
-            // pointer addresses a buffer allocated for max_batch requests, max_rows target rows
-            // (rows ≤ max_rows was checked), max_requests slots and the vocab, or the caller's
-            // logits and draft probabilities, checked against rows, stride and length; grid,
-            // block and shared-memory sizes are the ones the kernels document.
-            unsafe { launch.launch(config) }.map_err(cuda_err(what))?;
+        // SAFETY (both launches): `VerifyParams` matches the kernels' parameter by the ABI
+        // module; every pointer addresses a buffer allocated for max_batch requests, max_rows
+        // target rows (rows ≤ max_rows was checked), max_requests slots, the vocab's tiles and
+        // the rows grid, or the caller's logits and draft probabilities, checked against rows,
+        // stride and length; grid, block and shared-memory sizes are the ones the kernels
+        // document: verify_rows' grid is what the occupancy calculator lets run at once, and
+        // its launch is cooperative, so its group barriers cannot wait on an unscheduled block.
+        unsafe {
+            let mut rows_launch = stream.launch_builder(&self.rows_fn);
+            rows_launch.arg(&params);
+            rows_launch.launch_cooperative(rows_cfg).map_err(cuda_err("launching verify_rows"))?;
+            let mut chains_launch = stream.launch_builder(&self.chains_fn);
+            chains_launch.arg(&params);
+            chains_launch.launch(chains_cfg).map_err(cuda_err("launching verify_chains"))?;
         }
         Ok(())
     }

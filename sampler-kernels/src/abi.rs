@@ -370,6 +370,14 @@ pub const VERIFY_MAX_DRAFTS: u32 = 64;
 pub const VERIFY_ONE_HOT: u32 = u32::MAX;
 /// Threads per block of `verify_chains` (one request per thread).
 pub const VERIFY_CHAIN_THREADS: u32 = 128;
+/// Bytes of `VerifyParams::group_scratch` per `verify_rows` block: the block's share of a
+/// group reduction (up to eight u64 words) and of a radix histogram (256 bins of three u64),
+/// each in two alternating halves.
+pub const VERIFY_BLOCK_SCRATCH_BYTES: u32 = 128 + 2 * 256 * 24;
+/// Bytes of `VerifyParams::row_scratch` per target row: a 16-byte head (the group's barrier
+/// counter and the two selections' gather counters), two generations of per-tile draw sums
+/// (`U256[MAX_TILES]` each), then the selections' gather list (`u64[MERGE_CAPACITY]`).
+pub const VERIFY_ROW_SCRATCH_BYTES: u32 = 16 + 2 * MAX_TILES * 32 + MERGE_CAPACITY * 8;
 
 /// One request of a verification call, in device memory (one host copy per call).
 #[repr(C)]
@@ -439,6 +447,14 @@ pub struct VerifyParams {
     pub steps: u64,
     /// `VerifyRowResult[rows]`: scratch between the two kernels.
     pub row_results: u64,
+    /// Processed values of every target row, `f32[rows][tiles * TILE_TOKENS]`: written by the
+    /// first pass over a tile, read by every later pass (so the prologue runs once per token).
+    pub cache: u64,
+    /// `VERIFY_BLOCK_SCRATCH_BYTES` per `verify_rows` block (the grid's size).
+    pub group_scratch: u64,
+    /// `VERIFY_ROW_SCRATCH_BYTES` per target row, 16-byte aligned. The barrier counters are zero
+    /// between calls: `verify_chains` clears what `verify_rows` counted.
+    pub row_scratch: u64,
     /// Outputs: `i32[requests][max_drafts + 1]` tokens, `u32[requests]` accepted and status,
     /// `f32[requests][max_drafts + 1]` log-probabilities.
     pub out_tokens: u64,
@@ -447,7 +463,8 @@ pub struct VerifyParams {
     pub out_logprobs: u64,
     pub dtype: u32,
     pub vocab: u32,
-    /// Target rows of the `verify_rows` grid (≤ the row results' capacity).
+    /// Target rows of the call (≤ the row results' capacity); `verify_rows` runs a fixed,
+    /// co-resident grid over them.
     pub rows: u32,
     /// Request capacity (settings, drafts and outputs hold this many).
     pub requests: u32,
@@ -461,5 +478,5 @@ pub struct VerifyParams {
     pub _pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<VerifyParams>() == 19 * 8 + 12 * 4);
+const _: () = assert!(core::mem::size_of::<VerifyParams>() == 22 * 8 + 12 * 4);
 const _: () = assert!(core::mem::align_of::<VerifyParams>() == 8);

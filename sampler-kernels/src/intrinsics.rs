@@ -490,3 +490,77 @@ pub unsafe fn redux_or_sync(mask: u32, value: u32) -> u32 {
     unsafe { asm!("redux.sync.or.b32 {0}, {1}, {2};", out(reg32) out, in(reg32) value, in(reg32) mask, options(nomem, nostack)) };
     out
 }
+
+/// `fence.acq_rel.gpu`: orders this thread's memory operations before and after it for every
+/// thread of the GPU (with a barrier, the release and acquire halves of a grid-level barrier).
+///
+/// # Safety
+/// None beyond being inside a kernel; it only orders memory operations.
+#[inline(always)]
+pub unsafe fn fence_acq_rel_gpu() {
+    // SAFETY: a fence has no operands.
+    unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) };
+}
+
+/// `red.relaxed.gpu.global.add.u32 [ptr], v`: a device-scope atomic add with no returned value.
+///
+/// # Safety
+/// `ptr` is a 4-byte aligned global address the kernel may write.
+#[inline(always)]
+pub unsafe fn red_add_relaxed_gpu_u32(ptr: *mut u32, value: u32) {
+    // SAFETY: the caller guarantees the address; the operation itself is atomic.
+    unsafe { asm!("red.relaxed.gpu.global.add.u32 [{0}], {1};", in(reg64) ptr, in(reg32) value, options(nostack)) };
+}
+
+/// `ld.relaxed.gpu.global.u32`: a load that sees other blocks' writes at device scope (never a
+/// stale L1 line).
+///
+/// # Safety
+/// `ptr` is a 4-byte aligned global address the kernel may read.
+#[inline(always)]
+pub unsafe fn ld_relaxed_gpu_u32(ptr: *const u32) -> u32 {
+    let out: u32;
+    // SAFETY: the caller guarantees the address.
+    unsafe { asm!("ld.relaxed.gpu.global.u32 {0}, [{1}];", out(reg32) out, in(reg64) ptr, options(nostack, readonly)) };
+    out
+}
+
+/// `ld.relaxed.gpu.global.u64`: as [`ld_relaxed_gpu_u32`], eight bytes.
+///
+/// # Safety
+/// `ptr` is an 8-byte aligned global address the kernel may read.
+#[inline(always)]
+pub unsafe fn ld_relaxed_gpu_u64(ptr: *const u64) -> u64 {
+    let out: u64;
+    // SAFETY: the caller guarantees the address.
+    unsafe { asm!("ld.relaxed.gpu.global.u64 {0}, [{1}];", out(reg64) out, in(reg64) ptr, options(nostack, readonly)) };
+    out
+}
+
+/// `nanosleep.u32 t`: suspends the thread for about `t` nanoseconds (a polite spin).
+///
+/// # Safety
+/// None beyond being inside a kernel.
+#[inline(always)]
+pub unsafe fn nanosleep(ns: u32) {
+    // SAFETY: no memory effect.
+    unsafe { asm!("nanosleep.u32 {0};", in(reg32) ns, options(nostack, nomem)) };
+}
+
+/// `cvta.to.global.u64` then `ld.global.v4.u32`: a 16-byte coherent load, for data that other
+/// blocks of the same launch wrote before a grid-level barrier (the `.nc` path may not see it).
+///
+/// # Safety
+/// `ptr` is 16-byte aligned and points to 16 readable bytes of global memory; writers of those
+/// bytes are ordered before this load by a barrier with device-scope fences.
+#[inline(always)]
+pub unsafe fn ld_global_v4_u32(ptr: *const u32) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: the caller guarantees alignment, bounds and ordering.
+    unsafe {
+        asm!("{{ .reg .u64 g; cvta.to.global.u64 g, {4}; ld.global.v4.u32 {{{0}, {1}, {2}, {3}}}, [g]; }}",
+             out(reg32) a, out(reg32) b, out(reg32) c, out(reg32) d, in(reg64) ptr,
+             options(nostack, readonly))
+    };
+    [a, b, c, d]
+}

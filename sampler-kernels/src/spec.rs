@@ -2,19 +2,26 @@
 //! as `sampler-host/src/verify.rs` (the CPU reference), bit for bit.
 //!
 //! Two kernels, one launch each, for a whole heterogeneous batch:
-//! 1. `verify_rows`, one block per target row `j` of a request: the processed row exactly (the
-//!    penalty state sees the request's drafts `d_0..d_{j-1}` as emitted output), then the row's
-//!    decisions: greedy argmax, or min-p / top-k / top-p (kept set `K_j`, mass `Z`) by whole-row
-//!    exact selection, the accept test of `d_j`, and the token the chain emits if it stops at
-//!    `j` (residual draw over `R_i = max(0, A_i - B_i)`, or the bonus draw at `j = n`).
+//! 1. `verify_rows`, a group of blocks per target row `j` of a request: the processed row
+//!    exactly (the penalty state sees the request's drafts `d_0..d_{j-1}` as emitted output),
+//!    then the row's decisions: greedy argmax, or min-p / top-k / top-p (kept set `K_j`, mass
+//!    `Z`) by whole-row exact selection, the accept test of `d_j`, and the token the chain emits
+//!    if it stops at `j` (residual draw over `R_i = max(0, A_i - B_i)`, or the bonus draw at
+//!    `j = n`).
 //! 2. `verify_chains`, one thread per request: the first rejection, the outputs, and the state
 //!    update (emitted tokens counted, `step += 1` once).
 //!
 //! Rows are independent, so every row of every request is decided in parallel; a row past the
-//! first rejection is wasted work, but no row waits on another. The row kernel reads its row
-//! several times (summary, mass, radix levels of top-k / top-p, the draw): simple and exact
-//! first. Everything goes through the shared pure functions (`logit`, `keys`, `fixed`,
-//! `decide`, `philox`, `verify`) that the CPU reference calls.
+//! first rejection is wasted work, but no row waits on another. `verify_rows` runs a
+//! co-resident (cooperative) grid: with few rows, each row gets `grid / rows` blocks (its
+//! group), which split every tile pass (summary, masses, radix histograms, the bucket gather,
+//! the draw's tile sums) and meet at a device-scope barrier to combine exact integer partials,
+//! so every block of a group makes the same decisions; with many rows, each block takes whole
+//! rows in turn. The first pass stores each processed value in `VerifyParams::cache`; later
+//! passes read it back, so the prologue (penalties with the earlier drafts, bias, bitmask,
+//! temperature) runs once per token.
+//! Everything goes through the shared pure functions (`logit`, `keys`, `fixed`, `decide`,
+//! `philox`, `verify`) that the CPU reference calls.
 //!
 //! The selection helpers are adapted from `sampler.rs`'s exact pass (same algorithm, over a
 //! prologue that counts earlier drafts), kept here so the two files can change independently.
@@ -44,13 +51,9 @@ const LO64: u128 = u64::MAX as u128;
 /// The request's draft tokens, `u32[VERIFY_MAX_DRAFTS]`.
 const SM_DRAFTS: u32 = SM_BAND;
 const _: () = assert!(SM_DRAFTS + VERIFY_MAX_DRAFTS * 4 <= SM_BIAS);
-/// Per-tile sums of a draw, `U256[MAX_TILES]` as four u64 each (the sort buffer is free then).
-const SM_TILE_SUMS: u32 = SM_SORT;
-const _: () = assert!(SM_TILE_SUMS + MAX_TILES * 32 <= SM_END);
 
 // Broadcast slots inside SM_RESULT (256 bytes).
 const RES_SELECT: u32 = SM_RESULT;
-const RES_COUNTER: u32 = SM_RESULT + 8;
 const RES_LOWER: u32 = SM_RESULT + 16;
 const RES_TILE: u32 = SM_RESULT + 24;
 const RES_PICK: u32 = SM_RESULT + 32;
@@ -162,6 +165,147 @@ unsafe fn ld_shared_u256(addr: u32) -> U256 {
         U256 { hi, lo }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Row groups: the blocks that share one target row.
+
+/// Block `g` of a row's `size` blocks takes tiles `g, g + size, ...`; the group's blocks are
+/// consecutive from `row * size`. `size == 1` is a block alone, with no device-scope barrier.
+#[derive(Clone, Copy)]
+struct Group {
+    row: u32,
+    g: u32,
+    size: u32,
+    /// Group barriers passed so far (every block of a group passes the same ones).
+    barriers: u32,
+}
+
+impl Group {
+    /// Whether this block writes the row's result when every block of the group knows it.
+    #[inline(always)]
+    fn leader(&self) -> bool {
+        self.g == 0
+    }
+
+    /// Every block of the group arrives before any leaves; global writes before it are visible
+    /// to global reads after it, in every block of the group.
+    ///
+    /// # Safety
+    /// The whole block calls it; every block of the group calls it the same number of times
+    /// (they take the same branches); the grid is co-resident (cooperative launch), so the
+    /// group's blocks all run; the row's counter was zero at launch.
+    #[inline(always)]
+    unsafe fn sync(&mut self, p: &VerifyParams) {
+        // SAFETY (whole block): the counter is this row's, in row_scratch; thread 0 spins alone
+        // while the others wait at the second barrier.
+        unsafe {
+            sync_threads();
+            if self.size > 1 {
+                self.barriers += 1;
+                let target = self.barriers * self.size;
+                if thread_idx_x() == 0 {
+                    let counter = (p.row_scratch + self.row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64) as *mut u32;
+                    fence_acq_rel_gpu();
+                    red_add_relaxed_gpu_u32(counter, 1);
+                    while ld_relaxed_gpu_u32(counter) < target {
+                        nanosleep(32);
+                    }
+                    fence_acq_rel_gpu();
+                }
+                sync_threads();
+            }
+        }
+    }
+
+    /// Publishes this block's five `words` (thread 0's) and returns, on thread `t < size`,
+    /// block `t`'s words (zeros on the other threads): a block reduction of the result is the
+    /// group's. The two halves of a block's slot alternate with the barrier count, so a block
+    /// one barrier ahead never overwrites words another block still reads. (Five words,
+    /// unrolled: an indexed array would live in local memory.)
+    ///
+    /// # Safety
+    /// As for [`Group::sync`]; `size > 1`.
+    #[inline(always)]
+    unsafe fn share(&mut self, p: &VerifyParams, words: [u64; SHARED_WORDS]) -> [u64; SHARED_WORDS] {
+        let half = (self.barriers & 1) as u64 * (BLOCK_HIST / 2);
+        let tid = thread_idx_x();
+        let mut out = [0u64; SHARED_WORDS];
+        // SAFETY: block indices < grid; five words fit a half (asserted below); the barrier
+        // orders thread 0's stores before the other blocks' loads.
+        unsafe {
+            if tid == 0 {
+                let mine = (p.group_scratch + block_idx_x() as u64 * VERIFY_BLOCK_SCRATCH_BYTES as u64 + half) as *mut u64;
+                mine.write(words[0]);
+                mine.add(1).write(words[1]);
+                mine.add(2).write(words[2]);
+                mine.add(3).write(words[3]);
+                mine.add(4).write(words[4]);
+            }
+            self.sync(p);
+            if tid < self.size {
+                let theirs =
+                    (p.group_scratch + (self.row * self.size + tid) as u64 * VERIFY_BLOCK_SCRATCH_BYTES as u64 + half) as *const u64;
+                out = [
+                    ld_relaxed_gpu_u64(theirs),
+                    ld_relaxed_gpu_u64(theirs.add(1)),
+                    ld_relaxed_gpu_u64(theirs.add(2)),
+                    ld_relaxed_gpu_u64(theirs.add(3)),
+                    ld_relaxed_gpu_u64(theirs.add(4)),
+                ];
+            }
+        }
+        out
+    }
+}
+
+impl Group {
+    /// The group's sum of one histogram bin: thread `t < 256` passes its block's count and
+    /// mass of digit `255 - t` and gets the group's (other threads pass and get zeros). Same
+    /// alternating halves as [`Group::share`].
+    ///
+    /// # Safety
+    /// As for [`Group::sync`]; `size > 1`.
+    #[inline(always)]
+    unsafe fn share_bin(&mut self, p: &VerifyParams, h: u32, m: u128) -> (u32, u128) {
+        let half = (self.barriers & 1) as u64 * (BLOCK_HIST_BYTES / 2) as u64;
+        let bins = |block: u32| (p.group_scratch + block as u64 * VERIFY_BLOCK_SCRATCH_BYTES as u64 + BLOCK_HIST + half) as *mut u64;
+        let tid = thread_idx_x();
+        // SAFETY: block indices < grid, bin tid < 256 of a half; the barrier orders the stores
+        // before the other blocks' loads.
+        unsafe {
+            if tid < 256 {
+                let mine = bins(block_idx_x()).add(tid as usize * 3);
+                mine.write(h as u64);
+                mine.add(1).write(m as u64);
+                mine.add(2).write((m >> 64) as u64);
+            }
+            self.sync(p);
+            let (mut count, mut mass) = (0u32, 0u128);
+            if tid < 256 {
+                let mut b = 0;
+                while b < self.size {
+                    let theirs = bins(self.row * self.size + b).add(tid as usize * 3) as *const u64;
+                    count += ld_relaxed_gpu_u64(theirs) as u32;
+                    mass += ((ld_relaxed_gpu_u64(theirs.add(2)) as u128) << 64) | ld_relaxed_gpu_u64(theirs.add(1)) as u128;
+                    b += 1;
+                }
+            }
+            (count, mass)
+        }
+    }
+}
+
+/// Byte offset of a block's histogram halves in its group scratch (after the words).
+const BLOCK_HIST: u64 = 128;
+const BLOCK_HIST_BYTES: u32 = VERIFY_BLOCK_SCRATCH_BYTES - BLOCK_HIST as u32;
+const _: () = assert!(BLOCK_HIST_BYTES >= 2 * 256 * 24);
+/// Byte offset of a row's gather list in its row scratch (after the head and the tile sums).
+const ROW_LIST: u64 = 16 + 2 * MAX_TILES as u64 * 32;
+const _: () = assert!(ROW_LIST + MERGE_CAPACITY as u64 * 8 <= VERIFY_ROW_SCRATCH_BYTES as u64);
+
+/// Words a block publishes per group reduction.
+const SHARED_WORDS: usize = 5;
+const _: () = assert!(BLOCK_HIST as u32 / 2 >= SHARED_WORDS as u32 * 8);
 
 // ---------------------------------------------------------------------------------------------
 // Settings and the target row.
@@ -456,6 +600,49 @@ fn tile_base(tile: u32) -> u32 {
     tile * TILE_TOKENS + thread_idx_x() * TOKENS_PER_THREAD
 }
 
+/// This thread's 8 cache slots of `tile` in the row's processed values.
+#[inline(always)]
+fn cache_slots(p: &VerifyParams, row: u32, tile: u32) -> *mut u32 {
+    (p.cache + (row as u64 * p.tiles as u64 * TILE_TOKENS as u64 + tile_base(tile) as u64) * 4) as *mut u32
+}
+
+/// Stores the processed values of this thread's 8 tokens of `tile`.
+///
+/// # Safety
+/// `row < rows`, `tile < tiles`; the cache holds `rows × tiles × TILE_TOKENS` f32.
+#[inline(always)]
+unsafe fn store_cached8(p: &VerifyParams, row: u32, tile: u32, x: &[f32; 8]) {
+    let at = cache_slots(p, row, tile);
+    // SAFETY: 32 bytes inside the cache, 16-byte aligned (base % 8 == 0, cache aligned).
+    unsafe {
+        st_global_v4_u32(at, [x[0].to_bits(), x[1].to_bits(), x[2].to_bits(), x[3].to_bits()]);
+        st_global_v4_u32(at.add(4), [x[4].to_bits(), x[5].to_bits(), x[6].to_bits(), x[7].to_bits()]);
+    }
+}
+
+/// The processed values of this thread's 8 tokens of `tile`, as the first pass stored them
+/// (bit for bit what [`process8`] gives).
+///
+/// # Safety
+/// As for [`store_cached8`]; a group barrier separates the store from this load when another
+/// block stored the tile.
+#[inline(always)]
+unsafe fn cached8(p: &VerifyParams, row: u32, tile: u32) -> [f32; 8] {
+    let at = cache_slots(p, row, tile);
+    // SAFETY: as for store_cached8; ordered by the caller's barrier.
+    let (a, b) = unsafe { (ld_global_v4_u32(at), ld_global_v4_u32(at.add(4))) };
+    [
+        f32::from_bits(a[0]),
+        f32::from_bits(a[1]),
+        f32::from_bits(a[2]),
+        f32::from_bits(a[3]),
+        f32::from_bits(b[0]),
+        f32::from_bits(b[1]),
+        f32::from_bits(b[2]),
+        f32::from_bits(b[3]),
+    ]
+}
+
 // ---------------------------------------------------------------------------------------------
 // Row summary and weights.
 
@@ -495,23 +682,24 @@ impl Summary {
     }
 }
 
-/// Calls `f(key)` for every valid key of the row with key ≥ `floor`, tile by tile.
+/// Calls `f(key)` for every valid key ≥ `floor` of the cached row, in tiles `first, first +
+/// step, ...`.
 ///
 /// # Safety
-/// The whole block calls it together with the same arguments.
+/// The whole block calls it together with the same arguments; the tiles are cached.
 #[inline(always)]
-unsafe fn for_each_key<F: FnMut(u64)>(p: &VerifyParams, r: &VRow, floor: u64, mut f: F) {
-    let mut tile = 0;
+unsafe fn for_each_key<F: FnMut(u64)>(p: &VerifyParams, row: u32, first: u32, step: u32, floor: u64, mut f: F) {
+    let mut tile = first;
     while tile < p.tiles {
-        // SAFETY: uniform call by the whole block.
-        let x = unsafe { process8(p, r, tile) };
+        // SAFETY: forwarded.
+        let x = unsafe { cached8(p, row, tile) };
         let keys = keys8(&x, tile_base(tile));
         each8(|j| {
             if keys[j] != 0 && keys[j] >= floor {
                 f(keys[j]);
             }
         });
-        tile += 1;
+        tile += step;
     }
 }
 
@@ -519,29 +707,30 @@ unsafe fn for_each_key<F: FnMut(u64)>(p: &VerifyParams, r: &VRow, floor: u64, mu
 /// stay converged for warp-wide instructions inside `f`.
 ///
 /// # Safety
-/// The whole block calls it together with the same arguments.
+/// The whole block calls it together with the same arguments; the tiles are cached.
 #[inline(always)]
-unsafe fn for_each_key_all<F: FnMut(u64)>(p: &VerifyParams, r: &VRow, floor: u64, mut f: F) {
-    let mut tile = 0;
+unsafe fn for_each_key_all<F: FnMut(u64)>(p: &VerifyParams, row: u32, first: u32, step: u32, floor: u64, mut f: F) {
+    let mut tile = first;
     while tile < p.tiles {
-        // SAFETY: uniform call by the whole block.
-        let x = unsafe { process8(p, r, tile) };
+        // SAFETY: forwarded.
+        let x = unsafe { cached8(p, row, tile) };
         let keys = keys8(&x, tile_base(tile));
         each8(|j| f(if keys[j] != 0 && keys[j] >= floor { keys[j] } else { 0 }));
-        tile += 1;
+        tile += step;
     }
 }
 
-/// In one pass: the count and mass of the row's keys ≥ `floor`, and the mass of all its keys.
+/// In one pass over the group's tiles: the count and mass of the row's keys ≥ `floor`, and
+/// the mass of all its keys (exact integer sums, combined over the group).
 ///
 /// # Safety
-/// The whole block calls it together.
+/// The whole block calls it together; the group's tiles are cached.
 #[inline(always)]
-unsafe fn count_masses(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64) -> (u32, u128, u128) {
+unsafe fn count_masses(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: u64) -> (u32, u128, u128) {
     let (mut count, mut mass, mut all) = (0u32, 0u128, 0u128);
-    // SAFETY: uniform call by the whole block.
+    // SAFETY: uniform calls by the whole block.
     unsafe {
-        for_each_key(p, r, 1, |key| {
+        for_each_key(p, grp.row, grp.g, grp.size, 1, |key| {
             let w = sum.weight_of(key);
             all += w;
             if key >= floor {
@@ -549,7 +738,16 @@ unsafe fn count_masses(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64) ->
                 mass += w;
             }
         });
-        (block_sum_u32(count), block_sum_u128(mass), block_sum_u128(all))
+        let (count, mass, all) = (block_sum_u32(count), block_sum_u128(mass), block_sum_u128(all));
+        if grp.size == 1 {
+            return (count, mass, all);
+        }
+        let w = grp.share(p, [count as u64, mass as u64, (mass >> 64) as u64, all as u64, (all >> 64) as u64]);
+        (
+            block_sum_u32(w[0] as u32),
+            block_sum_u128(((w[2] as u128) << 64) | w[1] as u128),
+            block_sum_u128(((w[4] as u128) << 64) | w[3] as u128),
+        )
     }
 }
 
@@ -600,13 +798,18 @@ unsafe fn sorted_prefix_masses(n: u32, sum: &Summary) -> ([u64; OWN], [u128; OWN
 
 /// The shortest prefix (key order, keys ≥ `floor`) that reaches `target`: returns its last key
 /// and its mass. MSD radix on 8-bit digits with count and mass histograms until the boundary
-/// bucket fits `SM_SORT`, then a sort of that bucket.
+/// bucket fits `SM_SORT`, then a sort of that bucket. The group's blocks histogram their own
+/// tiles and add the histograms (exact integers), and gather the bucket into the row's list,
+/// which every block then sorts: all reach the same answer.
 ///
 /// # Safety
-/// The whole block calls it together; the target is reachable by the keys ≥ `floor`.
+/// The whole block calls it together, and every block of the group; the target is reachable
+/// by the keys ≥ `floor`; the group's tiles are cached; `call` is 0 for a row's first
+/// selection, 1 for its second (each has its own gather counter, zero at launch).
 #[inline(always)]
-unsafe fn select_exact(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64, target: Target) -> (u64, u128) {
+unsafe fn select_exact(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: u64, target: Target, call: u32) -> (u64, u128) {
     let tid = thread_idx_x();
+    let row = grp.row;
     let (mut prefix, mut level) = (0u64, 0u32);
     let (mut acc_count, mut acc_mass) = (0u32, 0u128);
     // SAFETY (whole block): histogram slots and SM_SORT from the map; uniform loop bounds.
@@ -620,7 +823,7 @@ unsafe fn select_exact(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64, ta
                 st_shared_u64(smem(SM_HIST_HI + tid * 8), 0);
             }
             sync_threads();
-            for_each_key_all(p, r, floor, |key| {
+            for_each_key_all(p, row, grp.g, grp.size, floor, |key| {
                 let counted = key != 0 && in_bucket(key, prefix, level);
                 let digit = if counted { ((key >> shift) & 255) as u32 } else { NO_DIGIT };
                 let w = if counted { sum.weight_of(key) } else { 0 };
@@ -647,6 +850,7 @@ unsafe fn select_exact(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64, ta
             } else {
                 (0, 0)
             };
+            let (h, m) = if grp.size > 1 { grp.share_bin(p, h, m) } else { (h, m) };
             let (c_before, _) = block_exclusive_scan_u32(h);
             let (m_before, _) = block_exclusive_scan_u128(m);
             if tid == 0 {
@@ -684,22 +888,27 @@ unsafe fn select_exact(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64, ta
                 break;
             }
         }
-        // Gather the boundary bucket, sort it, and finish position by position.
-        if tid == 0 {
-            st_shared_u32(smem(RES_COUNTER), 0);
-        }
-        sync_threads();
-        for_each_key(p, r, floor, |key| {
+        // Gather the boundary bucket into the row's list (the group's tiles), copy it to
+        // SM_SORT, sort it, and finish position by position.
+        let head = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64) as *mut u32;
+        let counter = head.add(1 + call as usize);
+        let list = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + ROW_LIST) as *mut u64;
+        for_each_key(p, row, grp.g, grp.size, floor, |key| {
             if in_bucket(key, prefix, level) {
-                let pos = atom_add_shared_u32(smem(RES_COUNTER), 1);
+                let pos = atom_add_global_u32(counter, 1);
                 if pos < MERGE_CAPACITY {
-                    st_shared_u64(smem(SM_SORT + pos * 8), key);
+                    list.add(pos as usize).write(key);
                 }
             }
         });
-        sync_threads();
-        let n = ld_shared_u32(smem(RES_COUNTER));
+        grp.sync(p);
+        let n = ld_relaxed_gpu_u32(counter);
         let n = if n < MERGE_CAPACITY { n } else { MERGE_CAPACITY };
+        let mut i = tid;
+        while i < n {
+            st_shared_u64(smem(SM_SORT + i * 8), ld_relaxed_gpu_u64(list.add(i as usize)));
+            i += SAMPLER_THREADS;
+        }
         sync_threads();
         let padded = pow2_at_least(n);
         let mut i = n + tid;
@@ -770,24 +979,46 @@ fn token_weight(sum: &Summary, w: Weights, r: &VRow, key: u64, floor: u64, q: f3
     residual_weight(sum.weight_of(key), w.z, qi, w.q_total)
 }
 
+/// What [`draw`] found, for this block.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Drawn {
+    /// The total weight is 0 (every block of the group knows it).
+    Nothing,
+    /// This block walked the tile holding the target: the drawn key (0 if, defensively,
+    /// nothing was found).
+    Mine(u64),
+    /// Another block of the group walks that tile and writes the result.
+    Elsewhere,
+}
+
+/// The row's per-tile sums of draw `attempt` (0 or 1), `U256[MAX_TILES]` as four u64 each.
+#[inline(always)]
+fn tile_sums(p: &VerifyParams, row: u32, attempt: u32) -> *mut u64 {
+    (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + 16 + attempt as u64 * MAX_TILES as u64 * 32) as *mut u64
+}
+
 /// The draw over keys ≥ `floor` with weights `w` and the random word `r64`: the total `T`,
 /// target `floor(T · r64 / 2^64)`, then the first token in index order whose running sum
-/// exceeds it. Returns its key, or 0 when `T = 0` (or, defensively, nothing was found).
+/// exceeds it. The group's blocks sum their tiles into the row's scratch; every block finds
+/// the target tile; its block walks it.
 ///
 /// # Safety
-/// The whole block calls it together with the same arguments.
+/// The whole block calls it together with the same arguments (and so does every block of the
+/// group); the group's tiles are cached; `attempt` is 0 for a call's first draw, 1 for its
+/// second.
 #[inline(always)]
-unsafe fn draw(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64, w: Weights, r64: u64) -> u64 {
+unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &VRow, sum: &Summary, floor: u64, w: Weights, r64: u64, attempt: u32) -> Drawn {
     let tid = thread_idx_x();
     let with_q = r.q != 0 && !w.plain;
-    // SAFETY (whole block): uniform loops and calls; SM_TILE_SUMS holds tiles ≤ MAX_TILES slots.
+    let sums = tile_sums(p, grp.row, attempt);
+    // SAFETY (whole block): uniform loops and calls; the row's tile sums hold tiles ≤ MAX_TILES
+    // slots; the group barrier orders their stores before the loads.
     unsafe {
-        // Pass 1: per-tile sums (kept in shared memory) and the total.
-        let mut total = U256::ZERO;
-        let mut tile = 0;
+        // Pass 1: the group's tiles, one sum each, into the row's scratch.
+        let mut tile = grp.g;
         while tile < p.tiles {
             let base = tile_base(tile);
-            let x = process8(p, r, tile);
+            let x = cached8(p, grp.row, tile);
             let keys = keys8(&x, base);
             let q = if with_q { load_q(p, r, base) } else { [0.0; 8] };
             let mut mine = U256::ZERO;
@@ -796,23 +1027,34 @@ unsafe fn draw(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64, w: Weights
             });
             let m = block_sum_u256(mine);
             if tid == 0 {
-                st_shared_u256(smem(SM_TILE_SUMS + tile * 32), m);
+                let at = sums.add(tile as usize * 4);
+                at.write(m.lo as u64);
+                at.add(1).write((m.lo >> 64) as u64);
+                at.add(2).write(m.hi as u64);
+                at.add(3).write((m.hi >> 64) as u64);
             }
-            total = total.wrapping_add(m);
-            tile += 1;
+            tile += grp.size;
         }
+        grp.sync(p);
+        // Which tile holds the target: one thread per tile (tiles ≤ MAX_TILES ≤ threads).
+        let m = if tid < p.tiles {
+            let at = sums.add(tid as usize * 4) as *const u64;
+            U256 {
+                lo: ((ld_relaxed_gpu_u64(at.add(1)) as u128) << 64) | ld_relaxed_gpu_u64(at) as u128,
+                hi: ((ld_relaxed_gpu_u64(at.add(3)) as u128) << 64) | ld_relaxed_gpu_u64(at.add(2)) as u128,
+            }
+        } else {
+            U256::ZERO
+        };
+        let total = block_sum_u256(m);
         if total.is_zero() {
-            sync_threads();
-            return 0;
+            return Drawn::Nothing;
         }
         let u = total.mul_frac64(r64);
-        // Which tile holds the target: one thread per tile (tiles ≤ MAX_TILES ≤ threads).
         if tid == 0 {
             st_shared_u32(smem(RES_TILE), u32::MAX);
         }
-        // Publishes the last tile's sum and the reset above.
         sync_threads();
-        let m = if tid < p.tiles { ld_shared_u256(smem(SM_TILE_SUMS + tid * 32)) } else { U256::ZERO };
         let before = block_exclusive_scan_u256(m);
         if tid < p.tiles && !m.is_zero() && before <= u && u < before.wrapping_add(m) {
             st_shared_u32(smem(RES_TILE), tid);
@@ -821,16 +1063,21 @@ unsafe fn draw(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64, w: Weights
         sync_threads();
         let tile = ld_shared_u32(smem(RES_TILE));
         let rest = ld_shared_u256(smem(RES_REST));
+        sync_threads();
+        if tile >= p.tiles {
+            // Unreachable with exact sums; the leader reports no token rather than a wrong one.
+            return if grp.leader() { Drawn::Mine(0) } else { Drawn::Elsewhere };
+        }
+        if tile % grp.size != grp.g {
+            return Drawn::Elsewhere;
+        }
         if tid == 0 {
             st_shared_u64(smem(RES_PICK), 0);
         }
         sync_threads();
-        if tile >= p.tiles {
-            return 0;
-        }
         // Pass 2, one tile: this thread's share, a scan, then its own tokens in index order.
         let base = tile_base(tile);
-        let x = process8(p, r, tile);
+        let x = cached8(p, grp.row, tile);
         let keys = keys8(&x, base);
         let q = if with_q { load_q(p, r, base) } else { [0.0; 8] };
         let mut mine = U256::ZERO;
@@ -850,17 +1097,18 @@ unsafe fn draw(p: &VerifyParams, r: &VRow, sum: &Summary, floor: u64, w: Weights
         sync_threads();
         let key = ld_shared_u64(smem(RES_PICK));
         sync_threads();
-        key
+        Drawn::Mine(key)
     }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Stage 1: one block per target row.
+// Stage 1: a group of blocks per target row.
 
-/// Writes a row's result (thread 0).
+/// Writes a row's result (thread 0 of the writing block: the group's leader, or the block
+/// that drew).
 #[inline(always)]
-unsafe fn write_result(p: &VerifyParams, row: u32, token: i32, status: u32, accept: bool, lp_draft: f32, lp_token: f32) {
-    if thread_idx_x() != 0 {
+unsafe fn write_result(p: &VerifyParams, row: u32, writer: bool, token: i32, status: u32, accept: bool, lp_draft: f32, lp_token: f32) {
+    if thread_idx_x() != 0 || !writer {
         return;
     }
     // SAFETY: row < rows ≤ the capacity of row_results; 16-byte aligned 32-byte entries.
@@ -874,37 +1122,65 @@ unsafe fn write_result(p: &VerifyParams, row: u32, token: i32, status: u32, acce
 /// Stage 1 of verification; see the module header.
 ///
 /// # Safety
-/// Launch with grid `(rows)`, `SAMPLER_THREADS` threads and `SAMPLER_SHARED_BYTES` of dynamic
-/// shared memory; every pointer in `p` is valid for the sizes `VerifyParams` documents.
+/// Launch cooperatively (every block co-resident), with `SAMPLER_THREADS` threads and
+/// `SAMPLER_SHARED_BYTES` of dynamic shared memory; `group_scratch` holds one slot per block of
+/// the grid; every pointer in `p` is valid for the sizes `VerifyParams` documents; the rows'
+/// barrier counters are zero (as `verify_chains` leaves them).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
-    let row = block_idx_x();
-    if block_dim_x() != SAMPLER_THREADS || row >= p.rows {
+    if block_dim_x() != SAMPLER_THREADS {
         return;
     }
-    let tid = thread_idx_x();
     // SAFETY: the header; rows and requests are clipped to the buffers' capacities.
     let (requests, rows) = unsafe { active(&p) };
-    if row >= rows {
+    if rows == 0 {
         return;
     }
+    let (grid, block) = (grid_dim_x(), block_idx_x());
+    // Few rows: `grid / rows` blocks per row (at most one per tile). Many: a block per row in
+    // turn. The size depends only on the launch and the header, so every block agrees.
+    let per_row = grid / rows;
+    let size = if per_row <= 1 { 1 } else if per_row < p.tiles { per_row } else { p.tiles.max(1) };
+    let (mut row, g) = if size > 1 { (block / size, block % size) } else { (block, 0) };
+    while row < rows {
+        let mut grp = Group { row, g, size, barriers: 0 };
+        // SAFETY: row < rows; the whole block (and its whole group) calls it.
+        unsafe { verify_row(&p, requests, rows, &mut grp) };
+        if size > 1 {
+            break;
+        }
+        row += grid;
+    }
+}
+
+/// One target row, by one block of its group.
+///
+/// # Safety
+/// As for [`verify_rows`]; `grp.row < rows`; the whole block calls it, and every block of the
+/// group with the same row.
+#[inline(always)]
+unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group) {
+    let row = grp.row;
+    let tid = thread_idx_x();
+    let leader = grp.leader();
     // SAFETY: row < rows: one (request, position) pair of the map.
     let (request, position) = unsafe {
         let map = (p.row_map + row as u64 * 8) as *const u32;
         (map.read(), map.add(1).read())
     };
     // SAFETY (whole block from here on; every branch below depends only on values every
-    // thread reads alike, so barriers stay uniform): reads stay inside the buffers that
-    // VerifyParams describes once `request_ok` and the id checks hold.
+    // thread, and every block of the group, reads or combines alike, so barriers stay
+    // uniform): reads stay inside the buffers that VerifyParams describes once `request_ok`
+    // and the id checks hold.
     unsafe {
         if request >= requests {
-            write_result(&p, row, NO_TOKEN, STATUS_INVALID_SETTINGS, false, f32::NAN, f32::NAN);
+            write_result(p, row, leader, NO_TOKEN, STATUS_INVALID_SETTINGS, false, f32::NAN, f32::NAN);
             return;
         }
-        let vs = read_settings(&p, request);
+        let vs = read_settings(p, request);
         let s = vs.row;
-        if !request_ok(&p, &vs, rows) || position > vs.drafts || vs.first_row + position != row {
-            write_result(&p, row, NO_TOKEN, STATUS_INVALID_SETTINGS, false, f32::NAN, f32::NAN);
+        if !request_ok(p, &vs, rows) || position > vs.drafts || vs.first_row + position != row {
+            write_result(p, row, leader, NO_TOKEN, STATUS_INVALID_SETTINGS, false, f32::NAN, f32::NAN);
             return;
         }
         // Stage the drafts (all of them are checked, so every row of a request agrees).
@@ -922,7 +1198,7 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
         }
         // (Its barriers also publish SM_DRAFTS.)
         if block_sum_u32(bad) != 0 {
-            write_result(&p, row, NO_TOKEN, STATUS_INVALID_SETTINGS, false, f32::NAN, f32::NAN);
+            write_result(p, row, leader, NO_TOKEN, STATUS_INVALID_SETTINGS, false, f32::NAN, f32::NAN);
             return;
         }
         let greedy = s.temperature == 0.0;
@@ -955,12 +1231,14 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
         };
         let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
 
-        // Pass 1: maximum, valid and +inf counts, the draft's key, and Q = Σ q_i.
+        // Pass 1 over the group's tiles, caching the processed values: maximum, valid and +inf
+        // counts, the draft's key, and Q = Σ q_i.
         let (mut max_key, mut valid, mut infinite, mut draft_key, mut q_sum) = (0u64, 0u32, 0u32, 0u64, 0u128);
-        let mut tile = 0;
+        let mut tile = grp.g;
         while tile < p.tiles {
             let base = tile_base(tile);
-            let x = process8(&p, &r, tile);
+            let x = process8(p, &r, tile);
+            store_cached8(p, row, tile, &x);
             let keys = keys8(&x, base);
             each8(|j| {
                 max_key = if keys[j] > max_key { keys[j] } else { max_key };
@@ -971,18 +1249,28 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
                 }
             });
             if r.q != 0 {
-                let qv = load_q(&p, &r, base);
+                let qv = load_q(p, &r, base);
                 each8(|j| q_sum += draft_units(qv[j]) as u128);
             }
-            tile += 1;
+            tile += grp.size;
         }
-        let max_key = block_max_u64(max_key);
-        let counts = block_sum_u128(valid as u128 | (infinite as u128) << 32);
+        let mut max_key = block_max_u64(max_key);
+        // valid < 2^32 per block and over the group (≤ vocab), so the packed sum carries nothing.
+        let mut counts = block_sum_u128(valid as u128 | (infinite as u128) << 32);
+        let mut draft_key = block_max_u64(draft_key);
+        let mut q_sum = block_sum_u128(q_sum);
+        if grp.size > 1 {
+            // (Its barrier also publishes the cache to the group.)
+            let w = grp.share(p, [max_key, counts as u64, draft_key, q_sum as u64, (q_sum >> 64) as u64]);
+            max_key = block_max_u64(w[0]);
+            counts = block_sum_u128(w[1] as u128);
+            draft_key = block_max_u64(w[2]);
+            q_sum = block_sum_u128(((w[4] as u128) << 64) | w[3] as u128);
+        }
         let infinite = (counts >> 32) as u32;
-        let draft_key = block_max_u64(draft_key);
-        let q_total = if r.q != 0 { block_sum_u128(q_sum) } else { 1 };
+        let q_total = if r.q != 0 { q_sum } else { 1 };
         if max_key == 0 {
-            write_result(&p, row, NO_TOKEN, STATUS_NO_VALID_TOKEN, false, f32::NAN, f32::NAN);
+            write_result(p, row, leader, NO_TOKEN, STATUS_NO_VALID_TOKEN, false, f32::NAN, f32::NAN);
             return;
         }
         let sum = Summary { infinite, mc: if infinite > 0 { 0.0 } else { soft_ceil(key_value(max_key)) } };
@@ -992,7 +1280,7 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
         // two (with a runtime target, ptxas spills).
         // K1 = keys ≥ floor1: min-p is a key bound; top-k a count selection on top of it.
         let floor_m = if greedy { 1 } else { min_p_floor(max_key, s.min_p) };
-        let (n_m, z_m, z_all) = if !greedy || want_lp { count_masses(&p, &r, &sum, floor_m) } else { (0, 0, 0) };
+        let (n_m, z_m, z_all) = if !greedy || want_lp { count_masses(p, grp, &sum, floor_m) } else { (0, 0, 0) };
         let ln_z = if !want_lp {
             0.0
         } else if sum.infinite_row() {
@@ -1006,17 +1294,17 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
             let top = key_index(max_key);
             let accept = draft != NO_DRAFT && draft == top;
             let lp = lp_of(max_key);
-            write_result(&p, row, top as i32, STATUS_OK, accept, lp, lp);
+            write_result(p, row, leader, top as i32, STATUS_OK, accept, lp, lp);
             return;
         }
 
         // Selections: top-k (a count) on K_m, then top-p (a mass) on K1.
         let k1 = if s.top_k == 0 || s.top_k > n_m { n_m } else { s.top_k };
-        let (floor1, z1) = if k1 < n_m { select_exact(&p, &r, &sum, floor_m, Target::Count(k1)) } else { (floor_m, z_m) };
+        let (floor1, z1) = if k1 < n_m { select_exact(p, grp, &sum, floor_m, Target::Count(k1), 0) } else { (floor_m, z_m) };
         let (kept_floor, z) = if top_p_disabled(s.top_p) {
             (floor1, z1)
         } else {
-            select_exact(&p, &r, &sum, floor1, Target::Mass { total: z1, p24: top_p_units(s.top_p) })
+            select_exact(p, grp, &sum, floor1, Target::Mass { total: z1, p24: top_p_units(s.top_p) }, 1)
         };
 
         // SAFETY: slot < slots (request_ok).
@@ -1029,7 +1317,7 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
                 1
             };
             if spec_accept(w_d, z, q_d, q_total, random_u64_at(seed, step, STREAM_SPEC_ACCEPT, position)) {
-                write_result(&p, row, draft as i32, STATUS_OK, true, lp_of(draft_key), f32::NAN);
+                write_result(p, row, leader, draft as i32, STATUS_OK, true, lp_of(draft_key), f32::NAN);
                 return;
             }
         }
@@ -1041,27 +1329,37 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
         } else {
             (Weights::PLAIN, random_u64_at(seed, step, STREAM_TOKEN, position))
         };
-        let key = loop {
-            let key = draw(&p, &r, &sum, kept_floor, weights, r64);
-            if key != 0 || weights.plain {
-                break key;
+        let mut attempt = 0;
+        loop {
+            match draw(p, grp, &r, &sum, kept_floor, weights, r64, attempt) {
+                Drawn::Nothing if !weights.plain => {
+                    weights = Weights::PLAIN;
+                    attempt = 1;
+                }
+                Drawn::Nothing => {
+                    finish_key(p, row, leader, 0, false, f32::NAN, f32::NAN);
+                    break;
+                }
+                Drawn::Mine(key) => {
+                    finish_key(p, row, true, key, false, f32::NAN, lp_of(key));
+                    break;
+                }
+                Drawn::Elsewhere => break,
             }
-            weights = Weights::PLAIN;
-        };
-        finish_key(&p, row, key, false, f32::NAN, lp_of(key));
+        }
     }
 }
 
 /// [`write_result`] for a drawn key; 0 (nothing found, which the integer arithmetic rules out)
 /// becomes `NoValidToken` rather than a wrong token.
 #[inline(always)]
-unsafe fn finish_key(p: &VerifyParams, row: u32, key: u64, accept: bool, lp_draft: f32, lp_token: f32) {
+unsafe fn finish_key(p: &VerifyParams, row: u32, writer: bool, key: u64, accept: bool, lp_draft: f32, lp_token: f32) {
     // SAFETY: forwarded.
     unsafe {
         if key != 0 {
-            write_result(p, row, key_index(key) as i32, STATUS_OK, accept, lp_draft, lp_token);
+            write_result(p, row, writer, key_index(key) as i32, STATUS_OK, accept, lp_draft, lp_token);
         } else {
-            write_result(p, row, NO_TOKEN, STATUS_NO_VALID_TOKEN, false, f32::NAN, f32::NAN);
+            write_result(p, row, writer, NO_TOKEN, STATUS_NO_VALID_TOKEN, false, f32::NAN, f32::NAN);
         }
     }
 }
@@ -1095,6 +1393,14 @@ pub unsafe extern "ptx-kernel" fn verify_chains(p: VerifyParams) {
     let request = block_idx_x() * block_dim_x() + thread_idx_x();
     // SAFETY: the header.
     let (requests, rows) = unsafe { active(&p) };
+    // The next call's groups count their barriers from zero. verify_rows has finished (same
+    // stream), and it counted only on active rows.
+    let mut row = request;
+    while row < rows {
+        // SAFETY: row < rows ≤ the row scratch's capacity.
+        unsafe { st_global_v4_u32((p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64) as *mut u32, [0; 4]) };
+        row += grid_dim_x() * block_dim_x();
+    }
     if request >= requests {
         return;
     }
