@@ -10,6 +10,9 @@
 #   ./run.sh peers [--quick] --out FILE    the PyTorch peers on the same shapes (needs python3 + torch)
 #   ./run.sh flashinfer --out FILE [--quick]  FlashInfer's kernels on the same shapes (bundles built
 #                       with SONIC_FLASHINFER=1 only; needs just the NVIDIA driver)
+#   ./run.sh cake --out FILE [--quick]  FlashInfer's cake sampling (flashinfer.cake_sampling), alone
+#                       and after FlashInfer's OnlineSoftmax, on the topk50_topp09_t07 shapes
+#                       (bundles built with SONIC_FLASHINFER_CAKE=1 only; needs python3 + torch)
 #   ./run.sh sanitize [OUTDIR]   every GPU test binary under compute-sanitizer memcheck, racecheck,
 #                       initcheck and synccheck, at the tests' reduced sizes (SONIC_SANITIZE=1),
 #                       jobs in parallel: OUTDIR/<tool>-<binary>.log and OUTDIR/summary.txt.
@@ -166,6 +169,12 @@ case "${1:-test}" in
       echo "this bundle has no FlashInfer harness; rebuild it with SONIC_FLASHINFER=1 cargo xtask bundle"; exit 2
     fi
     exec "$here/peers/flashinfer_peers" "$@" ;;
+  cake)
+    shift
+    if [ ! -f "$here/peers/cake.tar.gz" ]; then
+      echo "this bundle has no cake module; rebuild it with SONIC_FLASHINFER_CAKE=1 cargo xtask bundle"; exit 2
+    fi
+    exec python3 "$here/peers/cake_peer.py" --payload "$here/peers/cake.tar.gz" "$@" ;;
   profile)
     cell="${2:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"; out="${3:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"
     mkdir -p "$out"; name=$(echo "$cell" | tr ':' '-')
@@ -179,5 +188,5 @@ case "${1:-test}" in
         "$out/$name-details.txt" > "$out/$name-summary.txt"
     cat "$out/$name-summary.txt" ;;
   sanitize) shift; sanitize "$@" ;;
-  *) echo "usage: run.sh [test|bench|soak|soak-start|soak-wait|peers|flashinfer|sanitize|profile]"; exit 2 ;;
+  *) echo "usage: run.sh [test|bench|soak|soak-start|soak-wait|peers|flashinfer|cake|sanitize|profile]"; exit 2 ;;
 esac

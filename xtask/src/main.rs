@@ -6,13 +6,15 @@
 //!   (the README's test command)
 //! - `fuzz [--seconds N]`      each cargo-fuzz target in fuzz/ for N seconds (60); fails on a crash
 //! - `bundle`                  GPU test binaries + benchmark + PTX + run script, for a GPU machine;
-//! - `SONIC_FLASHINFER=1 … bundle` also builds the FlashInfer peer harness with nvcc (optional)
+//! - `SONIC_FLASHINFER=1 … bundle` also builds the FlashInfer peer harness with nvcc (optional);
+//!   `SONIC_FLASHINFER_CAKE=1` also FlashInfer's cake-sampling module and its peer script
 //! - `bench [--quick]`         bundle, then run the benchmark here (needs a GPU)
 //! - `soak [--quick] [ARGS]`   bundle, then the sonic-soak reliability run here (needs a GPU)
 //! - `profile CELL [OUT]`      bundle, then Nsight Compute on one benchmark cell here (needs a GPU and ncu)
 //! - `plot --in DIR`           PNG plots and plots.md from benchmark JSON
 //! - `report DIR [--out FILE]` markdown: our time next to each peer's, with "not supported" /
-//!   "not run", from DIR's sonic-bench.json, torch-peers.json and flashinfer-peers.json
+//!   "not run", from DIR's sonic-bench.json, torch-peers.json, flashinfer-peers.json and
+//!   cake-peers.json
 
 #[path = "../../sampler-host/ptx_build.rs"]
 mod ptx_build;
@@ -199,8 +201,8 @@ fn cmd_bundle() -> Result<PathBuf> {
     let size = dir_size(&bundle)?;
     println!("bundle: {} ({:.1} MB)", bundle.display(), size as f64 / 1e6);
     // 60 MB: every binary embeds the PTX (4 MB with the sampler, split exact pass, top-k and
-    // verification kernels), and the optional FlashInfer peer adds 13 MB; a device run carries
-    // 64 MiB, the repository's ~6 MB included.
+    // verification kernels), the optional FlashInfer peer adds 13 MB and the optional cake
+    // payload 4 MB; a device run carries 64 MiB, the repository's ~6 MB included.
     if size > 60_000_000 {
         bail!("the bundle is {size} bytes, over the 60 MB budget");
     }
@@ -210,16 +212,32 @@ fn cmd_bundle() -> Result<PathBuf> {
 /// Optional: the FlashInfer peer harness (bench/peers/flashinfer), built only with
 /// SONIC_FLASHINFER=1. Its build script fetches the pinned flashinfer-python wheel and a pinned
 /// CUDA 13.0 nvcc from PyPI into the ignored .flashinfer/ cache and compiles for sm_90.
+/// With SONIC_FLASHINFER_CAKE=1, also FlashInfer's cake-sampling module, compiled here ahead of
+/// time (build_cake.sh: tens of minutes the first time, cached in .flashinfer/cake-work after),
+/// packed into peers/cake.tar.gz (~4 MB), with the peer script that runs it (`run.sh cake`).
 fn bundle_flashinfer(root: &Path, bundle: &Path) -> Result<()> {
-    if std::env::var("SONIC_FLASHINFER").as_deref() != Ok("1") {
+    let on = |var: &str| std::env::var(var).as_deref() == Ok("1");
+    if on("SONIC_FLASHINFER") {
+        run(Command::new("bash")
+            .arg(root.join("bench/peers/flashinfer/build.sh"))
+            .arg(bundle.join("peers/flashinfer_peers"))
+            .arg(root.join(".flashinfer")))
+        .context("building the FlashInfer peer harness")?;
+    } else {
         println!("bundle: FlashInfer peer harness skipped (set SONIC_FLASHINFER=1 to build it)");
-        return Ok(());
     }
-    run(Command::new("bash")
-        .arg(root.join("bench/peers/flashinfer/build.sh"))
-        .arg(bundle.join("peers/flashinfer_peers"))
-        .arg(root.join(".flashinfer")))
-    .context("building the FlashInfer peer harness")
+    if on("SONIC_FLASHINFER_CAKE") {
+        run(Command::new("bash")
+            .arg(root.join("bench/peers/flashinfer/build_cake.sh"))
+            .arg(bundle.join("peers/cake.tar.gz"))
+            .arg(root.join(".flashinfer")))
+        .context("building FlashInfer's cake-sampling module")?;
+        std::fs::copy(root.join("bench/peers/cake_peer.py"), bundle.join("peers/cake_peer.py"))?;
+        std::fs::copy(root.join("bench/peers/flashinfer/cake_shim.py"), bundle.join("peers/cake_shim.py"))?;
+    } else {
+        println!("bundle: FlashInfer cake sampling skipped (set SONIC_FLASHINFER_CAKE=1 to build it)");
+    }
+    Ok(())
 }
 
 fn dir_size(dir: &Path) -> Result<u64> {

@@ -1,9 +1,10 @@
 //! `cargo xtask report DIR [--out FILE]`: one markdown table per sonic workload comparing our
 //! median with each peer's, from the JSON of one benchmark run.
 //!
-//! Reads `DIR/sonic-bench.json` (required), `DIR/torch-peers.json` and
-//! `DIR/flashinfer-peers.json` (each optional), all in the shared results schema (see
-//! `plot.rs`). For every shape (dtype, V, B) of every workload, each peer's cell is one of:
+//! Reads `DIR/sonic-bench.json` (required), `DIR/torch-peers.json`,
+//! `DIR/flashinfer-peers.json` and `DIR/cake-peers.json` (each optional), all in the shared
+//! results schema (see `plot.rs`). For every shape (dtype, V, B) of every workload, each peer's
+//! cell is one of:
 //!
 //! - a time in µs and our speedup (peer median / our median; above 1 we are faster), from the
 //!   fastest of the peer's entry points for that workload;
@@ -19,6 +20,12 @@
 //! A figure whose row note says the peer did only part of the workload (FlashInfer's
 //! heterogeneous and verify_hetero cells) is marked `‡`: it is a lower bound of the peer's time,
 //! so the speedup next to it understates ours.
+//!
+//! FlashInfer's cake sampling (`cake-peers.json`, bench/peers/cake_peer.py) has a column of its
+//! own in the topk50_topp09_t07 table only: FlashInfer's OnlineSoftmax + `cake_sampling`, the
+//! fastest way FlashInfer has from logits to a top-k/top-p sample on Hopper. Our ratio against
+//! it is the headline, summed up under the file list. When that file has figures, the
+//! harness's `not_built` note for cake is dropped.
 //!
 //! Why: one table that puts every peer next to us from one run, and says which figures are
 //! missing and which are partial.
@@ -90,7 +97,17 @@ enum Cap {
 }
 
 /// The peers, their files and column labels.
-const PEERS: &[(&str, &str)] = &[("torch", "torch-peers.json"), ("FlashInfer", "flashinfer-peers.json")];
+const PEERS: &[(&str, &str)] =
+    &[("torch", "torch-peers.json"), ("FlashInfer", "flashinfer-peers.json"), (CAKE, "cake-peers.json")];
+/// FlashInfer's cake sampling: a column in the topk50_topp09_t07 table only.
+const CAKE: &str = "FlashInfer cake";
+const HEADLINE_WORKLOAD: &str = "topk50_topp09_t07";
+const CAKE_IMPLS: &[&str] = &["flashinfer.softmax+cake_sampling", "flashinfer.softmax+cake_sampling.eager"];
+
+/// Whether `peer` has a column in `workload`'s table.
+fn shown(peer: &str, workload: &str) -> bool {
+    peer != CAKE || workload == HEADLINE_WORKLOAD
+}
 
 const FI_TOPK: &[&str] = &["flashinfer.top_k", "flashinfer.filtered_topk", "flashinfer.radix_topk_multi_cta"];
 const FI_F32_ONLY: &str = "our FlashInfer harness runs its sampling and verification entry points on f32 \
@@ -114,6 +131,10 @@ fn capability(peer: &str, workload: &str, dtype: &str) -> Cap {
         ("FlashInfer", "topk50_topp09_t07" | "heterogeneous" | "verify_uniform" | "verify_hetero") => {
             Cap::NotRun(FI_F32_ONLY)
         }
+        (CAKE, HEADLINE_WORKLOAD) if dtype == "f32" => Cap::Impls(CAKE_IMPLS),
+        (CAKE, HEADLINE_WORKLOAD) => Cap::NotRun(
+            "FlashInfer's cake sampling takes f32 probabilities, and our cake peer feeds it from f32 logits only",
+        ),
         _ => Cap::Impls(&[]),
     }
 }
@@ -123,7 +144,10 @@ fn workload_notes(workload: &str) -> &'static str {
     match workload {
         "greedy" => "FlashInfer: not run (its header API has no argmax; a k = 1 sampling call was not timed).",
         "topk50_topp09_t07" => "torch: the sort-based fallback of serving engines (sort, top-k, softmax, cumsum, top-p, \
-                               exponential race). FlashInfer: OnlineSoftmax (T inside) + TopKTopPSamplingFromProb, both timed.",
+                               exponential race). FlashInfer: OnlineSoftmax (T inside) + TopKTopPSamplingFromProb, both timed. \
+                               FlashInfer cake: OnlineSoftmax (T inside, PDL) + flashinfer.cake_sampling (cluster radix top-k, \
+                               sparse top-p, inverse-CDF sample; probabilities in), both timed, CUDA-graph replay unless the \
+                               cell says eager; cake alone is in cake-peers.json as flashinfer.cake_sampling.",
         "heterogeneous" => "Per row a random mix of greedy, T, top-k up to 4128, top-p, min-p, penalties, logit bias and a \
                             grammar bitmask on 30% of rows. FlashInfer takes per-row arrays for T, top-k, top-p, min-p and \
                             seeds but cannot mix min-p with top-k/top-p in one call, so its cell runs one call chain per \
@@ -150,6 +174,52 @@ fn partial(e: &Entry) -> bool {
     n.contains("lower bound") || n.contains("not supported")
 }
 
+/// The fastest measured entry among `impls` for one shape of one workload.
+fn best<'a>(doc: Option<&'a Doc>, impls: &[&str], workload: &str, dtype: &str, vocab: u64, batch: u64) -> Option<&'a Entry> {
+    doc.iter()
+        .flat_map(|d| &d.rows)
+        .filter(|e| {
+            impls.contains(&e.impl_name.as_str())
+                && e.workload == workload
+                && e.dtype == dtype
+                && e.vocab == vocab
+                && e.batch == batch
+                && e.median_us.is_some()
+        })
+        .min_by(|a, b| a.median_us.unwrap_or(f64::INFINITY).total_cmp(&b.median_us.unwrap_or(f64::INFINITY)))
+}
+
+/// The headline: our speedup over FlashInfer's OnlineSoftmax + cake sampling on sonic's
+/// topk50_topp09_t07 f32 shapes (geometric mean, least and most).
+fn headline(sonic: &Doc, cake: Option<&Doc>) -> String {
+    let mut ratios: Vec<(f64, u64, u64)> = Vec::new();
+    for e in sonic.rows.iter().filter(|e| e.workload == HEADLINE_WORKLOAD && e.dtype == "f32") {
+        let theirs = best(cake, CAKE_IMPLS, HEADLINE_WORKLOAD, "f32", e.vocab, e.batch).and_then(|c| c.median_us);
+        if let (Some(ours), Some(theirs)) = (e.median_us, theirs) {
+            ratios.push((theirs / ours, e.vocab, e.batch));
+        }
+    }
+    let what = "sonic against FlashInfer's OnlineSoftmax + cake sampling (topk50_topp09_t07, f32)";
+    if ratios.is_empty() {
+        return format!("**Headline**, {what}: not run (no cake-peers.json figure for any of sonic's shapes).
+");
+    }
+    let gmean = (ratios.iter().map(|r| r.0.ln()).sum::<f64>() / ratios.len() as f64).exp();
+    let lo = ratios.iter().min_by(|a, b| a.0.total_cmp(&b.0)).copied().unwrap_or_default();
+    let hi = ratios.iter().max_by(|a, b| a.0.total_cmp(&b.0)).copied().unwrap_or_default();
+    format!(
+        "**Headline**, {what}: {gmean:.2}× (geometric mean over {} shapes; least {:.2}× at V {} B {}, most {:.2}× at V {} B {}; \
+         above 1× sonic is faster).\n",
+        ratios.len(),
+        lo.0,
+        lo.1,
+        lo.2,
+        hi.0,
+        hi.1,
+        hi.2
+    )
+}
+
 /// The comparison as markdown.
 fn render(sonic: &Doc, peers: &[(&str, Option<Doc>)]) -> String {
     let mut md = String::from("# sonic against its peers, shape by shape\n\n");
@@ -167,6 +237,10 @@ fn render(sonic: &Doc, peers: &[(&str, Option<Doc>)]) -> String {
                 let _ = writeln!(md, "- {label}: no results file, so every {label} cell is \"not run\"");
             }
         }
+    }
+    if let Some((_, cake)) = peers.iter().find(|(label, _)| *label == CAKE) {
+        md += "\n";
+        md += &headline(sonic, cake.as_ref());
     }
     md += "\nEach cell: the peer's median in µs and our speedup (peer / sonic; above 1× sonic is faster). \
            **not run**: the peer could, but this run has no figure for it (the reason under the table where \
@@ -187,8 +261,9 @@ fn render(sonic: &Doc, peers: &[(&str, Option<Doc>)]) -> String {
             .filter(|e| &e.workload == workload)
             .map(|e| (e.dtype != "f32", e.dtype.clone(), e.vocab, e.batch))
             .collect();
+        let peers: Vec<&(&str, Option<Doc>)> = peers.iter().filter(|(label, _)| shown(label, workload)).collect();
         let _ = write!(md, "\n## {workload}\n\n| dtype | V | B | sonic µs |");
-        for (label, _) in peers {
+        for (label, _) in &peers {
             let _ = write!(md, " {label} µs | vs {label} |");
         }
         md += "\n|---|---|---|---|";
@@ -202,23 +277,14 @@ fn render(sonic: &Doc, peers: &[(&str, Option<Doc>)]) -> String {
                 .find(|e| &e.workload == workload && &e.dtype == dtype && e.vocab == *vocab && e.batch == *batch)
                 .and_then(|e| e.median_us);
             let _ = write!(md, "| {dtype} | {vocab} | {batch} | {} |", ours.map_or("not run".to_string(), |t| format!("{t:.1}")));
-            for (label, doc) in peers {
+            for (label, doc) in peers.iter().map(|p| (p.0, &p.1)) {
                 let cell = match capability(label, workload, dtype) {
                     Cap::NotRun(why) => {
                         unrun.insert((label, why));
                         " not run | – |".to_string()
                     }
                     Cap::Impls(impls) => {
-                        let best = doc.iter().flat_map(|d| &d.rows).filter(|e| {
-                            impls.contains(&e.impl_name.as_str())
-                                && &e.workload == workload
-                                && &e.dtype == dtype
-                                && e.vocab == *vocab
-                                && e.batch == *batch
-                        });
-                        let best = best.filter(|e| e.median_us.is_some()).min_by(|a, b| {
-                            a.median_us.unwrap_or(f64::INFINITY).total_cmp(&b.median_us.unwrap_or(f64::INFINITY))
-                        });
+                        let best = best(doc.as_ref(), impls, workload, dtype, *vocab, *batch);
                         match (best, best.and_then(|e| e.median_us)) {
                             (Some(e), Some(t)) => {
                                 let mark = if partial(e) { " ‡" } else { "" };
@@ -267,6 +333,20 @@ fn render(sonic: &Doc, peers: &[(&str, Option<Doc>)]) -> String {
     md
 }
 
+/// The harness lists cake as not built; once cake-peers.json has a figure, that note is stale.
+fn drop_cake_not_built(peers: &mut [(&str, Option<Doc>)]) {
+    let cake_ran = peers
+        .iter()
+        .any(|(label, doc)| *label == CAKE && doc.iter().flat_map(|d| &d.rows).any(|e| e.median_us.is_some()));
+    if cake_ran {
+        for (_, doc) in peers.iter_mut() {
+            if let Some(d) = doc {
+                d.not_built.retain(|n| !n.starts_with("flashinfer.cake_sampling"));
+            }
+        }
+    }
+}
+
 pub fn run(args: &[String]) -> Result<()> {
     let Some(dir) = args.first().filter(|a| !a.starts_with("--")).map(PathBuf::from) else {
         bail!("usage: cargo xtask report DIR [--out FILE]   (DIR holds sonic-bench.json and the peer JSON)")
@@ -279,6 +359,7 @@ pub fn run(args: &[String]) -> Result<()> {
         let doc = if path.exists() { Some(read_doc(&path)?) } else { None };
         peers.push((label, doc));
     }
+    drop_cake_not_built(&mut peers);
     let md = render(&sonic, &peers);
     match out {
         Some(path) => {
@@ -340,5 +421,57 @@ mod tests {
         assert!(md.contains("FlashInfer not run: our FlashInfer harness runs its sampling and verification entry points on f32 only"), "{md}");
         assert!(!md.contains("not supported"), "{md}");
         assert!(md.contains("`verify4`: flashinfer.chain_speculative_sampling"), "{md}");
+        assert!(!md.contains("Headline"), "{md}");
+    }
+
+    #[test]
+    fn cake_has_a_column_in_the_headline_table_only() {
+        let mut sonic = doc(
+            "sonic-bench.json",
+            vec![
+                entry("sonic", "topk50_topp09_t07", "f32", Some(10.0), ""),
+                entry("sonic", "topk50_topp09_t07", "bf16", Some(8.0), ""),
+                entry("sonic", "topk128", "f32", Some(5.0), ""),
+            ],
+        );
+        let mut second = entry("sonic", "topk50_topp09_t07", "f32", Some(20.0), "");
+        second.batch = 256;
+        sonic.rows.push(second);
+        let mut cake_rows = vec![
+            entry("flashinfer.softmax+cake_sampling", "topk50_topp09_t07", "f32", Some(40.0), ""),
+            entry("flashinfer.softmax+cake_sampling.eager", "topk50_topp09_t07", "f32", Some(55.0), ""),
+            entry("flashinfer.cake_sampling", "topk50_topp09_t07", "f32", Some(1.0), "probabilities in"),
+        ];
+        let mut b256 = entry("flashinfer.softmax+cake_sampling", "topk50_topp09_t07", "f32", Some(10.0), "");
+        b256.batch = 256;
+        cake_rows.push(b256);
+        let mut fi = doc("flashinfer-peers.json", vec![]);
+        fi.not_built = vec!["flashinfer.cake_sampling: not built: needs FlashInfer's JIT build".into()];
+        let mut peers = [("torch", None), ("FlashInfer", Some(fi)), (CAKE, Some(doc("cake-peers.json", cake_rows)))];
+        drop_cake_not_built(&mut peers);
+        let md = render(&sonic, &peers);
+        // Graph replay (40) beats eager (55); cake alone (1.0, probabilities in) is not the cell.
+        assert!(md.contains("| f32 | 128256 | 64 | 10.0 | not run | – | not run | – | 40.0 (softmax+cake_sampling) | 4.00× |"), "{md}");
+        assert!(md.contains("| f32 | 128256 | 256 | 20.0 | not run | – | not run | – | 10.0 (softmax+cake_sampling) | 0.50× |"), "{md}");
+        assert!(md.contains("| bf16 | 128256 | 64 | 8.0 | not run | – | not run | – | not run | – |"), "{md}");
+        assert!(md.contains("FlashInfer cake not run: FlashInfer's cake sampling takes f32 probabilities"), "{md}");
+        // No cake column in the other tables.
+        assert!(md.contains("## topk128\n\n| dtype | V | B | sonic µs | torch µs | vs torch | FlashInfer µs | vs FlashInfer |\n"), "{md}");
+        // Geometric mean of 4.0 and 0.5 is sqrt(2).
+        assert!(md.contains("OnlineSoftmax + cake sampling (topk50_topp09_t07, f32): 1.41× (geometric mean over 2 shapes; least 0.50× at V 128256 B 256, most 4.00× at V 128256 B 64"), "{md}");
+        assert!(!md.contains("not in this run: flashinfer.cake_sampling"), "{md}");
+    }
+
+    #[test]
+    fn cake_headline_without_figures_says_not_run_and_keeps_the_note() {
+        let sonic = doc("sonic-bench.json", vec![entry("sonic", "topk50_topp09_t07", "f32", Some(10.0), "")]);
+        let mut fi = doc("flashinfer-peers.json", vec![]);
+        fi.not_built = vec!["flashinfer.cake_sampling: not built".into()];
+        let mut peers = [("torch", None), ("FlashInfer", Some(fi)), (CAKE, None)];
+        drop_cake_not_built(&mut peers);
+        let md = render(&sonic, &peers);
+        assert!(md.contains("(topk50_topp09_t07, f32): not run (no cake-peers.json figure"), "{md}");
+        assert!(md.contains("not in this run: flashinfer.cake_sampling: not built"), "{md}");
+        assert!(md.contains("- FlashInfer cake: no results file"), "{md}");
     }
 }

@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
 # Builds bench/peers/flashinfer/harness.cu against FlashInfer's C++ headers, for sm_90.
 #   build.sh OUT_BINARY [CACHE_DIR]
-# FlashInfer's sources are fetched from PyPI at build time (pinned below) into CACHE_DIR
+# FlashInfer's sources are fetched from PyPI at build time (pinned in fetch.sh) into CACHE_DIR
 # (default: <repo>/.flashinfer, git-ignored) and never committed. The CUDA 13.0 compiler,
 # runtime and cuRAND headers come pinned from PyPI into the same cache, so the build needs
 # python3 + pip + a host g++, and no CUDA install. cudart is linked statically: the binary
 # needs only the NVIDIA driver (and glibc) on the GPU machine; libstdc++ is static too.
 set -euo pipefail
 
-FLASHINFER_VERSION=0.7.2
-CUDA_PINS=(nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88
-           nvidia-cuda-runtime==13.0.96 nvidia-curand==10.4.0.35)
 ARCH=${SONIC_FLASHINFER_ARCH:-sm_90}
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -20,11 +17,7 @@ cache="${2:-$root/.flashinfer}"
 mkdir -p "$cache"
 py=${PYTHON:-python3}
 
-wheel="$cache/wheels/flashinfer_python-$FLASHINFER_VERSION-py3-none-any.whl"
-if [ ! -f "$wheel" ]; then
-  echo "flashinfer: downloading flashinfer-python==$FLASHINFER_VERSION from PyPI"
-  "$py" -m pip download --no-deps --only-binary=:all: "flashinfer-python==$FLASHINFER_VERSION" -d "$cache/wheels"
-fi
+source "$here/fetch.sh"
 
 # Only the header API and FlashInfer's vendored CCCL (its JIT puts these first with -I).
 src="$cache/flashinfer-$FLASHINFER_VERSION"
@@ -41,17 +34,6 @@ with zipfile.ZipFile(wheel) as z:
 PY
   touch "$src/.unpacked"
 fi
-
-cuda="$cache/cuda-13.0"
-pins="${CUDA_PINS[*]}"
-if [ "$(cat "$cuda/.pins" 2>/dev/null)" != "$pins" ]; then
-  echo "flashinfer: installing the CUDA 13.0 toolchain from PyPI into $cuda ($pins)"
-  rm -rf "$cuda"
-  "$py" -m pip install --quiet --no-deps --target "$cuda" "${CUDA_PINS[@]}"
-  echo "$pins" > "$cuda/.pins"
-fi
-cu="$cuda/nvidia/cu13"
-nvcc="$cu/bin/nvcc"
 
 data="$src/flashinfer/data"
 mkdir -p "$(dirname "$out")"

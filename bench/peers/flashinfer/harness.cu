@@ -233,7 +233,7 @@ static void write_json(const char* path, const std::string& device, int runs,
           FLASHINFER_VERSION_STR, __CUDACC_VER_MAJOR__, __CUDACC_VER_MINOR__);
   fprintf(f, " \"timer\": \"cuda-events, 256 MB L2 flush before each run, 10 warm-up, %d runs\",\n", runs);
   fprintf(f, " \"not_built\": [\n"
-             "  {\"impl\": \"flashinfer.cake_sampling\", \"note\": \"not built: needs FlashInfer's JIT build (5-7 minutes); the anchors file has figures from an earlier session\"},\n"
+             "  {\"impl\": \"flashinfer.cake_sampling\", \"note\": \"not in this harness: a JIT module (tens of minutes of nvcc), built ahead of time by build_cake.sh and timed by cake_peer.py into cake-peers.json (SONIC_FLASHINFER_CAKE=1 bundle, run.sh cake)\"},\n"
              "  {\"impl\": \"flashinfer.top_k(cub)\", \"note\": \"not built: the CUB DeviceBatchedTopK backend lives in FlashInfer's csrc/cub_topk.cu (a TVM-FFI binding), not in its header API\"},\n"
              "  {\"impl\": \"flashinfer.topk_clusters_exact\", \"note\": \"not built: FlashInfer selects it only on compute capability 10.x, not on an H200\"}\n"
              " ],\n");
