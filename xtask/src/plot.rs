@@ -62,6 +62,12 @@ const PAIRS: &[(&str, &str, &str)] = &[
     ("topk50_topp09_t07", "torch.sort_topk_topp", "top-k 50, top-p 0.9, T 0.7: sonic vs torch sort-based sampling"),
     ("topk128", "torch.topk", "top-k 128, values and indices: sonic vs torch.topk"),
     ("topk128", "flashinfer.*", "top-k 128, values and indices: sonic vs FlashInfer's fastest top-k"),
+    (
+        "topk50_topp09_t07",
+        "flashinfer.softmax+cake_sampling*",
+        "top-k 50, top-p 0.9, T 0.7: sonic vs FlashInfer OnlineSoftmax + cake (graph or eager, the faster)",
+    ),
+    ("verify_uniform", "flashinfer.softmax+chain_speculative_sampling", "verification, uniform: sonic vs FlashInfer softmax + chain"),
 ];
 
 /// Whether `impl_name` is `peer`, or starts with `peer`'s prefix when `peer` ends in `*`.
