@@ -25,6 +25,7 @@ pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
     // 512 threads must fit the SM's 64K registers: ptxas keeps verify_rows at ≤ 128 (it would
     // take more unasked, and the launch would then fail for lack of registers).
     ("verify_rows", ".maxntid 512, 1, 1"),
+    ("verify_draws", ".maxntid 512, 1, 1"),
     // The same bound for the 512-thread sampler kernels (one block per SM at most otherwise).
     ("sample_rows", ".maxntid 512, 1, 1"),
     ("exact_histogram", ".maxntid 512, 1, 1"),

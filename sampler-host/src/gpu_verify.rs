@@ -1,17 +1,18 @@
 //! Speculative verification on the GPU: [`GpuVerifier`], the [`Verifier`] of docs/SEMANTICS.md
-//! §10 running `verify_rows` and `verify_chains` (sampler-kernels/src/spec.rs).
+//! §10 running `verify_rows`, `verify_draws` and `verify_chains` (sampler-kernels/src/spec.rs).
 //!
 //! A `GpuVerifier` wraps a [`GpuSampler`] and shares its request table and device state
 //! (penalty counts, seeds, steps), so a request can alternate plain steps and verification
 //! calls. It allocates its own buffers once, for `max_batch` requests of up to `max_drafts`
 //! drafts each. A call uploads one buffer (header, per-request settings, the target-row map,
-//! drafts, bias entries, bitmask rows) with one copy, then enqueues two kernels that neither
-//! allocate nor synchronize, so the pair can be captured in a CUDA graph and replayed for any
+//! drafts, bias entries, bitmask rows) with one copy, then enqueues three kernels that neither
+//! allocate nor synchronize, so they can be captured in a CUDA graph and replayed for any
 //! batch that fits the capture.
 //!
-//! `verify_rows` is a cooperative launch of a fixed, co-resident grid (blocks per SM by the
-//! occupancy calculator, times the SMs): with few target rows, the blocks of a row meet at
-//! device-scope barriers, which is only safe when every block runs at once. Its scratch (a
+//! `verify_rows` and `verify_draws` are cooperative launches of fixed, co-resident grids
+//! (blocks per SM by the occupancy calculator, times the SMs): with few target rows, the
+//! blocks of a row meet at device-scope barriers, which is only safe when every block runs at
+//! once. `verify_draws` runs the one draw each request's chain needs, between the two. Its scratch (a
 //! processed-value cache as large as f32 target logits, per-block and per-row words) is
 //! allocated here with the rest.
 //!
@@ -136,6 +137,7 @@ pub struct GpuVerifier {
     max_rows: usize,
     layout: VerifyLayout,
     rows_fn: CudaFunction,
+    draws_fn: CudaFunction,
     chains_fn: CudaFunction,
     staging: Vec<u8>,
     upload: CudaSlice<u8>,
@@ -144,8 +146,9 @@ pub struct GpuVerifier {
     cache: CudaSlice<f32>,
     group_scratch: CudaSlice<u8>,
     row_scratch: CudaSlice<u8>,
-    /// Blocks of the cooperative `verify_rows` grid.
+    /// Blocks of the cooperative `verify_rows` and `verify_draws` grids.
     rows_grid: u32,
+    draws_grid: u32,
     out_tokens: CudaSlice<i32>,
     out_accepted: CudaSlice<u32>,
     out_status: CudaSlice<u32>,
@@ -184,9 +187,18 @@ impl GpuVerifier {
             return Err(Error::Cuda { op: "sizing the verify_rows grid", detail: "no block fits a multiprocessor".into() });
         }
         let rows_grid = per_sm * sampler.gpu.sm_count()?;
+        let draws_fn = sampler.gpu.function("verify_draws")?;
+        let draws_per_sm = draws_fn
+            .occupancy_max_active_blocks_per_multiprocessor(SAMPLER_THREADS, SAMPLER_SHARED_BYTES as usize, None)
+            .map_err(cuda_err("reading verify_draws' occupancy"))?;
+        if draws_per_sm == 0 {
+            return Err(Error::Cuda { op: "sizing the verify_draws grid", detail: "no block fits a multiprocessor".into() });
+        }
+        let draws_grid = draws_per_sm * sampler.gpu.sm_count()?;
         let cache_len = max_rows * sampler.tiles as usize * TILE_TOKENS as usize;
         let verifier = Self {
             rows_fn,
+            draws_fn,
             chains_fn: sampler.gpu.function("verify_chains")?,
             staging: vec![0u8; total],
             upload: stream.alloc_zeros::<u8>(total).map_err(alloc)?,
@@ -195,6 +207,7 @@ impl GpuVerifier {
             group_scratch: stream.alloc_zeros::<u8>(rows_grid as usize * VERIFY_BLOCK_SCRATCH_BYTES as usize).map_err(cuda_err("allocating verification scratch"))?,
             row_scratch: stream.alloc_zeros::<u8>(max_rows * VERIFY_ROW_SCRATCH_BYTES as usize).map_err(cuda_err("allocating verification scratch"))?,
             rows_grid,
+            draws_grid,
             out_tokens: stream.alloc_zeros::<i32>(width).map_err(cuda_err("allocating verification outputs"))?,
             out_accepted: stream.alloc_zeros::<u32>(max_batch).map_err(cuda_err("allocating verification outputs"))?,
             out_status: stream.alloc_zeros::<u32>(max_batch).map_err(cuda_err("allocating verification outputs"))?,
@@ -466,7 +479,7 @@ impl GpuVerifier {
         }
     }
 
-    /// Enqueues the two kernels for a grid of `rows` target rows. Nothing here synchronizes or
+    /// Enqueues the three kernels for a grid of `rows` target rows. Nothing here synchronizes or
     /// allocates.
     fn enqueue(&mut self, logits: &DeviceLogits<'_>, q: Option<&DraftProbs<'_>>, rows: usize) -> Result<()> {
         if rows == 0 {
@@ -479,6 +492,7 @@ impl GpuVerifier {
             block_dim: (SAMPLER_THREADS, 1, 1),
             shared_mem_bytes: SAMPLER_SHARED_BYTES,
         };
+        let draws_cfg = LaunchConfig { grid_dim: (self.draws_grid, 1, 1), ..rows_cfg };
         let chain_blocks = (self.sampler.config.max_batch as u32).div_ceil(VERIFY_CHAIN_THREADS);
         let chains_cfg =
             LaunchConfig { grid_dim: (chain_blocks, 1, 1), block_dim: (VERIFY_CHAIN_THREADS, 1, 1), shared_mem_bytes: 0 };
@@ -487,12 +501,16 @@ impl GpuVerifier {
         // target rows (rows ≤ max_rows was checked), max_requests slots, the vocab's tiles and
         // the rows grid, or the caller's logits and draft probabilities, checked against rows,
         // stride and length; grid, block and shared-memory sizes are the ones the kernels
-        // document: verify_rows' grid is what the occupancy calculator lets run at once, and
-        // its launch is cooperative, so its group barriers cannot wait on an unscheduled block.
+        // document: the verify_rows and verify_draws grids are what the occupancy calculator
+        // lets run at once, and their launches are cooperative, so their group barriers cannot
+        // wait on an unscheduled block.
         unsafe {
             let mut rows_launch = stream.launch_builder(&self.rows_fn);
             rows_launch.arg(&params);
             rows_launch.launch_cooperative(rows_cfg).map_err(cuda_err("launching verify_rows"))?;
+            let mut draws_launch = stream.launch_builder(&self.draws_fn);
+            draws_launch.arg(&params);
+            draws_launch.launch_cooperative(draws_cfg).map_err(cuda_err("launching verify_draws"))?;
             let mut chains_launch = stream.launch_builder(&self.chains_fn);
             chains_launch.arg(&params);
             chains_launch.launch(chains_cfg).map_err(cuda_err("launching verify_chains"))?;

@@ -23,5 +23,6 @@ pub const ENTRY_POINTS: &[&str] =
         "topk_chunks",
         "topk_merge",
         "verify_rows",
+        "verify_draws",
         "verify_chains",
     ];

@@ -375,9 +375,10 @@ pub const VERIFY_CHAIN_THREADS: u32 = 128;
 /// each in two alternating halves.
 pub const VERIFY_BLOCK_SCRATCH_BYTES: u32 = 128 + 2 * 256 * 24;
 /// Bytes of `VerifyParams::row_scratch` per target row: a 16-byte head (the group's barrier
-/// counter and the two selections' gather counters), two generations of per-tile draw sums
-/// (`U256[MAX_TILES]` each), then the selections' gather list (`u64[MERGE_CAPACITY]`).
-pub const VERIFY_ROW_SCRATCH_BYTES: u32 = 16 + 2 * MAX_TILES * 32 + MERGE_CAPACITY * 8;
+/// counter, the two selections' gather counters, the draw's barrier counter), two generations
+/// of per-tile draw sums (`U256[MAX_TILES]` each), the selections' gather list
+/// (`u64[MERGE_CAPACITY]`), then the row's draw plan (64 bytes: kept floor, masses, summary).
+pub const VERIFY_ROW_SCRATCH_BYTES: u32 = 16 + 2 * MAX_TILES * 32 + MERGE_CAPACITY * 8 + 64;
 
 /// One request of a verification call, in device memory (one host copy per call).
 #[repr(C)]
@@ -412,7 +413,10 @@ pub struct VerifyRowResult {
     /// Log-probabilities of `d_j` and of `token` under the row (NaN when not asked for).
     pub logprob_draft: f32,
     pub logprob_token: f32,
-    pub _pad: [u32; 3],
+    /// 1 while the row's draw waits for `verify_draws` (which runs it only where the chain
+    /// stops); `token` is -1 until then.
+    pub pending: u32,
+    pub _pad: [u32; 2],
 }
 
 const _: () = assert!(core::mem::size_of::<VerifyRowResult>() == 32);

@@ -1,14 +1,16 @@
 //! Speculative verification on the GPU (device only): docs/SEMANTICS.md §10, the same decisions
 //! as `sampler-host/src/verify.rs` (the CPU reference), bit for bit.
 //!
-//! Two kernels, one launch each, for a whole heterogeneous batch:
+//! Three kernels, one launch each, for a whole heterogeneous batch:
 //! 1. `verify_rows`, a group of blocks per target row `j` of a request: the processed row
 //!    exactly (the penalty state sees the request's drafts `d_0..d_{j-1}` as emitted output),
 //!    then the row's decisions: greedy argmax, or min-p / top-k / top-p (kept set `K_j`, mass
-//!    `Z`) by whole-row exact selection, the accept test of `d_j`, and the token the chain emits
-//!    if it stops at `j` (residual draw over `R_i = max(0, A_i - B_i)`, or the bonus draw at
-//!    `j = n`).
-//! 2. `verify_chains`, one thread per request: the first rejection, the outputs, and the state
+//!    `Z`) by whole-row exact selection, and the accept test of `d_j`. A row that would need a
+//!    draw (rejected, or the bonus row `j = n`) leaves its plan and is marked pending.
+//! 2. `verify_draws`, a group of blocks per request: the draw of the one row where the chain
+//!    stops (residual draw over `R_i = max(0, A_i - B_i)`, or the bonus draw), from the cache.
+//!    Rows past the first rejection are never drawn.
+//! 3. `verify_chains`, one thread per request: the first rejection, the outputs, and the state
 //!    update (emitted tokens counted, `step += 1` once).
 //!
 //! Rows are independent, so every row of every request is decided in parallel; a row past the
@@ -178,7 +180,15 @@ struct Group {
     size: u32,
     /// Group barriers passed so far (every block of a group passes the same ones).
     barriers: u32,
+    /// Which u32 of the row's scratch head counts this kernel's arrivals (`HEAD_*`).
+    counter: u32,
 }
+
+/// Words of a row's scratch head: `verify_rows`' barrier counter, its two selections' gather
+/// counters, and `verify_draws`' barrier counter (each kernel counts from zero).
+const HEAD_ROWS_BARRIER: u32 = 0;
+const HEAD_GATHER: u32 = 1;
+const HEAD_DRAWS_BARRIER: u32 = 3;
 
 impl Group {
     /// Whether this block writes the row's result when every block of the group knows it.
@@ -205,6 +215,7 @@ impl Group {
                 let target = self.barriers * self.size;
                 if thread_idx_x() == 0 {
                     let counter = (p.row_scratch + self.row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64) as *mut u32;
+                    let counter = counter.add(self.counter as usize);
                     fence_acq_rel_gpu();
                     red_add_relaxed_gpu_u32(counter, 1);
                     while ld_relaxed_gpu_u32(counter) < target {
@@ -301,7 +312,10 @@ const BLOCK_HIST_BYTES: u32 = VERIFY_BLOCK_SCRATCH_BYTES - BLOCK_HIST as u32;
 const _: () = assert!(BLOCK_HIST_BYTES >= 2 * 256 * 24);
 /// Byte offset of a row's gather list in its row scratch (after the head and the tile sums).
 const ROW_LIST: u64 = 16 + 2 * MAX_TILES as u64 * 32;
-const _: () = assert!(ROW_LIST + MERGE_CAPACITY as u64 * 8 <= VERIFY_ROW_SCRATCH_BYTES as u64);
+const _: () = assert!(ROW_LIST + MERGE_CAPACITY as u64 * 8 <= ROW_PLAN);
+/// Byte offset of a row's draw plan in its row scratch (after the gather list).
+const ROW_PLAN: u64 = ROW_LIST + MERGE_CAPACITY as u64 * 8;
+const _: () = assert!(ROW_PLAN + 64 <= VERIFY_ROW_SCRATCH_BYTES as u64);
 
 /// Words a block publishes per group reduction.
 const SHARED_WORDS: usize = 5;
@@ -891,7 +905,7 @@ unsafe fn select_exact(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: 
         // Gather the boundary bucket into the row's list (the group's tiles), copy it to
         // SM_SORT, sort it, and finish position by position.
         let head = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64) as *mut u32;
-        let counter = head.add(1 + call as usize);
+        let counter = head.add((HEAD_GATHER + call) as usize);
         let list = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + ROW_LIST) as *mut u64;
         for_each_key(p, row, grp.g, grp.size, floor, |key| {
             if in_bucket(key, prefix, level) {
@@ -1119,6 +1133,62 @@ unsafe fn write_result(p: &VerifyParams, row: u32, writer: bool, token: i32, sta
     }
 }
 
+/// What a row's draw needs besides the request's settings: written by `verify_rows` where it
+/// leaves the draw to `verify_draws`.
+#[derive(Clone, Copy)]
+struct Plan {
+    kept_floor: u64,
+    z: u128,
+    q_total: u128,
+    sum: Summary,
+    ln_z: f64,
+}
+
+/// Marks the row's draw as pending and stores its plan (thread 0 of the group's leader).
+///
+/// # Safety
+/// `row < rows`; the row scratch and results hold `rows` entries.
+#[inline(always)]
+unsafe fn write_pending(p: &VerifyParams, row: u32, leader: bool, plan: &Plan) {
+    if thread_idx_x() != 0 || !leader {
+        return;
+    }
+    // SAFETY: the row's 64-byte plan slot and its 32-byte result, both 16-byte aligned.
+    unsafe {
+        let at = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + ROW_PLAN) as *mut u64;
+        at.write(plan.kept_floor);
+        at.add(1).write(plan.z as u64);
+        at.add(2).write((plan.z >> 64) as u64);
+        at.add(3).write(plan.q_total as u64);
+        at.add(4).write((plan.q_total >> 64) as u64);
+        at.add(5).write(plan.sum.mc.to_bits() as u64 | (plan.sum.infinite as u64) << 32);
+        at.add(6).write(plan.ln_z.to_bits());
+        let result = (p.row_results + row as u64 * 32) as *mut u32;
+        st_global_v4_u32(result, [NO_TOKEN as u32, STATUS_OK, 0, f32::NAN.to_bits()]);
+        st_global_v4_u32(result.add(4), [f32::NAN.to_bits(), 1, 0, 0]);
+    }
+}
+
+/// The plan [`write_pending`] stored (written by an earlier kernel).
+///
+/// # Safety
+/// `row < rows`, and its draw is pending.
+#[inline(always)]
+unsafe fn read_plan(p: &VerifyParams, row: u32) -> Plan {
+    // SAFETY: the row's plan slot.
+    unsafe {
+        let at = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + ROW_PLAN) as *const u64;
+        let packed = at.add(5).read();
+        Plan {
+            kept_floor: at.read(),
+            z: ((at.add(2).read() as u128) << 64) | at.add(1).read() as u128,
+            q_total: ((at.add(4).read() as u128) << 64) | at.add(3).read() as u128,
+            sum: Summary { infinite: (packed >> 32) as u32, mc: f32::from_bits(packed as u32) },
+            ln_z: f64::from_bits(at.add(6).read()),
+        }
+    }
+}
+
 /// Stage 1 of verification; see the module header.
 ///
 /// # Safety
@@ -1143,7 +1213,7 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
     let size = if per_row <= 1 { 1 } else if per_row < p.tiles { per_row } else { p.tiles.max(1) };
     let (mut row, g) = if size > 1 { (block / size, block % size) } else { (block, 0) };
     while row < rows {
-        let mut grp = Group { row, g, size, barriers: 0 };
+        let mut grp = Group { row, g, size, barriers: 0, counter: HEAD_ROWS_BARRIER };
         // SAFETY: row < rows; the whole block (and its whole group) calls it.
         unsafe { verify_row(&p, requests, rows, &mut grp) };
         if size > 1 {
@@ -1307,9 +1377,9 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             select_exact(p, grp, &sum, floor1, Target::Mass { total: z1, p24: top_p_units(s.top_p) }, 1)
         };
 
-        // SAFETY: slot < slots (request_ok).
-        let (seed, step) = ((p.seeds as *const u64).add(s.slot as usize).read(), (p.steps as *const u64).add(s.slot as usize).read());
         if draft != NO_DRAFT {
+            // SAFETY: slot < slots (request_ok).
+            let (seed, step) = ((p.seeds as *const u64).add(s.slot as usize).read(), (p.steps as *const u64).add(s.slot as usize).read());
             let w_d = if draft_key != 0 && draft_key >= kept_floor { sum.weight_of(draft_key) } else { 0 };
             let q_d = if r.q != 0 {
                 draft_units(((r.q + draft as u64 * 4) as *const f32).read())
@@ -1321,17 +1391,105 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
                 return;
             }
         }
-        // Rejected: the residual draw (stream 2 at j); if the residual is empty (p_j = q_j
-        // exactly), the plain draw from p_j with the same word. Bonus (j = n): the single-step
-        // draw, stream 0 at position n. One call site for all three.
-        let (mut weights, r64) = if draft != NO_DRAFT {
-            (Weights { z, q_total, plain: false }, random_u64_at(seed, step, STREAM_SPEC_RESIDUAL, position))
-        } else {
-            (Weights::PLAIN, random_u64_at(seed, step, STREAM_TOKEN, position))
+        // Rejected, or the bonus row: the token is drawn only if the chain stops here, which
+        // `verify_draws` decides once every row's accept test is in.
+        write_pending(p, row, leader, &Plan { kept_floor, z, q_total, sum, ln_z });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage 2: the one draw a request's chain needs.
+
+/// Stage 2 of verification: for each request, the row where its chain stops (the first
+/// rejected draft, or the bonus row after `n` accepted ones) gets its draw: the residual draw
+/// (stream 2 at `j`; if the residual is empty, `p_j = q_j` exactly, the plain draw with the same
+/// word), or the bonus draw (stream 0 at position `n`). Rows past the stop are never drawn.
+/// The same cooperative grid and row groups as `verify_rows`, one group per request.
+///
+/// # Safety
+/// As for [`verify_rows`], launched after it on the same stream (its row results, plans and
+/// cache are complete); the draws' barrier counters are zero.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn verify_draws(p: VerifyParams) {
+    if block_dim_x() != SAMPLER_THREADS {
+        return;
+    }
+    // SAFETY: the header; rows and requests are clipped to the buffers' capacities.
+    let (requests, rows) = unsafe { active(&p) };
+    if requests == 0 {
+        return;
+    }
+    let (grid, block) = (grid_dim_x(), block_idx_x());
+    let per_request = grid / requests;
+    let size = if per_request <= 1 { 1 } else if per_request < p.tiles { per_request } else { p.tiles.max(1) };
+    let (mut request, g) = if size > 1 { (block / size, block % size) } else { (block, 0) };
+    while request < requests {
+        // SAFETY: request < requests; the whole block (and its whole group) calls it.
+        unsafe { draw_request(&p, request, rows, g, size) };
+        if size > 1 {
+            break;
+        }
+        request += grid;
+    }
+}
+
+/// The draw of one request's stopping row, by block `g` of `size`.
+///
+/// # Safety
+/// As for [`verify_draws`]; `request < requests`; the whole block calls it, and every block of
+/// the group with the same request.
+#[inline(always)]
+unsafe fn draw_request(p: &VerifyParams, request: u32, rows: u32, g: u32, size: u32) {
+    // SAFETY (whole block; every branch depends on values every block of the group reads
+    // alike): reads inside the buffers VerifyParams describes once request_ok holds; row
+    // results, plans and the cache were written by verify_rows, before this kernel.
+    unsafe {
+        let vs = read_settings(p, request);
+        if !request_ok(p, &vs, rows) {
+            return; // verify_chains reports it
+        }
+        let mut j = 0;
+        let mut res = read_row_result(p, vs.first_row);
+        while res.status == STATUS_OK && res.accept != 0 && j < vs.drafts {
+            j += 1;
+            res = read_row_result(p, vs.first_row + j);
+        }
+        if res.status != STATUS_OK || res.pending == 0 {
+            return; // decided already (greedy, accepted, or a row error)
+        }
+        let row = vs.first_row + j;
+        let s = vs.row;
+        let draft = if j < vs.drafts { (p.drafts as *const u32).add((request * p.max_drafts + j) as usize).read() } else { NO_DRAFT };
+        let q = if draft != NO_DRAFT && vs.q_first != VERIFY_ONE_HOT { p.q + (vs.q_first + j) as u64 * p.q_stride * 4 } else { 0 };
+        // Only the draft-probability fields matter to the draw (the cache holds the prologue).
+        let r = VRow {
+            bias_offset: 0,
+            bias_len: 0,
+            params: LogitParams { repetition: 1.0, frequency: 0.0, presence: 0.0, temperature: s.temperature },
+            logits: 0,
+            vector_ok: false,
+            counts: 0,
+            extra: 0,
+            bitmask: 0,
+            q,
+            q_vector_ok: q % 16 == 0,
+            draft,
         };
+        let plan = read_plan(p, row);
+        let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
+        let lp_of = |key: u64| if want_lp { plan.sum.logprob_of(key, plan.ln_z) } else { f32::NAN };
+        // SAFETY: slot < slots (request_ok).
+        let (seed, step) = ((p.seeds as *const u64).add(s.slot as usize).read(), (p.steps as *const u64).add(s.slot as usize).read());
+        let (mut weights, r64) = if draft != NO_DRAFT {
+            (Weights { z: plan.z, q_total: plan.q_total, plain: false }, random_u64_at(seed, step, STREAM_SPEC_RESIDUAL, j))
+        } else {
+            (Weights::PLAIN, random_u64_at(seed, step, STREAM_TOKEN, j))
+        };
+        let mut grp = Group { row, g, size, barriers: 0, counter: HEAD_DRAWS_BARRIER };
+        let leader = grp.leader();
         let mut attempt = 0;
         loop {
-            match draw(p, grp, &r, &sum, kept_floor, weights, r64, attempt) {
+            match draw(p, &mut grp, &r, &plan.sum, plan.kept_floor, weights, r64, attempt) {
                 Drawn::Nothing if !weights.plain => {
                     weights = Weights::PLAIN;
                     attempt = 1;
@@ -1365,7 +1523,7 @@ unsafe fn finish_key(p: &VerifyParams, row: u32, writer: bool, key: u64, accept:
 }
 
 // ---------------------------------------------------------------------------------------------
-// Stage 2: one thread per request.
+// Stage 3: one thread per request.
 
 #[inline(always)]
 unsafe fn read_row_result(p: &VerifyParams, row: u32) -> VerifyRowResult {
@@ -1378,12 +1536,13 @@ unsafe fn read_row_result(p: &VerifyParams, row: u32) -> VerifyRowResult {
             accept: at.add(2).read(),
             logprob_draft: f32::from_bits(at.add(3).read()),
             logprob_token: f32::from_bits(at.add(4).read()),
-            _pad: [0; 3],
+            pending: at.add(5).read(),
+            _pad: [0; 2],
         }
     }
 }
 
-/// Stage 2 of verification: each request's chain, outputs and state update.
+/// Stage 3 of verification: each request's chain, outputs and state update.
 ///
 /// # Safety
 /// Launch with `VERIFY_CHAIN_THREADS` threads per block and at least `requests` threads in

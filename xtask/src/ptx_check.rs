@@ -14,11 +14,11 @@ use std::process::Command;
 
 /// Kernels allowed a small stack frame and spills (bytes of stack + spill stores + spill loads
 /// per thread, as ptxas reports them), each with its reason. Every other kernel gets none.
-/// - `verify_rows`: at the 128-register cap of a 512-thread block, its whole-row selection and
-///   256-bit draw arithmetic sit in one kernel; the row groups' barrier and shared words tipped
-///   it over (about 250 B, outside the per-token loops as far as we could tell; measured on the
-///   H200 against the version without spills).
-const SPILL_ALLOWANCE: &[(&str, u32)] = &[("verify_rows", 384)];
+/// - `verify_rows` and `verify_draws`: 512-thread blocks at the 128-register cap. The 256-bit
+///   residual arithmetic of the draw (now in `verify_draws`) and the row groups' barrier and
+///   shared words tipped both over, by under 200 bytes. Where ptxas put the spills was not
+///   located; the H200 runs measured the kernels with them (see the results README).
+const SPILL_ALLOWANCE: &[(&str, u32)] = &[("verify_rows", 192), ("verify_draws", 96)];
 
 use anyhow::{bail, Context, Result};
 
