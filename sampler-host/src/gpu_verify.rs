@@ -162,6 +162,18 @@ pub struct GpuVerifier {
     uploaded_q_rows: usize,
 }
 
+/// Blocks of a cooperative grid of `function` (512 threads, `SAMPLER_SHARED_BYTES`): as many
+/// as can run at once, by the occupancy calculator.
+fn cooperative_grid(gpu: &GpuDevice, function: &CudaFunction) -> Result<u32> {
+    let per_sm = function
+        .occupancy_max_active_blocks_per_multiprocessor(SAMPLER_THREADS, SAMPLER_SHARED_BYTES as usize, None)
+        .map_err(cuda_err("reading a verification kernel's occupancy"))?;
+    if per_sm == 0 {
+        return Err(Error::Cuda { op: "sizing a verification grid", detail: "no block fits a multiprocessor".into() });
+    }
+    Ok(per_sm * gpu.sm_count()?)
+}
+
 impl GpuVerifier {
     /// A verifier over `sampler` for requests of up to `max_drafts` drafts (8 to 64), with
     /// every buffer allocated now.
@@ -180,21 +192,9 @@ impl GpuVerifier {
         let alloc = cuda_err("allocating verification memory");
         let width = max_batch * (max_drafts + 1);
         let rows_fn = sampler.gpu.function("verify_rows")?;
-        let per_sm = rows_fn
-            .occupancy_max_active_blocks_per_multiprocessor(SAMPLER_THREADS, SAMPLER_SHARED_BYTES as usize, None)
-            .map_err(cuda_err("reading verify_rows' occupancy"))?;
-        if per_sm == 0 {
-            return Err(Error::Cuda { op: "sizing the verify_rows grid", detail: "no block fits a multiprocessor".into() });
-        }
-        let rows_grid = per_sm * sampler.gpu.sm_count()?;
+        let rows_grid = cooperative_grid(&sampler.gpu, &rows_fn)?;
         let draws_fn = sampler.gpu.function("verify_draws")?;
-        let draws_per_sm = draws_fn
-            .occupancy_max_active_blocks_per_multiprocessor(SAMPLER_THREADS, SAMPLER_SHARED_BYTES as usize, None)
-            .map_err(cuda_err("reading verify_draws' occupancy"))?;
-        if draws_per_sm == 0 {
-            return Err(Error::Cuda { op: "sizing the verify_draws grid", detail: "no block fits a multiprocessor".into() });
-        }
-        let draws_grid = draws_per_sm * sampler.gpu.sm_count()?;
+        let draws_grid = cooperative_grid(&sampler.gpu, &draws_fn)?;
         let cache_len = max_rows * sampler.tiles as usize * TILE_TOKENS as usize;
         let verifier = Self {
             rows_fn,

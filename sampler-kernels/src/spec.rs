@@ -38,7 +38,7 @@ use crate::logit::{process_logit, widen_bf16, widen_f16, LogitParams};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
-use crate::verify::{draft_units, residual_weight, spec_accept, U256};
+use crate::verify::{draft_units, group_shape, residual_weight, spec_accept, U256};
 
 /// Positions of a sorted list each thread owns (2048 / 512).
 const OWN: usize = (MERGE_CAPACITY / SAMPLER_THREADS) as usize;
@@ -1206,12 +1206,8 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
     if rows == 0 {
         return;
     }
-    let (grid, block) = (grid_dim_x(), block_idx_x());
-    // Few rows: `grid / rows` blocks per row (at most one per tile). Many: a block per row in
-    // turn. The size depends only on the launch and the header, so every block agrees.
-    let per_row = grid / rows;
-    let size = if per_row <= 1 { 1 } else if per_row < p.tiles { per_row } else { p.tiles.max(1) };
-    let (mut row, g) = if size > 1 { (block / size, block % size) } else { (block, 0) };
+    let grid = grid_dim_x();
+    let (mut row, g, size) = group_shape(grid, block_idx_x(), rows, p.tiles);
     while row < rows {
         let mut grp = Group { row, g, size, barriers: 0, counter: HEAD_ROWS_BARRIER };
         // SAFETY: row < rows; the whole block (and its whole group) calls it.
@@ -1419,10 +1415,8 @@ pub unsafe extern "ptx-kernel" fn verify_draws(p: VerifyParams) {
     if requests == 0 {
         return;
     }
-    let (grid, block) = (grid_dim_x(), block_idx_x());
-    let per_request = grid / requests;
-    let size = if per_request <= 1 { 1 } else if per_request < p.tiles { per_request } else { p.tiles.max(1) };
-    let (mut request, g) = if size > 1 { (block / size, block % size) } else { (block, 0) };
+    let grid = grid_dim_x();
+    let (mut request, g, size) = group_shape(grid, block_idx_x(), requests, p.tiles);
     while request < requests {
         // SAFETY: request < requests; the whole block (and its whole group) calls it.
         unsafe { draw_request(&p, request, rows, g, size) };

@@ -132,10 +132,66 @@ pub fn residual_target(total: U256, r64: u64) -> U256 {
     total.mul_frac64(r64)
 }
 
+/// How a co-resident grid of `grid` blocks shares `items` (target rows, or requests) of
+/// `tiles` tiles each: block `block` starts at item `first`, as block `g` of a group of `size`.
+/// With few items, each gets `grid / items` blocks (at most one per tile) and `first` is its
+/// only item; with more items than blocks, `size` is 1 and a block takes every `grid`-th item
+/// from `first`. It depends only on the launch and the header, so every block agrees; an item
+/// the grid cannot reach (`first ≥ items`) leaves the block idle.
+#[inline(always)]
+pub fn group_shape(grid: u32, block: u32, items: u32, tiles: u32) -> (u32, u32, u32) {
+    let per_item = if items == 0 { 0 } else { grid / items };
+    let size = if per_item <= 1 {
+        1
+    } else if per_item < tiles {
+        per_item
+    } else if tiles > 1 {
+        tiles
+    } else {
+        1
+    };
+    if size > 1 {
+        (block / size, block % size, size)
+    } else {
+        (block, 0, 1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::decide::draw_target;
+
+    /// Every item gets the same number of blocks (or is visited by exactly one block in turn),
+    /// groups are whole and disjoint, and no group is larger than the item's tiles.
+    #[test]
+    fn group_shapes_cover_every_item_once() {
+        for grid in [1u32, 7, 132, 264] {
+            for items in 1u32..300 {
+                for tiles in [1u32, 8, 37, 64] {
+                    let mut blocks_of = [0u32; 300];
+                    let mut size_seen = None;
+                    for block in 0..grid {
+                        let (first, g, size) = group_shape(grid, block, items, tiles);
+                        assert!(size >= 1 && size <= tiles.max(1) && g < size);
+                        assert_eq!(*size_seen.get_or_insert(size), size, "every block agrees");
+                        let mut item = first;
+                        while item < items {
+                            blocks_of[item as usize] += 1;
+                            if size > 1 {
+                                break;
+                            }
+                            item += grid;
+                        }
+                    }
+                    let size = size_seen.unwrap_or(1);
+                    for (item, &n) in blocks_of.iter().enumerate().take(items as usize) {
+                        assert_eq!(n, size, "grid {grid} items {items} tiles {tiles}: item {item}");
+                    }
+                }
+            }
+        }
+    }
 
     fn xorshift(s: &mut u64) -> u64 {
         *s ^= *s << 13;
