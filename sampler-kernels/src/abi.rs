@@ -404,7 +404,8 @@ const _: () = assert!(core::mem::align_of::<VerifySettings>() == 4);
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct VerifyRowResult {
     /// The token the chain emits if it stops at this row (residual, bonus or greedy argmax);
-    /// -1 without a valid token.
+    /// -1 without a valid token, and on a pending row that `verify_draws` did not draw (a row
+    /// past where its chain stops, which `verify_chains` never reads).
     pub token: i32,
     /// `STATUS_*` of the row.
     pub status: u32,
