@@ -46,6 +46,8 @@ struct Entry {
     vocab: u64,
     batch: u64,
     median_us: Option<f64>,
+    /// GB/s over the bytes the producer counts for the row.
+    gb_per_s: Option<f64>,
     note: String,
 }
 
@@ -56,6 +58,8 @@ struct Doc {
     /// `not_built` notes (FlashInfer entry points the harness could not build), shown as is.
     not_built: Vec<String>,
     rows: Vec<Entry>,
+    /// The device-to-device copy bandwidth the producer measured (sonic-bench's ceilings).
+    copy_gbs: Option<f64>,
 }
 
 fn read_doc(path: &Path) -> Result<Doc> {
@@ -80,10 +84,12 @@ fn read_doc(path: &Path) -> Result<Doc> {
             (text("impl"), text("workload"), text("dtype"), r["batch"].as_u64(), r["vocab"].as_u64())
         {
             let median_us = r["median_us"].as_f64().filter(|m| m.is_finite() && *m > 0.0);
-            rows.push(Entry { impl_name, workload, dtype, vocab, batch, median_us, note: text("note").unwrap_or_default() });
+            let gb_per_s = r["gb_per_s"].as_f64().filter(|g| g.is_finite() && *g > 0.0);
+            rows.push(Entry { impl_name, workload, dtype, vocab, batch, median_us, gb_per_s, note: text("note").unwrap_or_default() });
         }
     }
-    Ok(Doc { file, header, not_built, rows })
+    let copy_gbs = doc["ceilings"]["copy_gbs"].as_f64().filter(|g| g.is_finite() && *g > 0.0);
+    Ok(Doc { file, header, not_built, rows, copy_gbs })
 }
 
 /// What a peer can do for a workload in a dtype.
@@ -246,6 +252,14 @@ fn render(sonic: &Doc, peers: &[(&str, Option<Doc>)]) -> String {
            **not run**: the peer could, but this run has no figure for it (the reason under the table where \
            the harness leaves it out on purpose). **‡**: the peer did only part of the \
            workload (its row note says which), so its time is a lower bound and the speedup understates ours.\n";
+    if let Some(copy) = sonic.copy_gbs {
+        let _ = writeln!(
+            md,
+            "\nIn parentheses after a time: its GB/s (over the bytes that result's producer counts as moved) as a \
+             fraction of the device-to-device copy bandwidth `{}` measured in the same run, {copy:.0} GB/s.",
+            sonic.file
+        );
+    }
 
     // Workloads in sonic-bench's order of appearance, then any peer-only ones are listed at the end.
     let mut workloads: Vec<String> = Vec::new();
@@ -271,12 +285,11 @@ fn render(sonic: &Doc, peers: &[(&str, Option<Doc>)]) -> String {
         md += "\n";
         let mut unrun: BTreeSet<(&str, &str)> = BTreeSet::new();
         for (_, dtype, vocab, batch) in &shapes {
-            let ours = sonic
-                .rows
-                .iter()
-                .find(|e| &e.workload == workload && &e.dtype == dtype && e.vocab == *vocab && e.batch == *batch)
-                .and_then(|e| e.median_us);
-            let _ = write!(md, "| {dtype} | {vocab} | {batch} | {} |", ours.map_or("not run".to_string(), |t| format!("{t:.1}")));
+            let ours_entry =
+                sonic.rows.iter().find(|e| &e.workload == workload && &e.dtype == dtype && e.vocab == *vocab && e.batch == *batch);
+            let ours = ours_entry.and_then(|e| e.median_us);
+            let ours_frac = ours_entry.map_or(String::new(), |e| copy_fraction(e, sonic.copy_gbs));
+            let _ = write!(md, "| {dtype} | {vocab} | {batch} | {} |", ours.map_or("not run".to_string(), |t| format!("{t:.1}{ours_frac}")));
             for (label, doc) in peers.iter().map(|p| (p.0, &p.1)) {
                 let cell = match capability(label, workload, dtype) {
                     Cap::NotRun(why) => {
@@ -294,7 +307,8 @@ fn render(sonic: &Doc, peers: &[(&str, Option<Doc>)]) -> String {
                                     String::new()
                                 };
                                 let speedup = ours.map_or("–".to_string(), |o| format!("{:.2}×", t / o));
-                                format!(" {t:.1}{name}{mark} | {speedup} |")
+                                let frac = copy_fraction(e, sonic.copy_gbs);
+                                format!(" {t:.1}{frac}{name}{mark} | {speedup} |")
                             }
                             _ => " not run | – |".to_string(),
                         }
@@ -331,6 +345,14 @@ fn render(sonic: &Doc, peers: &[(&str, Option<Doc>)]) -> String {
         }
     }
     md
+}
+
+/// ` (x.x%)`: `e`'s GB/s as a fraction of the copy bandwidth, or nothing when either is unknown.
+fn copy_fraction(e: &Entry, copy_gbs: Option<f64>) -> String {
+    match (e.gb_per_s, copy_gbs) {
+        (Some(g), Some(c)) => format!(" ({:.1}%)", 100.0 * g / c),
+        _ => String::new(),
+    }
 }
 
 /// The harness lists cake as not built; once cake-peers.json has a figure, that note is stale.
@@ -383,12 +405,27 @@ mod tests {
             vocab: 128256,
             batch: 64,
             median_us: median,
+            gb_per_s: None,
             note: note.into(),
         }
     }
 
     fn doc(file: &str, rows: Vec<Entry>) -> Doc {
-        Doc { file: file.into(), header: String::new(), not_built: Vec::new(), rows }
+        Doc { file: file.into(), header: String::new(), not_built: Vec::new(), rows, copy_gbs: None }
+    }
+
+    /// With the copy bandwidth and GB/s known, every measured time carries its fraction.
+    #[test]
+    fn times_carry_their_copy_fraction() {
+        let mut ours = entry("sonic", "topk50_topp09_t07", "f32", Some(10.0), "");
+        ours.gb_per_s = Some(400.0);
+        let mut sonic = doc("sonic-bench.json", vec![ours]);
+        sonic.copy_gbs = Some(4000.0);
+        let mut theirs = entry("flashinfer.softmax+top_k_top_p_sampling_from_probs", "topk50_topp09_t07", "f32", Some(20.0), "");
+        theirs.gb_per_s = Some(200.0);
+        let md = render(&sonic, &[("torch", None), ("FlashInfer", Some(doc("flashinfer-peers.json", vec![theirs])))]);
+        assert!(md.contains("| f32 | 128256 | 64 | 10.0 (10.0%) | not run | – | 20.0 (5.0%) | 2.00× |"), "{md}");
+        assert!(md.contains("measured in the same run, 4000 GB/s"), "{md}");
     }
 
     #[test]
