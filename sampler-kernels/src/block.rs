@@ -372,6 +372,21 @@ pub unsafe fn warp_sort_desc(v: u64) -> u64 {
     }
 }
 
+/// Eight f32 from the bit patterns of two 16-byte vector loads, in order.
+#[inline(always)]
+pub fn f32x8(a: [u32; 4], b: [u32; 4]) -> [f32; 8] {
+    [
+        f32::from_bits(a[0]),
+        f32::from_bits(a[1]),
+        f32::from_bits(a[2]),
+        f32::from_bits(a[3]),
+        f32::from_bits(b[0]),
+        f32::from_bits(b[1]),
+        f32::from_bits(b[2]),
+        f32::from_bits(b[3]),
+    ]
+}
+
 /// Calls `f(0)` … `f(7)`, spelled out. Per-thread arrays must only ever be indexed by constants,
 /// or they move to local memory (the PTX check rejects that); every kernel's 8-token loops use
 /// this.

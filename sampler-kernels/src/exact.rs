@@ -125,6 +125,27 @@ unsafe fn flag_of(p: &StepParams, row: u32) -> u32 {
     unsafe { (p.exact_flags as *const u32).add(row as usize).read_volatile() }
 }
 
+/// Runs `$body` for every listed split row this block takes (`$pos`, `$row`), blocks taking the
+/// list in turn. A macro, not a function taking the body: as a closure or a function pointer,
+/// `exact_finish`'s body spilled.
+///
+/// # Safety (of the expansion)
+/// Inside an `unsafe` block of a kernel whose whole block runs it; `$p` describes the step's
+/// buffers; `$body` is a whole-block body for a split row.
+macro_rules! for_each_split_row {
+    ($p:expr, |$pos:ident, $row:ident| $body:expr) => {{
+        let (_, split) = listed($p);
+        let mut $pos = block_idx_x();
+        while $pos < split {
+            let $row = listed_row($p, $pos);
+            if $row < $p.rows && flag_of($p, $row) == EXACT_SPLIT {
+                $body;
+            }
+            $pos += grid_dim_x();
+        }
+    }};
+}
+
 #[inline(always)]
 fn job_ptr(p: &StepParams, pos: u32) -> *mut ExactJob {
     (p.exact_jobs as *mut ExactJob).wrapping_add(pos as usize)
@@ -327,17 +348,7 @@ pub unsafe extern "ptx-kernel" fn exact_bins(p: StepParams) {
         return;
     }
     // SAFETY: list and flag reads in bounds; choose_bins is a whole-block body.
-    unsafe {
-        let (_, split) = listed(&p);
-        let mut pos = block_idx_x();
-        while pos < split {
-            let row = listed_row(&p, pos);
-            if row < p.rows && flag_of(&p, row) == EXACT_SPLIT {
-                choose_bins(&p, pos, row);
-            }
-            pos += grid_dim_x();
-        }
-    }
+    unsafe { for_each_split_row!(&p, |pos, row| choose_bins(&p, pos, row)) }
 }
 
 /// # Safety
@@ -566,17 +577,7 @@ pub unsafe extern "ptx-kernel" fn exact_finish(p: StepParams) {
         return;
     }
     // SAFETY: list and flag reads in bounds; finish_split is a whole-block body.
-    unsafe {
-        let (_, split) = listed(&p);
-        let mut pos = block_idx_x();
-        while pos < split {
-            let row = listed_row(&p, pos);
-            if row < p.rows && flag_of(&p, row) == EXACT_SPLIT {
-                finish_split(&p, pos, row);
-            }
-            pos += grid_dim_x();
-        }
-    }
+    unsafe { for_each_split_row!(&p, |pos, row| finish_split(&p, pos, row)) }
 }
 
 /// The single-block exact pass for the rows the split pass does not take: block `b` finishes

@@ -222,16 +222,7 @@ pub(crate) unsafe fn load_raw8(p: &StepParams, logits: u64, vector_ok: bool, bas
             let ptr = (logits + base as u64 * 4) as *const u32;
             // SAFETY: 8 tokens inside the row; 16-byte aligned (row start aligned, base % 8 == 0).
             let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
-            raw = [
-                f32::from_bits(a[0]),
-                f32::from_bits(a[1]),
-                f32::from_bits(a[2]),
-                f32::from_bits(a[3]),
-                f32::from_bits(b[0]),
-                f32::from_bits(b[1]),
-                f32::from_bits(b[2]),
-                f32::from_bits(b[3]),
-            ];
+            raw = f32x8(a, b);
         } else {
             // SAFETY: as above; 8 half-width tokens are one 16-byte vector.
             let q = unsafe { ld_global_nc_v4_u32((logits + base as u64 * 2) as *const u32) };

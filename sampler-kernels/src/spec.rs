@@ -321,6 +321,23 @@ const _: () = assert!(ROW_PLAN + 64 <= VERIFY_ROW_SCRATCH_BYTES as u64);
 const SHARED_WORDS: usize = 5;
 const _: () = assert!(BLOCK_HIST as u32 / 2 >= SHARED_WORDS as u32 * 8);
 
+/// Runs `$body` for each item (`$item`: a target row, or a request) this block takes of
+/// `$items`, as block `$g` of a group of `$size` (`verify::group_shape`): one item with a
+/// group, else every grid-th item. A macro so that the kernels' bodies inline as written.
+macro_rules! for_each_group_item {
+    ($p:expr, $items:expr, |$item:ident, $g:ident, $size:ident| $body:block) => {{
+        let grid = grid_dim_x();
+        let (mut $item, $g, $size) = group_shape(grid, block_idx_x(), $items, $p.tiles);
+        while $item < $items {
+            $body
+            if $size > 1 {
+                break;
+            }
+            $item += grid;
+        }
+    }};
+}
+
 // ---------------------------------------------------------------------------------------------
 // Settings and the target row.
 
@@ -442,16 +459,7 @@ unsafe fn load_raw(p: &VerifyParams, logits: u64, vector_ok: bool, base: u32) ->
             let ptr = (logits + base as u64 * 4) as *const u32;
             // SAFETY: 8 tokens inside the row, 16-byte aligned (row start aligned, base % 8 == 0).
             let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
-            raw = [
-                f32::from_bits(a[0]),
-                f32::from_bits(a[1]),
-                f32::from_bits(a[2]),
-                f32::from_bits(a[3]),
-                f32::from_bits(b[0]),
-                f32::from_bits(b[1]),
-                f32::from_bits(b[2]),
-                f32::from_bits(b[3]),
-            ];
+            raw = f32x8(a, b);
         } else {
             // SAFETY: as above; 8 half-width tokens are one 16-byte vector.
             let q = unsafe { ld_global_nc_v4_u32((logits + base as u64 * 2) as *const u32) };
@@ -498,16 +506,7 @@ unsafe fn load_q(p: &VerifyParams, r: &VRow, base: u32) -> [f32; 8] {
         let ptr = (r.q + base as u64 * 4) as *const u32;
         // SAFETY: 8 values inside the q row, 16-byte aligned.
         let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
-        return [
-            f32::from_bits(a[0]),
-            f32::from_bits(a[1]),
-            f32::from_bits(a[2]),
-            f32::from_bits(a[3]),
-            f32::from_bits(b[0]),
-            f32::from_bits(b[1]),
-            f32::from_bits(b[2]),
-            f32::from_bits(b[3]),
-        ];
+        return f32x8(a, b);
     }
     each8(|j| {
         let t = base + j as u32;
@@ -645,16 +644,7 @@ unsafe fn cached8(p: &VerifyParams, row: u32, tile: u32) -> [f32; 8] {
     let at = cache_slots(p, row, tile);
     // SAFETY: as for store_cached8; ordered by the caller's barrier.
     let (a, b) = unsafe { (ld_global_v4_u32(at), ld_global_v4_u32(at.add(4))) };
-    [
-        f32::from_bits(a[0]),
-        f32::from_bits(a[1]),
-        f32::from_bits(a[2]),
-        f32::from_bits(a[3]),
-        f32::from_bits(b[0]),
-        f32::from_bits(b[1]),
-        f32::from_bits(b[2]),
-        f32::from_bits(b[3]),
-    ]
+    f32x8(a, b)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1206,17 +1196,11 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
     if rows == 0 {
         return;
     }
-    let grid = grid_dim_x();
-    let (mut row, g, size) = group_shape(grid, block_idx_x(), rows, p.tiles);
-    while row < rows {
+    for_each_group_item!(&p, rows, |row, g, size| {
         let mut grp = Group { row, g, size, barriers: 0, counter: HEAD_ROWS_BARRIER };
         // SAFETY: row < rows; the whole block (and its whole group) calls it.
         unsafe { verify_row(&p, requests, rows, &mut grp) };
-        if size > 1 {
-            break;
-        }
-        row += grid;
-    }
+    });
 }
 
 /// One target row, by one block of its group.
@@ -1415,16 +1399,10 @@ pub unsafe extern "ptx-kernel" fn verify_draws(p: VerifyParams) {
     if requests == 0 {
         return;
     }
-    let grid = grid_dim_x();
-    let (mut request, g, size) = group_shape(grid, block_idx_x(), requests, p.tiles);
-    while request < requests {
+    for_each_group_item!(&p, requests, |request, g, size| {
         // SAFETY: request < requests; the whole block (and its whole group) calls it.
         unsafe { draw_request(&p, request, rows, g, size) };
-        if size > 1 {
-            break;
-        }
-        request += grid;
-    }
+    });
 }
 
 /// The draw of one request's stopping row, by block `g` of `size`.

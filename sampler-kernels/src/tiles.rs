@@ -847,7 +847,7 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
                 let mut j = 0;
                 while j < tokens {
                     pragma_nounroll();
-                    let x = temper(f32::from_bits(ld_shared_u32(stage + j * 128)), t);
+                    let x = staged_x(stage, j, t);
                     if x > f32::NEG_INFINITY {
                         let o = ordered_bits(x);
                         lane_top = if o > lane_top { o } else { lane_top };
@@ -864,7 +864,7 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             let mut j = 0;
             while j < tokens {
                 pragma_nounroll();
-                let x = temper(f32::from_bits(ld_shared_u32(stage + j * 128)), t);
+                let x = staged_x(stage, j, t);
                 if x > f32::NEG_INFINITY {
                     valid += 1;
                     infinite += (x == f32::INFINITY) as u32;
@@ -893,7 +893,7 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
                 marked &= marked - 1;
                 let mut key = 0;
                 if (passed >> j) & 1 != 0 {
-                    key = sort_key(temper(f32::from_bits(ld_shared_u32(stage + j * 128)), t), first + j);
+                    key = sort_key(staged_x(stage, j, t), first + j);
                 }
                 let pass = key > top.threshold;
                 append_key(&mut top, scan.shared, pass, key);
@@ -912,6 +912,17 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             ceiling,
         }
     }
+}
+
+/// Token `j`'s tempered value, rebuilt from the lane's staged untempered value (bit for bit
+/// the same at each of `scan_mass`' uses).
+///
+/// # Safety
+/// `stage` is this lane's staging base (`W_STAGE + lane * 4`) and `j < LANE_TOKENS`.
+#[inline(always)]
+unsafe fn staged_x(stage: u32, j: u32, t: f32) -> f32 {
+    // SAFETY: the caller's slot.
+    temper(f32::from_bits(unsafe { ld_shared_u32(stage + j * 128) }), t)
 }
 
 /// Scans tile `tile` of `row` if the row belongs to this kernel, and writes its record.
