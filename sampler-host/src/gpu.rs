@@ -245,6 +245,19 @@ pub struct GpuSampler {
     uploaded: Vec<(u64, bool, u32)>,
 }
 
+/// Entry point `name`, allowed `bytes` of dynamic shared memory per block (above the 48 KiB a
+/// launch gets by default).
+fn function_with_shared(gpu: &GpuDevice, name: &'static str, bytes: u32) -> Result<CudaFunction> {
+    let function = gpu.function(name)?;
+    function
+        .set_attribute(
+            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            bytes as i32,
+        )
+        .map_err(|e| Error::Cuda { op: "raising a kernel's shared-memory limit", detail: format!("{name}: {e}") })?;
+    Ok(function)
+}
+
 impl GpuSampler {
     /// Allocates everything a step will need, once.
     pub fn new(gpu: GpuDevice, config: GpuSamplerConfig) -> Result<Self> {
@@ -265,22 +278,10 @@ impl GpuSampler {
         let stream = gpu.stream().clone();
         let alloc_err = cuda_err("allocating sampler memory");
         let b = config.max_batch;
-        let stage_tiles_mass = gpu.function("sample_tiles_mass")?;
         // Its band sums take more than the 48 KiB of dynamic shared memory a launch gets by default.
-        stage_tiles_mass
-            .set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                MASS_SCAN_SHARED_BYTES as i32,
-            )
-            .map_err(cuda_err("raising sample_tiles_mass' shared-memory limit"))?;
-        let exact_histogram = gpu.function("exact_histogram")?;
-        // Its bin table takes more than the default 48 KiB too.
-        exact_histogram
-            .set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                EXACT_HIST_SHARED_BYTES as i32,
-            )
-            .map_err(cuda_err("raising exact_histogram's shared-memory limit"))?;
+        let stage_tiles_mass = function_with_shared(&gpu, "sample_tiles_mass", MASS_SCAN_SHARED_BYTES)?;
+        // Its bin table too.
+        let exact_histogram = function_with_shared(&gpu, "exact_histogram", EXACT_HIST_SHARED_BYTES)?;
         let sm_count = gpu.sm_count()?.max(1);
         let exact_slots = b.min(EXACT_SLOTS_MAX as usize);
         let sampler = Self {

@@ -116,6 +116,18 @@ fn one_chunk_rows(device: &sampler_host::cuda::GpuDevice) -> usize {
     4 * device.sm_count().expect("SM count") as usize + 3
 }
 
+/// A reduced case's row count that stands for [`one_chunk_rows`] (known only with a device).
+const ONE_CHUNK: usize = 0;
+
+/// `n`, or for [`ONE_CHUNK`] enough units of `rows_per_unit` rows for `one_chunk_rows`.
+fn or_one_chunk(n: usize, device: &sampler_host::cuda::GpuDevice, rows_per_unit: usize) -> usize {
+    if n == ONE_CHUNK {
+        one_chunk_rows(device).div_ceil(rows_per_unit)
+    } else {
+        n
+    }
+}
+
 #[test]
 fn gpu_topk_equals_reference_on_random_rows() {
     const TEST: &str = "gpu_topk_equals_reference_on_random_rows";
@@ -147,11 +159,10 @@ fn gpu_topk_small_vocab_and_one_chunk_per_row() {
     // row is one chunk: stage 1 then writes the outputs itself, after several iterations.
     // Reduced: that last case has 3 iterations and a partial one (V = 12293), and just enough
     // rows for one chunk each.
-    const ONE_CHUNK: usize = 0; // rows: `one_chunk_rows` of the device
     let last = sized((32_000usize, 1100usize), (12_293, ONE_CHUNK));
     for &(vocab, rows) in &[(1usize, 2usize), (7, 3), (1000, 5), (1024, 2), (4096, 3), (4097, 2), last] {
         let Some(device) = gpu_or_skip(TEST) else { return };
-        let rows = if rows == ONE_CHUNK { one_chunk_rows(&device) } else { rows };
+        let rows = or_one_chunk(rows, &device, 1);
         let stream = device.stream().clone();
         let max_k = vocab.min(1024);
         let mut topk = GpuTopK::new(device, rows, vocab, max_k).expect("GpuTopK");
@@ -178,7 +189,6 @@ fn gpu_topk_strided_rows_and_graph_replay() {
     let mut bad = 0;
     // Odd strides leave rows unaligned (the scalar load path); 151944 keeps bf16 rows aligned.
     // Reduced: fewer rows, and just enough 32000-token rows for one chunk each.
-    const ONE_CHUNK: usize = 0; // rows: `one_chunk_rows` of the device
     for &(vocab, rows, stride, dtype) in &[
         (50_257usize, sized(64usize, 16), 50_263usize, LogitsDtype::F32),
         (151_936, 3, 151_944, LogitsDtype::Bf16),
@@ -186,7 +196,7 @@ fn gpu_topk_strided_rows_and_graph_replay() {
         (32_000, sized(700, ONE_CHUNK), 32_001, LogitsDtype::F32),
     ] {
         let Some(device) = gpu_or_skip(TEST) else { return };
-        let rows = if rows == ONE_CHUNK { one_chunk_rows(&device) } else { rows };
+        let rows = or_one_chunk(rows, &device, 1);
         let stream = device.stream().clone();
         let mut topk = GpuTopK::new(device, rows, vocab, 1024).expect("GpuTopK");
         if vocab == 32_000 {
@@ -269,10 +279,9 @@ fn gpu_topk_adversarial_rows() {
     let mut rng = fresh_rng(TEST);
     let mut bad = 0;
     // Reduced: the many-row case gets just enough copies for one chunk per row.
-    const ONE_CHUNK: usize = 0; // copies: enough for `one_chunk_rows` of the device
     for &(vocab, copies) in &[(262_144usize, 1usize), (32_000, 1), (32_000, sized(120, ONE_CHUNK))] {
         let Some(device) = gpu_or_skip(TEST) else { return };
-        let copies = if copies == ONE_CHUNK { one_chunk_rows(&device).div_ceil(10) } else { copies };
+        let copies = or_one_chunk(copies, &device, 10);
         let stream = device.stream().clone();
         let patterns = adversarial_rows(&mut rng, vocab);
         // `copies` repeats of the patterns: 10 rows split into many chunks, or 1200 rows of one

@@ -429,7 +429,7 @@ mod tests {
     }
 
     #[test]
-    fn cells_say_measured_not_supported_or_not_run() {
+    fn cells_say_measured_or_not_run_never_not_supported() {
         let sonic = doc(
             "sonic-bench.json",
             vec![
