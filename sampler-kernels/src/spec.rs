@@ -425,11 +425,32 @@ struct VRow {
     extra: u32,
     /// Byte address of the row's bitmask words, 0 without a mask.
     bitmask: u64,
-    /// Byte address of the row's draft probabilities, 0 for one-hot `q` (or `j = n`).
+    d: DraftRow,
+}
+
+/// The draft side of target row `j`: what the accept test and the draw read.
+#[derive(Clone, Copy)]
+struct DraftRow {
+    /// Byte address of the row's draft probabilities; 0 for one-hot `q`, a greedy request, or
+    /// `j = n`.
     q: u64,
     q_vector_ok: bool,
     /// `d_j`, or `NO_DRAFT` at `j = n`.
     draft: u32,
+}
+
+impl DraftRow {
+    /// Row `position` of the request `vs`, whose draft there is `draft`; a greedy request
+    /// (`greedy`, when the caller has not already ruled it out) reads no `q`.
+    #[inline(always)]
+    fn new(p: &VerifyParams, vs: &VerifySettings, position: u32, draft: u32, greedy: bool) -> DraftRow {
+        let q = if !greedy && draft != NO_DRAFT && vs.q_first != VERIFY_ONE_HOT {
+            p.q + (vs.q_first + position) as u64 * p.q_stride * 4
+        } else {
+            0
+        };
+        DraftRow { q, q_vector_ok: q % 16 == 0, draft }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -497,7 +518,7 @@ unsafe fn load_raw(p: &VerifyParams, logits: u64, vector_ok: bool, base: u32) ->
 /// # Safety
 /// `r.q` is a q row of `vocab` f32.
 #[inline(always)]
-unsafe fn load_q(p: &VerifyParams, r: &VRow, base: u32) -> [f32; 8] {
+unsafe fn load_q(p: &VerifyParams, r: &DraftRow, base: u32) -> [f32; 8] {
     let mut q = [0.0f32; 8];
     if base >= p.vocab {
         return q;
@@ -969,7 +990,7 @@ impl Weights {
 /// One token's weight in a draw (computed on demand, not stored: 8 × 256 bits per thread
 /// would not fit in registers).
 #[inline(always)]
-fn token_weight(sum: &Summary, w: Weights, r: &VRow, key: u64, floor: u64, q: f32, token: u32) -> U256 {
+fn token_weight(sum: &Summary, w: Weights, r: &DraftRow, key: u64, floor: u64, q: f32, token: u32) -> U256 {
     if key == 0 || key < floor {
         return U256::ZERO;
     }
@@ -1011,7 +1032,7 @@ fn tile_sums(p: &VerifyParams, row: u32, attempt: u32) -> *mut u64 {
 /// group); the group's tiles are cached; `attempt` is 0 for a call's first draw, 1 for its
 /// second.
 #[inline(always)]
-unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &VRow, sum: &Summary, floor: u64, w: Weights, r64: u64, attempt: u32) -> Drawn {
+unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &DraftRow, sum: &Summary, floor: u64, w: Weights, r64: u64, attempt: u32) -> Drawn {
     let tid = thread_idx_x();
     let with_q = r.q != 0 && !w.plain;
     let sums = tile_sums(p, grp.row, attempt);
@@ -1256,11 +1277,6 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         let penalties = has_penalties(&s);
         let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
         let logits = p.logits + row as u64 * p.row_stride * element;
-        let q = if !greedy && draft != NO_DRAFT && vs.q_first != VERIFY_ONE_HOT {
-            p.q + (vs.q_first + position) as u64 * p.q_stride * 4
-        } else {
-            0
-        };
         let r = VRow {
             bias_offset: s.bias_offset,
             bias_len: s.bias_len,
@@ -1275,9 +1291,7 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             counts: if penalties { p.counts + s.slot as u64 * p.counts_stride as u64 * 4 } else { 0 },
             extra: if penalties { position } else { 0 },
             bitmask: if s.flags & ROW_HAS_BITMASK != 0 { p.bitmask + row as u64 * p.bitmask_words as u64 * 4 } else { 0 },
-            q,
-            q_vector_ok: q % 16 == 0,
-            draft,
+            d: DraftRow::new(p, &vs, position, draft, greedy),
         };
         let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
 
@@ -1298,8 +1312,8 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
                     draft_key = keys[j];
                 }
             });
-            if r.q != 0 {
-                let qv = load_q(p, &r, base);
+            if r.d.q != 0 {
+                let qv = load_q(p, &r.d, base);
                 each8(|j| q_sum += draft_units(qv[j]) as u128);
             }
             tile += grp.size;
@@ -1318,7 +1332,7 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             q_sum = block_sum_u128(((w[4] as u128) << 64) | w[3] as u128);
         }
         let infinite = (counts >> 32) as u32;
-        let q_total = if r.q != 0 { q_sum } else { 1 };
+        let q_total = if r.d.q != 0 { q_sum } else { 1 };
         if max_key == 0 {
             write_result(p, row, leader, NO_TOKEN, STATUS_NO_VALID_TOKEN, false, f32::NAN, f32::NAN);
             return;
@@ -1361,8 +1375,8 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             // SAFETY: slot < slots (request_ok).
             let (seed, step) = ((p.seeds as *const u64).add(s.slot as usize).read(), (p.steps as *const u64).add(s.slot as usize).read());
             let w_d = if draft_key != 0 && draft_key >= kept_floor { sum.weight_of(draft_key) } else { 0 };
-            let q_d = if r.q != 0 {
-                draft_units(((r.q + draft as u64 * 4) as *const f32).read())
+            let q_d = if r.d.q != 0 {
+                draft_units(((r.d.q + draft as u64 * 4) as *const f32).read())
             } else {
                 1
             };
@@ -1432,21 +1446,9 @@ unsafe fn draw_request(p: &VerifyParams, request: u32, rows: u32, g: u32, size: 
         let row = vs.first_row + j;
         let s = vs.row;
         let draft = if j < vs.drafts { (p.drafts as *const u32).add((request * p.max_drafts + j) as usize).read() } else { NO_DRAFT };
-        let q = if draft != NO_DRAFT && vs.q_first != VERIFY_ONE_HOT { p.q + (vs.q_first + j) as u64 * p.q_stride * 4 } else { 0 };
-        // Only the draft-probability fields matter to the draw (the cache holds the prologue).
-        let r = VRow {
-            bias_offset: 0,
-            bias_len: 0,
-            params: LogitParams { repetition: 1.0, frequency: 0.0, presence: 0.0, temperature: s.temperature },
-            logits: 0,
-            vector_ok: false,
-            counts: 0,
-            extra: 0,
-            bitmask: 0,
-            q,
-            q_vector_ok: q % 16 == 0,
-            draft,
-        };
+        // The draw reads the draft side only (the cache holds the prologue's values); a pending
+        // row is never greedy.
+        let r = DraftRow::new(p, &vs, j, draft, false);
         let plan = read_plan(p, row);
         let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
         let lp_of = |key: u64| if want_lp { plan.sum.logprob_of(key, plan.ln_z) } else { f32::NAN };
