@@ -119,12 +119,27 @@ pub fn topk_table(rows: &[Row]) -> Option<String> {
     Some(md)
 }
 
-/// Parses one results document. Rows without a usable median (a skipped or failed
-/// measurement) or outside the schema are returned as messages, not rows.
-pub fn parse_doc(text: &str, source: &str) -> Result<(Vec<Row>, Vec<String>)> {
-    let doc: Value = serde_json::from_str(text).with_context(|| format!("{source}: not JSON"))?;
+/// One result row as its producer wrote it; `median_us` is `None` where the producer has no
+/// figure (an error, a skip). The benchmark JSON schema, read in one place for `plot` and
+/// `report`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    pub impl_name: String,
+    pub workload: String,
+    pub dtype: String,
+    pub batch: u64,
+    pub vocab: u64,
+    pub median_us: Option<f64>,
+    pub gb_per_s: Option<f64>,
+    pub copy_fraction: Option<f64>,
+    pub note: String,
+}
+
+/// Every result of a parsed document that names its shape, and a message for each that does
+/// not.
+pub fn parse_results(doc: &Value, source: &str) -> Result<(Vec<Measured>, Vec<String>)> {
     let Some(results) = doc["results"].as_array() else { bail!("{source}: no \"results\" array") };
-    let producer = doc["producer"].as_str().unwrap_or("unknown").to_string();
+    let finite = |v: &Value| v.as_f64().filter(|x| x.is_finite());
     let (mut rows, mut skipped) = (Vec::new(), Vec::new());
     for (i, r) in results.iter().enumerate() {
         let text = |k: &str| r[k].as_str().map(str::to_string);
@@ -134,21 +149,44 @@ pub fn parse_doc(text: &str, source: &str) -> Result<(Vec<Row>, Vec<String>)> {
             skipped.push(format!("{source}: result {i} lacks impl/workload/dtype/batch/vocab"));
             continue;
         };
-        match r["median_us"].as_f64().filter(|m| m.is_finite() && *m > 0.0) {
+        rows.push(Measured {
+            impl_name,
+            workload,
+            dtype,
+            batch,
+            vocab,
+            median_us: finite(&r["median_us"]).filter(|m| *m > 0.0),
+            gb_per_s: finite(&r["gb_per_s"]).filter(|g| *g > 0.0),
+            copy_fraction: finite(&r["copy_fraction"]),
+            note: text("note").unwrap_or_default(),
+        });
+    }
+    Ok((rows, skipped))
+}
+
+/// Parses one results document. Rows without a usable median (a skipped or failed
+/// measurement) or outside the schema are returned as messages, not rows.
+pub fn parse_doc(text: &str, source: &str) -> Result<(Vec<Row>, Vec<String>)> {
+    let doc: Value = serde_json::from_str(text).with_context(|| format!("{source}: not JSON"))?;
+    let producer = doc["producer"].as_str().unwrap_or("unknown").to_string();
+    let (measured, mut skipped) = parse_results(&doc, source)?;
+    let mut rows = Vec::new();
+    for m in measured {
+        match m.median_us {
             Some(median_us) => rows.push(Row {
                 producer: producer.clone(),
-                impl_name,
-                workload,
-                dtype,
-                batch,
-                vocab,
+                impl_name: m.impl_name,
+                workload: m.workload,
+                dtype: m.dtype,
+                batch: m.batch,
+                vocab: m.vocab,
                 median_us,
-                copy_fraction: r["copy_fraction"].as_f64().filter(|f| f.is_finite()),
+                copy_fraction: m.copy_fraction,
                 source: source.to_string(),
             }),
             None => skipped.push(format!(
-                "{source}: {impl_name} {workload} {dtype} V={vocab} B={batch}: no median ({})",
-                r["note"].as_str().unwrap_or("")
+                "{source}: {} {} {} V={} B={}: no median ({})",
+                m.impl_name, m.workload, m.dtype, m.vocab, m.batch, m.note
             )),
         }
     }

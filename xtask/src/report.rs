@@ -66,7 +66,6 @@ fn read_doc(path: &Path) -> Result<Doc> {
     let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let doc: Value = serde_json::from_str(&text).with_context(|| format!("{file}: not JSON"))?;
-    let Some(results) = doc["results"].as_array() else { bail!("{file}: no \"results\" array") };
     let field = |k: &str| doc[k].as_str().map(|v| format!("{k} {v}"));
     let header = ["device", "date", "torch", "flashinfer", "timer"].iter().filter_map(|k| field(k)).collect::<Vec<_>>().join(", ");
     let not_built = doc["not_built"]
@@ -77,17 +76,21 @@ fn read_doc(path: &Path) -> Result<Doc> {
                 .collect()
         })
         .unwrap_or_default();
-    let mut rows = Vec::new();
-    for r in results {
-        let text = |k: &str| r[k].as_str().map(str::to_string);
-        if let (Some(impl_name), Some(workload), Some(dtype), Some(batch), Some(vocab)) =
-            (text("impl"), text("workload"), text("dtype"), r["batch"].as_u64(), r["vocab"].as_u64())
-        {
-            let median_us = r["median_us"].as_f64().filter(|m| m.is_finite() && *m > 0.0);
-            let gb_per_s = r["gb_per_s"].as_f64().filter(|g| g.is_finite() && *g > 0.0);
-            rows.push(Entry { impl_name, workload, dtype, vocab, batch, median_us, gb_per_s, note: text("note").unwrap_or_default() });
-        }
-    }
+    // Rows that do not name their shape cannot be placed in a table.
+    let (measured, _) = crate::plot::parse_results(&doc, &file)?;
+    let rows = measured
+        .into_iter()
+        .map(|m| Entry {
+            impl_name: m.impl_name,
+            workload: m.workload,
+            dtype: m.dtype,
+            vocab: m.vocab,
+            batch: m.batch,
+            median_us: m.median_us,
+            gb_per_s: m.gb_per_s,
+            note: m.note,
+        })
+        .collect();
     let copy_gbs = doc["ceilings"]["copy_gbs"].as_f64().filter(|g| g.is_finite() && *g > 0.0);
     Ok(Doc { file, header, not_built, rows, copy_gbs })
 }
