@@ -18,7 +18,7 @@ use sampler_kernels::abi::{
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, MASS_SCAN_WARPS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
-    TILE_TOKENS,
+    TILE_TOKENS, scan_split,
 };
 use sampler_kernels::logit::bitmask_words;
 use sampler_kernels::status::STATUS_OK;
@@ -205,6 +205,8 @@ pub struct GpuSampler {
     layout: UploadLayout,
     stage_tiles: CudaFunction,
     stage_tiles_mass: CudaFunction,
+    /// SMs of the device (the stage-1 split and the fixed grids follow it).
+    sm_count: u32,
     /// Blocks of the persistent `sample_tiles_mass` grid: four per SM.
     mass_scan_blocks: u32,
     stage_rows: CudaFunction,
@@ -287,6 +289,7 @@ impl GpuSampler {
         let sampler = Self {
             stage_tiles: gpu.function("sample_tiles")?,
             stage_tiles_mass,
+            sm_count,
             mass_scan_blocks: sm_count * 4,
             stage_rows: gpu.function("sample_rows")?,
             exact_histogram,
@@ -502,7 +505,7 @@ impl GpuSampler {
             slots: self.config.max_requests as u32,
             counts_stride: self.counts_stride as u32,
             exact_slots: self.exact_slots,
-            _pad: 0,
+            tile_split: scan_split(rows as u32 * self.tiles, self.sm_count),
         }
     }
 
@@ -555,10 +558,12 @@ impl GpuSampler {
         let params = KernelParams(self.step_params(logits, rows));
         let stream = self.gpu.stream().clone();
         let block = (SAMPLER_THREADS, 1, 1);
-        // One warp per (row, tile) in each stage-1 kernel; rows · tiles ≤ 65535 · 256 fits a u32.
+        // One warp per (row, tile) in each stage-1 kernel, `sample_tiles` split further for small
+        // grids (`scan_split`, the value `step_params` passes); rows · tiles ≤ 65535 · 256 and
+        // times 8 fit a u32.
         let warps = rows as u32 * self.tiles;
         let tiles_cfg = LaunchConfig {
-            grid_dim: (warps.div_ceil(SCAN_WARPS), 1, 1),
+            grid_dim: ((warps * scan_split(warps, self.sm_count)).div_ceil(SCAN_WARPS), 1, 1),
             block_dim: (SCAN_THREADS, 1, 1),
             shared_mem_bytes: SCAN_SHARED_BYTES,
         };

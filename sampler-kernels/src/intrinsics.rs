@@ -60,6 +60,16 @@ pub fn warp_id() -> u32 {
     thread_idx_x() >> 5
 }
 
+/// [`warp_id`], read from `%tid.x` wherever it is called: LLVM may not merge the reads, so
+/// the value need not stay in a register between uses.
+#[inline(always)]
+pub fn volatile_warp_id() -> u32 {
+    let tid: u32;
+    // SAFETY: reading a special register has no side effect and no precondition.
+    unsafe { asm!("mov.u32 {0}, %tid.x;", out(reg32) tid, options(nomem, nostack)) };
+    tid >> 5
+}
+
 /// Every lane of a warp, as a member mask.
 pub const FULL_MASK: u32 = 0xffff_ffff;
 
@@ -173,6 +183,20 @@ pub unsafe fn vote_all(mask: u32, predicate: bool) -> bool {
 pub unsafe fn sync_threads() {
     // SAFETY: the caller guarantees that the whole block arrives.
     unsafe { asm!("barrier.sync 0;", options(nostack)) };
+}
+
+/// `barrier.sync ID, threads`: a barrier for the `threads` threads (whole warps) that use
+/// barrier `ID`; also orders their shared-memory accesses across it. Non-`.aligned`, as
+/// [`sync_threads`] says why. `ID` is a constant: with a register operand ptxas reserves all
+/// 16 barriers for the kernel.
+///
+/// # Safety
+/// `1 ≤ ID < 16` is used by no other group of threads at the same time; `threads` is a
+/// multiple of 32, and exactly that many threads arrive, each with the same `threads`.
+#[inline(always)]
+pub unsafe fn sync_named<const ID: u32>(threads: u32) {
+    // SAFETY: the caller guarantees the group's arrival and the barrier's exclusive use.
+    unsafe { asm!("barrier.sync {0}, {1};", const ID, in(reg32) threads, options(nostack)) };
 }
 
 /// `barrier.red.or.pred 0`: a block-wide barrier like [`sync_threads`] (same barrier 0, same

@@ -19,8 +19,16 @@
 //!   and its per-token work (division, band sum) is a loop that is not unrolled: unrolled per
 //!   (mode, features) it was 14.6k instructions and stalled on instruction fetches.
 //!
-//! There is no block barrier: the warps of a block scan unrelated tiles, and a warp that meets
-//! an inactive, unaddressable or other-kernel row leaves (stage 2 reports invalid rows).
+//! Small grids split a tile between warps (`abi::scan_split`: 2, 4 or 8 consecutive warps of a
+//! block, each scanning 16 / split rounds): a lone warp's 16 rounds are a serial chain, and at
+//! B = 1 five blocks would hold the whole GPU's work. The warp of the first part merges the
+//! parts' lists (exact top 32 of their union) and counts behind a named barrier of the tile's
+//! warps, so the record is the one a single warp writes. Otherwise there is no barrier: the
+//! warps of a block scan unrelated tiles, and a warp that meets an inactive, unaddressable or
+//! other-kernel row leaves (with all its tile's parts; stage 2 reports invalid rows).
+//!
+//! `sample_tiles_mass` is persistent, and most rows are usually not its own: each warp looks
+//! up the rows of its next 32 items in one round trip and scans only its own rows' items.
 
 use crate::abi::*;
 use crate::block::{each8, smem};
@@ -98,6 +106,10 @@ struct TileScan {
     row: Row,
     /// First token of the tile.
     start: u32,
+    /// The rounds this warp scans, `first_round .. end_round` (all 16 unless the tile is split
+    /// between warps).
+    first_round: u32,
+    end_round: u32,
     /// The part of this warp's shared region both kernels have (buffer and bias).
     shared: u32,
     /// This warp's band sums (`sample_tiles_mass`), else unused.
@@ -112,6 +124,15 @@ struct TileScan {
 #[inline(always)]
 fn max_u64(a: u64, b: u64) -> u64 {
     if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+#[inline(always)]
+fn min_u32(a: u32, b: u32) -> u32 {
+    if a < b {
         a
     } else {
         b
@@ -191,18 +212,29 @@ unsafe fn merge_top32(list: u64, chunk: u64) -> u64 {
     // SAFETY (whole warp converged): shuffles only.
     unsafe {
         let sorted = crate::block::warp_sort_desc(chunk);
-        let ascending = shfl_idx_u64(FULL_MASK, sorted, 31 - lane);
-        // Descending against ascending: the larger of each pair is the top 32, as a bitonic
-        // sequence; five half-cleaner steps sort it.
-        let mut v = max_u64(list, ascending);
-        let mut stride = 16;
-        while stride > 0 {
-            let other = shfl_xor_u64(FULL_MASK, v, stride);
-            v = if lane & stride == 0 { max_u64(v, other) } else { min_u64(v, other) };
-            stride >>= 1;
-        }
-        v
+        merge_sorted_top32(list, shfl_idx_u64(FULL_MASK, sorted, 31 - lane))
     }
+}
+
+/// The 32 largest of `list` (sorted descending across lanes) and another sorted list given in
+/// ascending order (lane i holds its (31 - i)-th largest), sorted descending across lanes.
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+unsafe fn merge_sorted_top32(list: u64, ascending: u64) -> u64 {
+    let lane = lane_id();
+    // Descending against ascending: the larger of each pair is the top 32, as a bitonic
+    // sequence; five half-cleaner steps sort it.
+    let mut v = max_u64(list, ascending);
+    let mut stride = 16;
+    while stride > 0 {
+        // SAFETY (whole warp converged): a shuffle.
+        let other = unsafe { shfl_xor_u64(FULL_MASK, v, stride) };
+        v = if lane & stride == 0 { max_u64(v, other) } else { min_u64(v, other) };
+        stride >>= 1;
+    }
+    v
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -652,7 +684,7 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
     // SAFETY (whole warp; MODE and FEATURES are constants, every other branch is warp-uniform):
     // this warp's shared slots; loads clipped to the vocab and the row's buffers.
     unsafe {
-        let first0 = scan.start + lane * LANE_TOKENS;
+        let first0 = scan.start + scan.first_round * ROUND_TOKENS + lane * LANE_TOKENS;
         // How far ahead logits are loaded is what the registers allow under 80 (24 warps per
         // SM): three rounds for plain rows, one with a mask or bias, none with penalties (whose
         // counts take 8 more); other warps hide the rest. Early loads not used are reloaded
@@ -664,19 +696,24 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
         };
         let [mut raw_a, mut raw_b, mut raw_c] = raw;
         let mut mask = if FEATURES != PLAIN { load_mask(p, &scan.row, first0) } else { u32::MAX };
-        let mut round = 0;
-        while round < ROUNDS && scan.start + round * ROUND_TOKENS < p.vocab {
-            let first = first0 + round * ROUND_TOKENS;
-            let raw_ahead = if ahead_rounds > 0 && round + ahead_rounds < ROUNDS {
+        // The loop runs on the round's first token against one limit (the end of this warp's
+        // rounds or the vocab): what is live across it is what 80 registers allow.
+        let limit = min_u32(scan.start + scan.end_round * ROUND_TOKENS, p.vocab);
+        let mut round_start = scan.start + scan.first_round * ROUND_TOKENS;
+        let mut later_round = false;
+        while round_start < limit {
+            let first = round_start + lane * LANE_TOKENS;
+            // Rounds past the limit hold no token of this warp (or none at all): not loaded.
+            let raw_ahead = if ahead_rounds > 0 && round_start + ahead_rounds * ROUND_TOKENS < limit {
                 load_raw8(p, scan.row.logits, scan.row.vector_ok, first + ahead_rounds * ROUND_TOKENS)
             } else {
                 [f32::NAN; 8]
             };
-            if ahead_rounds == 0 && round > 0 {
+            if ahead_rounds == 0 && later_round {
                 raw_a = load_raw8(p, scan.row.logits, scan.row.vector_ok, first);
             }
             let raw = raw_a;
-            let mask_ahead = if FEATURES != PLAIN && round + 1 < ROUNDS {
+            let mask_ahead = if FEATURES != PLAIN && round_start + ROUND_TOKENS < limit {
                 load_mask(p, &scan.row, first + ROUND_TOKENS)
             } else {
                 u32::MAX
@@ -742,7 +779,8 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
                 }
             }
             mask = mask_ahead;
-            round += 1;
+            round_start += ROUND_TOKENS;
+            later_round = true;
         }
         let valid = redux_add_sync(FULL_MASK, valid);
         let infinite = redux_add_sync(FULL_MASK, infinite);
@@ -925,18 +963,94 @@ unsafe fn staged_x(stage: u32, j: u32, t: f32) -> f32 {
     temper(f32::from_bits(unsafe { ld_shared_u32(stage + j * 128) }), t)
 }
 
-/// Scans tile `tile` of `row` if the row belongs to this kernel, and writes its record.
+/// Merges the results of a tile's parts, in the warp of part 0 (the others' return values are
+/// unused): the top 32 of their lists (greedy: the largest key) and the summed counts, which
+/// is the record a single warp scanning the whole tile writes.
+///
+/// # Safety
+/// All 32 lanes of each of the tile's `parts` warps call it together (see [`scan_tile`]);
+/// `shared` is the calling warp's region of `sample_tiles` (the warps' regions are
+/// consecutive), and its buffer is free.
+#[inline(always)]
+unsafe fn merge_parts(res: TileResult, greedy: bool, shared: u32, p: &StepParams) -> TileResult {
+    let lane = lane_id();
+    let (part, parts) = tile_part(p);
+    // SAFETY (whole warps of the group): each warp writes its own buffer; the named barrier
+    // (one per group, at most 4 groups; no other barrier is used in this kernel) orders the
+    // writes before part 0 reads the other warps' buffers, which are not written again.
+    unsafe {
+        sync_warp(FULL_MASK);
+        st_shared_u64(shared + W_BUFFER + lane * 8, res.list);
+        if lane == 0 {
+            st_shared_u32(shared + W_BUFFER + 32 * 8, res.valid);
+            st_shared_u32(shared + W_BUFFER + 32 * 8 + 4, res.infinite);
+        }
+        // One barrier per group (ids 1 ..= 4), named by constants.
+        match volatile_warp_id() / parts {
+            0 => sync_named::<1>(parts * 32),
+            1 => sync_named::<2>(parts * 32),
+            2 => sync_named::<3>(parts * 32),
+            _ => sync_named::<4>(parts * 32),
+        }
+        if part != 0 {
+            return res;
+        }
+        let (mut list, mut valid, mut infinite) = (res.list, res.valid, res.infinite);
+        let mut k = 1;
+        while k < parts {
+            let other = shared + k * SCAN_WARP_SHARED_BYTES + W_BUFFER;
+            list = if greedy {
+                max_u64(list, ld_shared_u64(other + lane * 8))
+            } else {
+                merge_sorted_top32(list, ld_shared_u64(other + (31 - lane) * 8))
+            };
+            valid += ld_shared_u32(other + 32 * 8);
+            infinite += ld_shared_u32(other + 32 * 8 + 4);
+            k += 1;
+        }
+        TileResult { list, valid, infinite, ceiling: res.ceiling }
+    }
+}
+
+/// This warp's part of its tile in `sample_tiles`, and the parts per tile (`tile_split`:
+/// 2, 4 or 8; else 1). Read again where needed: cheaper than keeping it in registers.
+#[inline(always)]
+fn tile_part(p: &StepParams) -> (u32, u32) {
+    let parts = match p.tile_split {
+        2 | 4 | 8 => p.tile_split,
+        _ => 1,
+    };
+    (volatile_warp_id() % parts, parts)
+}
+
+/// Whether stage 1 computes the row's band masses (`sample_tiles_mass` takes the row): for
+/// log-probabilities, and for random rows without top-k, whose decisions need the row mass.
+#[inline(always)]
+fn needs_row_mass(s: &RowSettings) -> bool {
+    s.flags & ROW_WANT_LOGPROB != 0 || top_n(s) > 0 || (s.temperature != 0.0 && s.top_k == 0)
+}
+
+/// Scans this warp's part of tile `tile` of `row` (`tile_part`: `16 / parts` rounds each; the
+/// whole tile in `sample_tiles_mass`) if the row belongs to this kernel; the warp of part 0
+/// merges the parts and writes the record.
 ///
 /// # Safety
 /// All 32 lanes call it together; `row < rows`, `tile < tiles`; `p` describes valid buffers;
-/// `region` is this warp's shared region of the kernel's size.
+/// `region` is this warp's shared region of the kernel's size. With `parts > 1` (only in
+/// `sample_tiles`), the `parts` warps of the tile are consecutive warps of one block, and
+/// every one of them calls this function with the same (row, tile).
 #[inline(always)]
 unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32, region: u32) {
+    let (part, parts) = if MASS_KERNEL { (0, 1) } else { tile_part(p) };
     let lane = lane_id();
     let start = tile * TILE_TOKENS;
+    let (first_round, end_round) = (part * (ROUNDS / parts), (part + 1) * (ROUNDS / parts));
     let (logits, vector_ok) = row_logits(p, row);
-    // The first rounds' logits go out before the settings: their address needs none.
-    let first0 = start + lane * LANE_TOKENS;
+    // The first rounds' logits go out before the settings: their address needs none. A warp
+    // with two rounds (a tile split 8 ways) loads its neighbour's first round as its third,
+    // unused, which the neighbour loads at the same time: skipping it spilled registers.
+    let first0 = start + first_round * ROUND_TOKENS + lane * LANE_TOKENS;
+
     // `sample_tiles_mass` takes them as loaded and widens in its loop; `sample_tiles` takes them
     // widened at the load, as its round loop does (measured: greedy B = 1024 was 6% slower
     // with the deferred widening).
@@ -968,9 +1082,8 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
         return;
     }
     let greedy = s.temperature == 0.0;
-    let needs_mass = s.flags & ROW_WANT_LOGPROB != 0 || top_n(&s) > 0 || (!greedy && s.top_k == 0);
-    if needs_mass != MASS_KERNEL {
-        return; // the other stage-1 kernel's row
+    if needs_row_mass(&s) != MASS_KERNEL {
+        return; // the other stage-1 kernel's row (the same answer for every part)
     }
     let r = row_setup(p, row, s);
     let (shared, bands) = if MASS_KERNEL { (region + BAND_BYTES, region) } else { (region, 0) };
@@ -985,7 +1098,7 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
         } else {
             PLAIN
         };
-        let scan = TileScan { row: r, start, shared, bands, bias_found };
+        let scan = TileScan { row: r, start, first_round, end_round, shared, bands, bias_found };
         let (mode, res) = if MASS_KERNEL {
             (MODE_MASS, scan_mass(p, &scan, raw, features))
         } else if greedy {
@@ -1003,6 +1116,10 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
             };
             (MODE_CANDIDATES, res)
         };
+        let res = if parts > 1 { merge_parts(res, mode == MODE_MAX, shared, p) } else { res };
+        if !MASS_KERNEL && tile_part(p).0 != 0 {
+            return; // part 0 writes the record
+        }
 
         let rec = record_ptr(p, row, tile);
         if mode != MODE_MAX {
@@ -1042,11 +1159,11 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
     }
 }
 
-/// Stage 1 for rows that need no row mass: warp `w` of block `b` scans (row, tile) =
-/// divmod(b · SCAN_WARPS + w, tiles).
+/// Stage 1 for rows that need no row mass: with `s = tile_split`, warp `w` of block `b` scans
+/// part `w % s` of (row, tile) = divmod(b · SCAN_WARPS / s + w / s, tiles).
 ///
 /// # Safety
-/// Launch with `SCAN_THREADS` threads, at least `ceil(rows · tiles / SCAN_WARPS)` blocks and
+/// Launch with `SCAN_THREADS` threads, at least `ceil(rows · tiles · s / SCAN_WARPS)` blocks and
 /// `SCAN_SHARED_BYTES` of dynamic shared memory; every pointer in `p` is valid for the sizes
 /// `StepParams` documents.
 #[no_mangle]
@@ -1058,14 +1175,18 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
     if block_dim_x() != SCAN_THREADS || p.tiles == 0 {
         return;
     }
-    let g = block_idx_x() * SCAN_WARPS + warp_id();
+    let parts = tile_part(&p).1;
+    let g = block_idx_x() * (SCAN_WARPS / parts) + warp_id() / parts;
     let (row, tile) = (g / p.tiles, g % p.tiles);
     if row >= p.rows {
-        return;
+        return; // the whole group: its warps share g
     }
     // SAFETY: the whole warp shares (row, tile) (warp-uniform g), row < rows, tile < tiles; the
-    // region is this warp's slice of the launch's shared memory.
-    unsafe { scan_tile::<false>(&p, row, tile, smem(warp_id() * SCAN_WARP_SHARED_BYTES)) }
+    // region is this warp's slice of the launch's shared memory; the `parts` warps of a tile
+    // are consecutive in the block (parts divides SCAN_WARPS) and all get here.
+    unsafe {
+        scan_tile::<false>(&p, row, tile, smem(warp_id() * SCAN_WARP_SHARED_BYTES))
+    }
 }
 
 /// Stage 1 for rows that need the row mass (no top-k, or log-probabilities). Persistent: the
@@ -1083,16 +1204,36 @@ pub unsafe extern "ptx-kernel" fn sample_tiles_mass(p: StepParams) {
     }
     let items = p.rows * p.tiles;
     let stride = grid_dim_x() * MASS_SCAN_WARPS;
+    let lane = lane_id();
+    // SAFETY: one u32.
+    let active = unsafe { active_rows(&p) };
     let mut g = block_idx_x() * MASS_SCAN_WARPS + warp_id();
     while g < items {
-        // SAFETY: the whole warp shares g (warp-uniform), so (row, tile) with row < rows and
-        // tile < tiles; the region is this warp's slice of the launch's shared memory. The
-        // sync_warp keeps the last item's reads of other lanes' band sums before this lane
-        // clears its own for the next item.
-        unsafe {
-            scan_tile::<true>(&p, g / p.tiles, g % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES));
-            sync_warp(FULL_MASK);
+        // Lane k looks up the row of the warp's k-th next item (g + k · stride) in one round
+        // trip, and the warp scans only the items whose row is this kernel's: most rows are
+        // usually not, and a scan issues its loads before it reads the settings. The products
+        // stay below 2^32: items ≤ 2^24, stride ≤ 4 · 4 · SMs.
+        let mine = g + lane * stride;
+        let row = mine / p.tiles;
+        // SAFETY: row < rows when mine < items; an addressable row's settings entry.
+        let ours = mine < items && row < active && unsafe {
+            let s = read_settings(&p, row);
+            row_addressable(&p, &s) && needs_row_mass(&s)
+        };
+        // SAFETY: the whole warp (reconverged after the lookup).
+        let mut pending = unsafe { ballot(FULL_MASK, ours) };
+        while pending != 0 {
+            let item = g + pending.trailing_zeros() * stride;
+            pending &= pending - 1;
+            // SAFETY: the whole warp shares item (warp-uniform), so (row, tile) with row < rows
+            // and tile < tiles; the region is this warp's slice of the launch's shared memory.
+            // The sync_warp keeps the last item's reads of other lanes' band sums before this
+            // lane clears its own for the next item.
+            unsafe {
+                scan_tile::<true>(&p, item / p.tiles, item % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES));
+                sync_warp(FULL_MASK);
+            }
         }
-        g += stride;
+        g += 32 * stride;
     }
 }
