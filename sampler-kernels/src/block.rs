@@ -1,6 +1,5 @@
 //! Block-wide building blocks of the sampler kernels (device only): reductions, scans, a
-//! shared-memory bitonic sort (in one warp's registers up to 128 keys), a warp sort, and the
-//! shared-memory map they all use.
+//! shared-memory bitonic sort, a warp sort, and the shared-memory map they all use.
 //!
 //! Every function here is called by all `SAMPLER_THREADS` threads of a block together and
 //! contains barriers; a caller that lets part of the block skip one deadlocks. Each function
@@ -312,42 +311,12 @@ pub unsafe fn block_sort_desc(n: u32) {
     unsafe { block_sort_desc_at(SM_SORT, n) }
 }
 
-/// Lists up to this long are sorted by one warp in registers (4 keys a lane).
-const WARP_SORT_KEYS: u32 = 128;
-
 /// Sorts `n` (a power of two) `u64` at shared offset `base` into descending order, bitonically.
-/// Up to 128 keys, warp 0 sorts them in registers while the others wait at one barrier: a
-/// block-wide network pays a barrier per stage (28 for 128 keys), and stage 2 sorts short
-/// lists (a top-k row's merge and its kept prefix) on every row.
 ///
 /// # Safety
 /// The whole block calls it together; `base + 8n` lies inside the launch's shared memory.
 #[inline(always)]
 pub unsafe fn block_sort_desc_at(base: u32, n: u32) {
-    if n <= WARP_SORT_KEYS {
-        // SAFETY: warp 0 whole and converged (warp-uniform branch); slots below n only; the
-        // barrier publishes the result to the block.
-        unsafe {
-            if warp_id() == 0 {
-                let first = lane_id() * 4;
-                let mut k = [0u64; 4];
-                each4(|q| {
-                    if first + q < n {
-                        k[q as usize] = ld_shared_u64(smem(base + (first + q) * 8));
-                    }
-                });
-                // Keys past n sort as 0, after every key of the list (0 is the least u64).
-                let k = warp_sort128_desc(k);
-                each4(|q| {
-                    if first + q < n {
-                        st_shared_u64(smem(base + (first + q) * 8), k[q as usize]);
-                    }
-                });
-            }
-            sync_threads();
-        }
-        return;
-    }
     // SAFETY: every index stays below n, inside the caller's buffer; barriers separate the stages.
     unsafe {
         let tid = thread_idx_x();
@@ -374,64 +343,6 @@ pub unsafe fn block_sort_desc_at(base: u32, n: u32) {
             size <<= 1;
         }
     }
-}
-
-/// `f(0) .. f(3)`, unrolled (register arrays must be indexed by constants).
-#[inline(always)]
-fn each4<F: FnMut(u32)>(mut f: F) {
-    f(0);
-    f(1);
-    f(2);
-    f(3);
-}
-
-/// One compare-exchange of a bitonic network: `(a, b)` in `descending` order or not.
-#[inline(always)]
-fn order_pair(a: u64, b: u64, descending: bool) -> (u64, u64) {
-    let (hi, lo) = if a > b { (a, b) } else { (b, a) };
-    if descending {
-        (hi, lo)
-    } else {
-        (lo, hi)
-    }
-}
-
-/// Sorts 128 `u64`, lane `l` holding positions `4l .. 4l + 4`, into descending order by
-/// position (a bitonic network: partners in the lane for strides 1 and 2, a shuffle beyond).
-///
-/// # Safety
-/// All 32 lanes of the warp call it together.
-#[inline(always)]
-unsafe fn warp_sort128_desc(k: [u64; 4]) -> [u64; 4] {
-    let lane = lane_id();
-    let mut k = k;
-    let mut size = 2;
-    while size <= WARP_SORT_KEYS {
-        let mut stride = size >> 1;
-        while stride > 0 {
-            // Position 4·lane + q runs descending when its `size` bit is clear.
-            let descending = |q: u32| (lane * 4 + q) & size == 0;
-            if stride >= 4 {
-                let lower = lane & (stride / 4) == 0;
-                each4(|q| {
-                    // SAFETY: whole warp converged (caller), uniform stride.
-                    let other = unsafe { shfl_xor_u64(FULL_MASK, k[q as usize], stride / 4) };
-                    let v = k[q as usize];
-                    let keep_max = lower == descending(q);
-                    k[q as usize] = if keep_max { max_u64(v, other) } else if v < other { v } else { other };
-                });
-            } else if stride == 2 {
-                (k[0], k[2]) = order_pair(k[0], k[2], descending(0));
-                (k[1], k[3]) = order_pair(k[1], k[3], descending(1));
-            } else {
-                (k[0], k[1]) = order_pair(k[0], k[1], descending(0));
-                (k[2], k[3]) = order_pair(k[2], k[3], descending(2));
-            }
-            stride >>= 1;
-        }
-        size <<= 1;
-    }
-    k
 }
 
 /// Sorts one `u64` per lane into descending order across the warp (lane 0 gets the largest).
