@@ -503,6 +503,18 @@ pub fn pragma_nounroll() {
     unsafe { asm!(".pragma \"nounroll\";", options(nomem, nostack, preserves_flags)) };
 }
 
+/// `redux.sync.min.u32 d, v, mask`: the least `value` over the lanes of `mask`.
+///
+/// # Safety
+/// Every lane in `mask` executes this call, converged, with the same `mask`.
+#[inline(always)]
+pub unsafe fn redux_min_sync(mask: u32, value: u32) -> u32 {
+    let out: u32;
+    // SAFETY: the caller guarantees the lanes' participation.
+    unsafe { asm!("redux.sync.min.u32 {0}, {1}, {2};", out(reg32) out, in(reg32) value, in(reg32) mask, options(nomem, nostack)) };
+    out
+}
+
 /// `redux.sync.or.b32 d, v, mask`: the bitwise or of `value` over the lanes of `mask`.
 ///
 /// # Safety

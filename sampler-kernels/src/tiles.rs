@@ -667,6 +667,46 @@ fn plain8(raw: &[f32; 8], params: &LogitParams) -> [f32; 8] {
     y
 }
 
+/// A floor on the untempered values of a plain row's candidates, from this warp's rounds that
+/// are already loaded (the first `own` of `raw`). `θ`, the 32nd largest of the lanes' two
+/// largest values, has 32 tokens of this warp's part at or above it, so its 32nd key is at
+/// least `temper(θ)`, and a value below `temper_floor(temper(θ))` cannot make the list.
+/// Without it the list starts empty: the first round divided and buffered every token (a few
+/// hundred keys merged a tile, most of the candidate work; with the tile split, of each part).
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+unsafe fn loaded_floor(raw: &[[f32; 8]; 3], own: u32, params: &LogitParams, t: f32) -> f32 {
+    let lane = lane_id();
+    let (mut first, mut second) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
+    let mut r = 0;
+    while r < 3 {
+        if (r as u32) < own {
+            let y = plain8(&raw[r], params);
+            each8(|j| {
+                let v = y[j];
+                let lower = if v < first { v } else { first };
+                second = if lower > second { lower } else { second };
+                first = if v > first { v } else { first };
+            });
+        }
+        r += 1;
+    }
+    // SAFETY (whole warp converged): shuffles and a reduction.
+    unsafe {
+        // The largest 32 of the 64 values: descending firsts against ascending seconds, the
+        // larger of each pair (a bitonic merge's first step); θ is the least of those.
+        let firsts = crate::block::warp_sort_desc(ordered_bits(first) as u64);
+        let seconds = crate::block::warp_sort_desc(ordered_bits(second) as u64);
+        let pair = max_u64(firsts, shfl_idx_u64(FULL_MASK, seconds, 31 - lane)) as u32;
+        let theta = from_ordered_bits(redux_min_sync(FULL_MASK, pair));
+        // temper_floor gives -inf (no filter) wherever its margin argument fails (θ = ±inf,
+        // t = +inf, values near 0).
+        temper_floor(temper(theta, t), t)
+    }
+}
+
 /// The rounds of one tile for one (mode, features) pair. `raw` holds this lane's logits of
 /// the first three rounds, already requested.
 ///
@@ -694,6 +734,10 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
             MASKED => 1,
             _ => 0,
         };
+        if MODE == MODE_CANDIDATES && FEATURES == PLAIN {
+            let own = min_u32(3, scan.end_round - scan.first_round);
+            floor_y = loaded_floor(&raw, own, &scan.row.params, t);
+        }
         let [mut raw_a, mut raw_b, mut raw_c] = raw;
         let mut mask = if FEATURES != PLAIN { load_mask(p, &scan.row, first0) } else { u32::MAX };
         // The loop runs on the round's first token against one limit (the end of this warp's
@@ -762,7 +806,10 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
                 let before = top.threshold;
                 insert_round(&mut top, scan.shared, passed, |j| sort_key(temper(pick8(&y, j), t), first + j));
                 if top.threshold != before {
-                    floor_y = temper_floor(key_value(top.threshold), t);
+                    // Never lowered: a floor valid under a smaller threshold stays valid (and
+                    // temper_floor gives -inf near 0, below a loaded floor).
+                    let raised = temper_floor(key_value(top.threshold), t);
+                    floor_y = if raised > floor_y { raised } else { floor_y };
                 }
             }
             match ahead_rounds {
