@@ -132,18 +132,19 @@ unsafe fn block_sum_u256(v: U256) -> U256 {
     unsafe { u256_join(block_sum_u128(v.lo & LO64), block_sum_u128(v.lo >> 64), block_sum_u128(v.hi)) }
 }
 
-/// Exclusive prefix sum of `v` in thread order (exact).
+/// Exclusive prefix sum of `v` in thread order, and the block total (exact; the total equals
+/// [`block_sum_u256`]'s, so a caller that needs both runs only the scan).
 ///
 /// # Safety
 /// The whole block calls it together.
 #[inline(always)]
-unsafe fn block_exclusive_scan_u256(v: U256) -> U256 {
+unsafe fn block_exclusive_scan_u256(v: U256) -> (U256, U256) {
     // SAFETY: forwarded (whole block).
     unsafe {
-        let (a, _) = block_exclusive_scan_u128(v.lo & LO64);
-        let (b, _) = block_exclusive_scan_u128(v.lo >> 64);
-        let (c, _) = block_exclusive_scan_u128(v.hi);
-        u256_join(a, b, c)
+        let (a, ta) = block_exclusive_scan_u128(v.lo & LO64);
+        let (b, tb) = block_exclusive_scan_u128(v.lo >> 64);
+        let (c, tc) = block_exclusive_scan_u128(v.hi);
+        (u256_join(a, b, c), u256_join(ta, tb, tc))
     }
 }
 
@@ -1071,16 +1072,17 @@ unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &DraftRow, sum: &Summary, f
         } else {
             U256::ZERO
         };
-        let total = block_sum_u256(m);
+        // One scan gives each tile's prefix and the total. RES_TILE starts as "none" before it:
+        // every earlier read of the slot is behind a barrier, and the scan's barriers order
+        // this store before the hit's.
+        if tid == 0 {
+            st_shared_u32(smem(RES_TILE), u32::MAX);
+        }
+        let (before, total) = block_exclusive_scan_u256(m);
         if total.is_zero() {
             return Drawn::Nothing;
         }
         let u = total.mul_frac64(r64);
-        if tid == 0 {
-            st_shared_u32(smem(RES_TILE), u32::MAX);
-        }
-        sync_threads();
-        let before = block_exclusive_scan_u256(m);
         if tid < p.tiles && !m.is_zero() && before <= u && u < before.wrapping_add(m) {
             st_shared_u32(smem(RES_TILE), tid);
             st_shared_u256(smem(RES_REST), u.wrapping_sub(before));
@@ -1109,7 +1111,7 @@ unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &DraftRow, sum: &Summary, f
         unroll8!(J => {
             mine = mine.wrapping_add(token_weight(sum, w, r, keys[J], floor, q[J], base + J as u32));
         });
-        let mut run = block_exclusive_scan_u256(mine);
+        let (mut run, _) = block_exclusive_scan_u256(mine);
         unroll8!(J => {
             let wj = token_weight(sum, w, r, keys[J], floor, q[J], base + J as u32);
             let next = run.wrapping_add(wj);
