@@ -471,9 +471,8 @@ pub struct VerifyParams {
     pub steps: u64,
     /// `VerifyRowResult[rows]`: scratch between the two kernels.
     pub row_results: u64,
-    /// Processed values of the target rows, `f32[rows][tiles * TILE_TOKENS]`: written by the
+    /// Processed values of every target row, `f32[rows][tiles * TILE_TOKENS]`: written by the
     /// first pass over a tile, read by every later pass (so the prologue runs once per token).
-    /// Rows whose prologue is the temperature alone leave their slots unused: they recompute.
     pub cache: u64,
     /// `VERIFY_BLOCK_SCRATCH_BYTES` per `verify_rows` block (the grid's size).
     pub group_scratch: u64,

@@ -8,9 +8,8 @@
 //!    `Z`) by whole-row exact selection, and the accept test of `d_j`. A row that would need a
 //!    draw (rejected, or the bonus row `j = n`) leaves its plan and is marked pending.
 //! 2. `verify_draws`, a group of blocks per request: the draw of the one row where the chain
-//!    stops (residual draw over `R_i = max(0, A_i - B_i)`, or the bonus draw), over the row's
-//!    processed values (from the cache, or recomputed for a temperature-only row). Rows past
-//!    the first rejection are never drawn.
+//!    stops (residual draw over `R_i = max(0, A_i - B_i)`, or the bonus draw), from the cache.
+//!    Rows past the first rejection are never drawn.
 //! 3. `verify_chains`, one thread per request: the first rejection, the outputs, and the state
 //!    update (emitted tokens counted, `step += 1` once).
 //!
@@ -20,12 +19,9 @@
 //! group), which split every tile pass (summary, masses, radix histograms, the bucket gather,
 //! the draw's tile sums) and meet at a device-scope barrier to combine exact integer partials,
 //! so every block of a group makes the same decisions; with many rows, each block takes whole
-//! rows in turn. For a row with a bitmask, penalties (with the earlier drafts) or a logit bias,
-//! the first pass stores each processed value in `VerifyParams::cache` and later passes read it
-//! back, so that prologue runs once per token. A temperature-only row stores nothing: its later
-//! passes recompute the values from the logits (`tempered8`: the load and the `process_logit`
-//! call that the first pass's `process8` makes for such a row, so the same bits), which costs
-//! what reading the cache back did, and the write is gone.
+//! rows in turn. The first pass stores each processed value in `VerifyParams::cache`; later
+//! passes read it back, so the prologue (penalties with the earlier drafts, bias, bitmask,
+//! temperature) runs once per token.
 //! Everything goes through the shared pure functions (`logit`, `keys`, `fixed`, `decide`,
 //! `philox`, `verify`) that the CPU reference calls.
 //!
@@ -413,21 +409,6 @@ fn has_penalties(s: &RowSettings) -> bool {
     s.repetition_penalty != 1.0 || s.frequency_penalty != 0.0 || s.presence_penalty != 0.0
 }
 
-/// Whether a row's prologue is the temperature alone: no bitmask, no penalties, no logit bias.
-/// Such a row's values are recomputed, not cached ([`Values`]); both kernels decide it from the
-/// request's settings, so they agree on where the values are.
-#[inline(always)]
-fn temperature_only(s: &RowSettings) -> bool {
-    s.flags & ROW_HAS_BITMASK == 0 && !has_penalties(s) && s.bias_len == 0
-}
-
-/// Byte address of target row `row`'s first logit.
-#[inline(always)]
-fn row_logits(p: &VerifyParams, row: u32) -> u64 {
-    let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
-    p.logits + row as u64 * p.row_stride * element
-}
-
 /// One target row, set up for the passes.
 #[derive(Clone, Copy)]
 struct VRow {
@@ -688,76 +669,6 @@ unsafe fn cached8(p: &VerifyParams, row: u32, tile: u32) -> [f32; 8] {
     f32x8(a, b)
 }
 
-/// Where a row's passes after the first get its processed values: a temperature-only row
-/// recomputes them from its logits ([`tempered8`]; caching would cost a store and a load to
-/// save one load and the division), any other row reads what its first pass stored
-/// ([`cached8`]).
-#[derive(Clone, Copy)]
-struct Values {
-    row: u32,
-    /// [`temperature_only`]: recomputed, nothing cached.
-    recompute: bool,
-    /// What [`tempered8`] reads besides the logits.
-    temperature: f32,
-}
-
-impl Values {
-    #[inline(always)]
-    fn new(row: u32, s: &RowSettings) -> Values {
-        Values { row, recompute: temperature_only(s), temperature: s.temperature }
-    }
-
-    /// The processed values of this thread's 8 tokens of `tile`, bit for bit what the row's
-    /// first pass ([`process8`]) computed.
-    ///
-    /// # Safety
-    /// `row < rows`, `tile < tiles`; for a cached row, as for [`cached8`] (the first pass over
-    /// the tile is done).
-    #[inline(always)]
-    unsafe fn tile8(&self, p: &VerifyParams, tile: u32) -> [f32; 8] {
-        // SAFETY: forwarded; the logits are read-only, so a recomputed tile needs no barrier.
-        unsafe {
-            if self.recompute {
-                tempered8(p, self, tile)
-            } else {
-                cached8(p, self.row, tile)
-            }
-        }
-    }
-}
-
-/// [`process8`] of a temperature-only row, recomputed: the same [`load_raw`], then for each
-/// token in the vocab the `process_logit` call that `process8` makes for such a row (mask bit
-/// set, unseen, no count, bias 0; the penalties, which that call does not read, neutral),
-/// `-inf` past the vocab. So the bits are the first pass's. No bias table, so no barrier.
-///
-/// # Safety
-/// `v.row < rows`.
-#[inline(always)]
-unsafe fn tempered8(p: &VerifyParams, v: &Values, tile: u32) -> [f32; 8] {
-    let base = tile_base(tile);
-    let logits = row_logits(p, v.row);
-    // SAFETY: base..base+8 clipped to the vocab of target row `v.row`.
-    let raw = unsafe { load_raw(p, logits, logits % 16 == 0, base) };
-    // The row's own penalties are neutral too (1 and ±0), and for an unseen token with no count
-    // `process_logit` reads only the temperature (logit.rs tests it). Passing the row's own
-    // params here doubled verify_rows' spills.
-    let params = LogitParams::neutral(v.temperature);
-    // One token per iteration, rotating the 8 values, in a loop that is not unrolled: one
-    // division per inlined copy, not eight (unrolled, the readers spilled past the PTX check's
-    // allowance).
-    let tokens = opaque_u32(TOKENS_PER_THREAD);
-    let mut x = raw;
-    let mut j = 0;
-    while j < tokens {
-        pragma_nounroll();
-        let y = if base + j < p.vocab { process_logit(x[0], true, false, 0, 0.0, &params) } else { f32::NEG_INFINITY };
-        x = [x[1], x[2], x[3], x[4], x[5], x[6], x[7], y];
-        j += 1;
-    }
-    x
-}
-
 // ---------------------------------------------------------------------------------------------
 // Row summary and weights.
 
@@ -797,17 +708,17 @@ impl Summary {
     }
 }
 
-/// Calls `f(key)` for every valid key ≥ `floor` of the row, in tiles `first, first + step,
-/// ...`.
+/// Calls `f(key)` for every valid key ≥ `floor` of the cached row, in tiles `first, first +
+/// step, ...`.
 ///
 /// # Safety
-/// The whole block calls it together with the same arguments; as for [`Values::tile8`].
+/// The whole block calls it together with the same arguments; the tiles are cached.
 #[inline(always)]
-unsafe fn for_each_key<F: FnMut(u64)>(p: &VerifyParams, v: &Values, first: u32, step: u32, floor: u64, mut f: F) {
+unsafe fn for_each_key<F: FnMut(u64)>(p: &VerifyParams, row: u32, first: u32, step: u32, floor: u64, mut f: F) {
     let mut tile = first;
     while tile < p.tiles {
         // SAFETY: forwarded.
-        let x = unsafe { v.tile8(p, tile) };
+        let x = unsafe { cached8(p, row, tile) };
         let keys = keys8(&x, tile_base(tile));
         each8(|j| {
             if keys[j] != 0 && keys[j] >= floor {
@@ -822,13 +733,13 @@ unsafe fn for_each_key<F: FnMut(u64)>(p: &VerifyParams, v: &Values, first: u32, 
 /// stay converged for warp-wide instructions inside `f`.
 ///
 /// # Safety
-/// The whole block calls it together with the same arguments; as for [`Values::tile8`].
+/// The whole block calls it together with the same arguments; the tiles are cached.
 #[inline(always)]
-unsafe fn for_each_key_all<F: FnMut(u64)>(p: &VerifyParams, v: &Values, first: u32, step: u32, floor: u64, mut f: F) {
+unsafe fn for_each_key_all<F: FnMut(u64)>(p: &VerifyParams, row: u32, first: u32, step: u32, floor: u64, mut f: F) {
     let mut tile = first;
     while tile < p.tiles {
         // SAFETY: forwarded.
-        let x = unsafe { v.tile8(p, tile) };
+        let x = unsafe { cached8(p, row, tile) };
         let keys = keys8(&x, tile_base(tile));
         each8(|j| f(if keys[j] != 0 && keys[j] >= floor { keys[j] } else { 0 }));
         tile += step;
@@ -839,13 +750,13 @@ unsafe fn for_each_key_all<F: FnMut(u64)>(p: &VerifyParams, v: &Values, first: u
 /// the mass of all its keys (exact integer sums, combined over the group).
 ///
 /// # Safety
-/// The whole block calls it together; the first pass over the group's tiles is done.
+/// The whole block calls it together; the group's tiles are cached.
 #[inline(always)]
-unsafe fn count_masses(p: &VerifyParams, grp: &mut Group, v: &Values, sum: &Summary, floor: u64) -> (u32, u128, u128) {
+unsafe fn count_masses(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: u64) -> (u32, u128, u128) {
     let (mut count, mut mass, mut all) = (0u32, 0u128, 0u128);
     // SAFETY: uniform calls by the whole block.
     unsafe {
-        for_each_key(p, v, grp.g, grp.size, 1, |key| {
+        for_each_key(p, grp.row, grp.g, grp.size, 1, |key| {
             let w = sum.weight_of(key);
             all += w;
             if key >= floor {
@@ -919,18 +830,10 @@ unsafe fn sorted_prefix_masses(n: u32, sum: &Summary) -> ([u64; OWN], [u128; OWN
 ///
 /// # Safety
 /// The whole block calls it together, and every block of the group; the target is reachable
-/// by the keys ≥ `floor`; the first pass over the group's tiles is done; `call` is 0 for a
-/// row's first selection, 1 for its second (each has its own gather counter, zero at launch).
+/// by the keys ≥ `floor`; the group's tiles are cached; `call` is 0 for a row's first
+/// selection, 1 for its second (each has its own gather counter, zero at launch).
 #[inline(always)]
-unsafe fn select_exact(
-    p: &VerifyParams,
-    grp: &mut Group,
-    v: &Values,
-    sum: &Summary,
-    floor: u64,
-    target: Target,
-    call: u32,
-) -> (u64, u128) {
+unsafe fn select_exact(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: u64, target: Target, call: u32) -> (u64, u128) {
     let tid = thread_idx_x();
     let row = grp.row;
     let (mut prefix, mut level) = (0u64, 0u32);
@@ -946,7 +849,7 @@ unsafe fn select_exact(
                 st_shared_u64(smem(SM_HIST_HI + tid * 8), 0);
             }
             sync_threads();
-            for_each_key_all(p, v, grp.g, grp.size, floor, |key| {
+            for_each_key_all(p, row, grp.g, grp.size, floor, |key| {
                 let counted = key != 0 && in_bucket(key, prefix, level);
                 let digit = if counted { ((key >> shift) & 255) as u32 } else { NO_DIGIT };
                 let w = if counted { sum.weight_of(key) } else { 0 };
@@ -1016,7 +919,7 @@ unsafe fn select_exact(
         let head = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64) as *mut u32;
         let counter = head.add((HEAD_GATHER + call) as usize);
         let list = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + ROW_LIST) as *mut u64;
-        for_each_key(p, v, grp.g, grp.size, floor, |key| {
+        for_each_key(p, row, grp.g, grp.size, floor, |key| {
             if in_bucket(key, prefix, level) {
                 let pos = atom_add_global_u32(counter, 1);
                 if pos < MERGE_CAPACITY {
@@ -1127,20 +1030,10 @@ fn tile_sums(p: &VerifyParams, row: u32, attempt: u32) -> *mut u64 {
 ///
 /// # Safety
 /// The whole block calls it together with the same arguments (and so does every block of the
-/// group); the row's first pass is done (an earlier kernel); `attempt` is 0 for a call's first
-/// draw, 1 for its second.
+/// group); the group's tiles are cached; `attempt` is 0 for a call's first draw, 1 for its
+/// second.
 #[inline(always)]
-unsafe fn draw(
-    p: &VerifyParams,
-    grp: &mut Group,
-    v: &Values,
-    r: &DraftRow,
-    sum: &Summary,
-    floor: u64,
-    w: Weights,
-    r64: u64,
-    attempt: u32,
-) -> Drawn {
+unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &DraftRow, sum: &Summary, floor: u64, w: Weights, r64: u64, attempt: u32) -> Drawn {
     let tid = thread_idx_x();
     let with_q = r.q != 0 && !w.plain;
     let sums = tile_sums(p, grp.row, attempt);
@@ -1151,7 +1044,7 @@ unsafe fn draw(
         let mut tile = grp.g;
         while tile < p.tiles {
             let base = tile_base(tile);
-            let x = v.tile8(p, tile);
+            let x = cached8(p, grp.row, tile);
             let keys = keys8(&x, base);
             let q = if with_q { load_q(p, r, base) } else { [0.0; 8] };
             let mut mine = U256::ZERO;
@@ -1211,7 +1104,7 @@ unsafe fn draw(
         sync_threads();
         // Pass 2, one tile: this thread's share, a scan, then its own tokens in index order.
         let base = tile_base(tile);
-        let x = v.tile8(p, tile);
+        let x = cached8(p, grp.row, tile);
         let keys = keys8(&x, base);
         let q = if with_q { load_q(p, r, base) } else { [0.0; 8] };
         let mut mine = U256::ZERO;
@@ -1384,8 +1277,8 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         let greedy = s.temperature == 0.0;
         let draft = if position < vs.drafts { ld_shared_u32(smem(SM_DRAFTS + position * 4)) } else { NO_DRAFT };
         let penalties = has_penalties(&s);
-        let vals = Values::new(row, &s);
-        let logits = row_logits(p, row);
+        let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
+        let logits = p.logits + row as u64 * p.row_stride * element;
         let r = VRow {
             bias_offset: s.bias_offset,
             bias_len: s.bias_len,
@@ -1404,17 +1297,14 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         };
         let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
 
-        // Pass 1 over the group's tiles, caching the processed values unless the row recomputes
-        // them: maximum, valid and +inf counts, the draft's key, and Q = Σ q_i. Every row runs
-        // `process8` here (a second, `tempered8` copy for temperature-only rows spilled).
+        // Pass 1 over the group's tiles, caching the processed values: maximum, valid and +inf
+        // counts, the draft's key, and Q = Σ q_i.
         let (mut max_key, mut valid, mut infinite, mut draft_key, mut q_sum) = (0u64, 0u32, 0u32, 0u64, 0u128);
         let mut tile = grp.g;
         while tile < p.tiles {
             let base = tile_base(tile);
             let x = process8(p, &r, tile);
-            if !vals.recompute {
-                store_cached8(p, row, tile, &x);
-            }
+            store_cached8(p, row, tile, &x);
             let keys = keys8(&x, base);
             each8(|j| {
                 max_key = if keys[j] > max_key { keys[j] } else { max_key };
@@ -1436,7 +1326,7 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         let mut draft_key = block_max_u64(draft_key);
         let mut q_sum = block_sum_u128(q_sum);
         if grp.size > 1 {
-            // (Its barrier also publishes the cache, if any, to the group.)
+            // (Its barrier also publishes the cache to the group.)
             let w = grp.share(p, [max_key, counts as u64, draft_key, q_sum as u64, (q_sum >> 64) as u64]);
             max_key = block_max_u64(w[0]);
             counts = block_sum_u128(w[1] as u128);
@@ -1456,7 +1346,7 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         // two (with a runtime target, ptxas spills).
         // K1 = keys ≥ floor1: min-p is a key bound; top-k a count selection on top of it.
         let floor_m = if greedy { 1 } else { min_p_floor(max_key, s.min_p) };
-        let (n_m, z_m, z_all) = if !greedy || want_lp { count_masses(p, grp, &vals, &sum, floor_m) } else { (0, 0, 0) };
+        let (n_m, z_m, z_all) = if !greedy || want_lp { count_masses(p, grp, &sum, floor_m) } else { (0, 0, 0) };
         let ln_z = if !want_lp {
             0.0
         } else if sum.infinite_row() {
@@ -1476,11 +1366,11 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
 
         // Selections: top-k (a count) on K_m, then top-p (a mass) on K1.
         let k1 = if s.top_k == 0 || s.top_k > n_m { n_m } else { s.top_k };
-        let (floor1, z1) = if k1 < n_m { select_exact(p, grp, &vals, &sum, floor_m, Target::Count(k1), 0) } else { (floor_m, z_m) };
+        let (floor1, z1) = if k1 < n_m { select_exact(p, grp, &sum, floor_m, Target::Count(k1), 0) } else { (floor_m, z_m) };
         let (kept_floor, z) = if top_p_disabled(s.top_p) {
             (floor1, z1)
         } else {
-            select_exact(p, grp, &vals, &sum, floor1, Target::Mass { total: z1, p24: top_p_units(s.top_p) }, 1)
+            select_exact(p, grp, &sum, floor1, Target::Mass { total: z1, p24: top_p_units(s.top_p) }, 1)
         };
 
         if draft != NO_DRAFT {
@@ -1558,9 +1448,8 @@ unsafe fn draw_request(p: &VerifyParams, request: u32, rows: u32, g: u32, size: 
         let row = vs.first_row + j;
         let s = vs.row;
         let draft = if j < vs.drafts { (p.drafts as *const u32).add((request * p.max_drafts + j) as usize).read() } else { NO_DRAFT };
-        // The draw reads the row's processed values (cached, or recomputed as verify_rows did:
-        // the same settings decide which) and its draft side; a pending row is never greedy.
-        let vals = Values::new(row, &s);
+        // The draw reads the draft side only (the cache holds the prologue's values); a pending
+        // row is never greedy.
         let r = DraftRow::new(p, &vs, j, draft, false);
         let plan = read_plan(p, row);
         let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
@@ -1576,7 +1465,7 @@ unsafe fn draw_request(p: &VerifyParams, request: u32, rows: u32, g: u32, size: 
         let leader = grp.leader();
         let mut attempt = 0;
         loop {
-            match draw(p, &mut grp, &vals, &r, &plan.sum, plan.kept_floor, weights, r64, attempt) {
+            match draw(p, &mut grp, &r, &plan.sum, plan.kept_floor, weights, r64, attempt) {
                 Drawn::Nothing if !weights.plain => {
                     weights = Weights::PLAIN;
                     attempt = 1;

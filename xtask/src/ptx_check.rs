@@ -18,7 +18,7 @@ use std::process::Command;
 ///   residual arithmetic of the draw (now in `verify_draws`) and the row groups' barrier and
 ///   shared words tipped both over, by under 200 bytes. Where ptxas put the spills was not
 ///   located; the H200 runs measured the kernels with them (see the results README).
-const SPILL_ALLOWANCE: &[(&str, u32)] = &[("verify_rows", 168), ("verify_draws", 96)];
+const SPILL_ALLOWANCE: &[(&str, u32)] = &[("verify_rows", 192), ("verify_draws", 96)];
 
 use anyhow::{bail, Context, Result};
 
