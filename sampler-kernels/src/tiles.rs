@@ -480,12 +480,15 @@ struct TopList {
 }
 
 /// Adds this lane's tokens of one round whose bit is set in `passed` (their keys, from
-/// `key_of(j)`, are above the threshold) to the warp's list.
+/// `key_of(j)`, are above the threshold) to the warp's list. With `seed`, a list that is not
+/// full yet takes each lane's best key at once (a threshold from the first round); without
+/// (the scan has a floor already), keys wait in the buffer like any others: seeding then cost
+/// a merge a round while the few tokens above the floor filled the list.
 ///
 /// # Safety
 /// All 32 lanes call it together.
 #[inline(always)]
-unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed: u32, key_of: K) {
+unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed: u32, seed: bool, key_of: K) {
     let lane = lane_id();
     // Keys are rebuilt from the values on demand: eight u64 would cost 16 registers.
     let mut passed = passed;
@@ -495,7 +498,7 @@ unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed
         if !vote_any(FULL_MASK, passed != 0) {
             return; // the common round: nothing above the threshold
         }
-        if top.threshold == 0 {
+        if seed && top.threshold == 0 {
             // Not full yet: each lane's best key joins the list directly, which sets a
             // threshold at once instead of buffering the whole first round.
             let (mut best, mut best_j) = (0u64, 8u32);
@@ -804,7 +807,8 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
             }
             if MODE == MODE_CANDIDATES {
                 let before = top.threshold;
-                insert_round(&mut top, scan.shared, passed, |j| sort_key(temper(pick8(&y, j), t), first + j));
+                let seed = floor_y == f32::NEG_INFINITY;
+                insert_round(&mut top, scan.shared, passed, seed, |j| sort_key(temper(pick8(&y, j), t), first + j));
                 if top.threshold != before {
                     // Never lowered: a floor valid under a smaller threshold stays valid (and
                     // temper_floor gives -inf near 0, below a loaded floor).
