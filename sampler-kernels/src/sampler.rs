@@ -787,28 +787,27 @@ unsafe fn kth_key_floor(p: &StepParams, row: u32, k: u32) -> u64 {
             i += SAMPLER_THREADS;
         }
         sync_threads();
+        // One thread per (level, tile) ranks that tile's key among the level's keys (one warp
+        // walking every level was the longest wait of a top-k row's stage 2).
         let mut floor = 0u64;
-        if tid < p.tiles {
-            let mut level = 0;
-            while level < levels {
-                let m = k.div_ceil(LEVELS[level as usize % LEVELS.len()] + 1);
-                if m <= p.tiles {
-                    let mine = ld_shared_u64(smem(SM_SORT + (level * p.tiles + tid) * 8));
-                    if mine != 0 {
-                        // Keys are unique, so exactly one tile has rank m - 1.
-                        let mut above = 0u32;
-                        let mut t = 0;
-                        while t < p.tiles {
-                            above += (ld_shared_u64(smem(SM_SORT + (level * p.tiles + t) * 8)) > mine) as u32;
-                            t += 1;
-                        }
-                        if above + 1 == m && mine > floor {
-                            floor = mine;
-                        }
-                    }
+        let mut i = tid;
+        while i < levels * p.tiles {
+            let level = i / p.tiles;
+            let m = k.div_ceil(LEVELS[level as usize % LEVELS.len()] + 1);
+            let mine = ld_shared_u64(smem(SM_SORT + i * 8));
+            if m <= p.tiles && mine != 0 {
+                // Keys are unique, so exactly one tile has rank m - 1.
+                let mut above = 0u32;
+                let mut t = 0;
+                while t < p.tiles {
+                    above += (ld_shared_u64(smem(SM_SORT + (level * p.tiles + t) * 8)) > mine) as u32;
+                    t += 1;
                 }
-                level += 1;
+                if above + 1 == m && mine > floor {
+                    floor = mine;
+                }
             }
+            i += SAMPLER_THREADS;
         }
         block_max_u64(floor)
     }
