@@ -50,7 +50,7 @@ fn max_u64(a: u64, b: u64) -> u64 {
 
 /// The integer widths the block reductions and scans work on, with how to move them between
 /// lanes and through the per-warp slots of `SM_REDUCE` (16 bytes per warp).
-trait Word: Copy {
+pub(crate) trait Word: Copy {
     const ZERO: Self;
     /// Bytes of one slot.
     const SLOT: u32;
@@ -345,12 +345,12 @@ pub unsafe fn block_sort_desc_at(base: u32, n: u32) {
     }
 }
 
-/// Sorts one `u64` per lane into descending order across the warp (lane 0 gets the largest).
+/// Sorts one word per lane into descending order across the warp (lane 0 gets the largest).
 ///
 /// # Safety
 /// All 32 lanes of the warp call it together.
 #[inline(always)]
-pub unsafe fn warp_sort_desc(v: u64) -> u64 {
+pub(crate) unsafe fn warp_sort_desc<T: Word + PartialOrd>(v: T) -> T {
     // SAFETY: whole warp converged (caller).
     unsafe {
         let lane = lane_id();
@@ -359,11 +359,21 @@ pub unsafe fn warp_sort_desc(v: u64) -> u64 {
         while size <= 32 {
             let mut stride = size >> 1;
             while stride > 0 {
-                let other = shfl_xor_u64(FULL_MASK, v, stride);
+                let other = v.shfl_xor(stride);
                 let descending = (lane & size) == 0;
                 let lower = (lane & stride) == 0;
                 let keep_max = lower == descending;
-                v = if keep_max { max_u64(v, other) } else if v < other { v } else { other };
+                v = if keep_max {
+                    if v > other {
+                        v
+                    } else {
+                        other
+                    }
+                } else if v < other {
+                    v
+                } else {
+                    other
+                };
                 stride >>= 1;
             }
             size <<= 1;

@@ -131,6 +131,15 @@ fn max_u64(a: u64, b: u64) -> u64 {
 }
 
 #[inline(always)]
+fn max_u32(a: u32, b: u32) -> u32 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+#[inline(always)]
 fn min_u32(a: u32, b: u32) -> u32 {
     if a < b {
         a
@@ -700,9 +709,9 @@ unsafe fn loaded_floor(raw: &[[f32; 8]; 3], own: u32, params: &LogitParams, t: f
     unsafe {
         // The largest 32 of the 64 values: descending firsts against ascending seconds, the
         // larger of each pair (a bitonic merge's first step); θ is the least of those.
-        let firsts = crate::block::warp_sort_desc(ordered_bits(first) as u64);
-        let seconds = crate::block::warp_sort_desc(ordered_bits(second) as u64);
-        let pair = max_u64(firsts, shfl_idx_u64(FULL_MASK, seconds, 31 - lane)) as u32;
+        let firsts = crate::block::warp_sort_desc(ordered_bits(first));
+        let seconds = crate::block::warp_sort_desc(ordered_bits(second));
+        let pair = max_u32(firsts, shfl_idx_u32(FULL_MASK, seconds, 31 - lane));
         let theta = from_ordered_bits(redux_min_sync(FULL_MASK, pair));
         // temper_floor gives -inf (no filter) wherever its margin argument fails (θ = ±inf,
         // t = +inf, values near 0).
@@ -765,7 +774,7 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
             } else {
                 u32::MAX
             };
-            let y = if FEATURES != PLAIN {
+            let mut y = if FEATURES != PLAIN {
                 let counts = if FEATURES == PENALIZED { load_counts(p, &scan.row, first) } else { [0; 8] };
                 prologue8(p, scan, first, &RoundInput { raw, counts, mask })
             } else {
@@ -801,14 +810,24 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
                     if x > f32::NEG_INFINITY {
                         valid += 1;
                         infinite += (x == f32::INFINITY) as u32;
-                        passed |= ((sort_key(x, first + j) > top.threshold) as u32) << j;
+                        let pass = sort_key(x, first + j) > top.threshold;
+                        if pass {
+                            // Kept in place for `insert_round`'s keys: dividing again cost more.
+                            each8(|i| {
+                                if i as u32 == j {
+                                    y[i] = x;
+                                }
+                            });
+                        }
+                        passed |= (pass as u32) << j;
                     }
                 }
             }
             if MODE == MODE_CANDIDATES {
                 let before = top.threshold;
                 let seed = floor_y == f32::NEG_INFINITY;
-                insert_round(&mut top, scan.shared, passed, seed, |j| sort_key(temper(pick8(&y, j), t), first + j));
+                // Only passing tokens' keys are asked for, and their `y` is tempered by now.
+                insert_round(&mut top, scan.shared, passed, seed, |j| sort_key(pick8(&y, j), first + j));
                 if top.threshold != before {
                     // Never lowered: a floor valid under a smaller threshold stays valid (and
                     // temper_floor gives -inf near 0, below a loaded floor).
