@@ -158,7 +158,11 @@ soak_wait() {
 
 case "${1:-test}" in
   test) run_tests ;;
-  bench) shift; exec "$here/sonic-bench" "$@" ;;
+  bench)
+    shift
+    # The JSON records the run's date; without --date it was left empty.
+    case " $* " in *" --date "*) ;; *) set -- "$@" --date "$(date -u +%F)" ;; esac
+    exec "$here/sonic-bench" "$@" ;;
   soak) shift; exec "$here/sonic-soak" "$@" ;;
   soak-start) shift; soak_start "$@" ;;
   soak-wait) shift; soak_wait "$@" ;;
