@@ -205,8 +205,9 @@ pub struct GpuSampler {
     layout: UploadLayout,
     stage_tiles: CudaFunction,
     stage_tiles_mass: CudaFunction,
-    /// SMs of the device (the stage-1 split and the fixed grids follow it).
-    sm_count: u32,
+    /// `sample_tiles` warps the device holds at once (occupancy calculator × SMs): what
+    /// `scan_split` may fill.
+    scan_resident_warps: u32,
     /// Blocks of the persistent `sample_tiles_mass` grid: four per SM.
     mass_scan_blocks: u32,
     stage_rows: CudaFunction,
@@ -260,6 +261,18 @@ fn function_with_shared(gpu: &GpuDevice, name: &'static str, bytes: u32) -> Resu
     Ok(function)
 }
 
+/// Blocks of `function` (with `threads` threads and `shared_bytes` of dynamic shared memory)
+/// the whole device runs at once, by the occupancy calculator.
+fn resident_blocks(gpu: &GpuDevice, function: &CudaFunction, threads: u32, shared_bytes: u32, what: &'static str) -> Result<u32> {
+    let per_sm = function
+        .occupancy_max_active_blocks_per_multiprocessor(threads, shared_bytes as usize, None)
+        .map_err(cuda_err(what))?;
+    if per_sm == 0 {
+        return Err(Error::Cuda { op: what, detail: "no block fits a multiprocessor".into() });
+    }
+    Ok(per_sm * gpu.sm_count()?)
+}
+
 impl GpuSampler {
     /// Allocates everything a step will need, once.
     pub fn new(gpu: GpuDevice, config: GpuSamplerConfig) -> Result<Self> {
@@ -286,10 +299,13 @@ impl GpuSampler {
         let exact_histogram = function_with_shared(&gpu, "exact_histogram", EXACT_HIST_SHARED_BYTES)?;
         let sm_count = gpu.sm_count()?.max(1);
         let exact_slots = b.min(EXACT_SLOTS_MAX as usize);
+        let stage_tiles = gpu.function("sample_tiles")?;
+        let scan_resident_warps =
+            resident_blocks(&gpu, &stage_tiles, SCAN_THREADS, SCAN_SHARED_BYTES, "reading sample_tiles' occupancy")? * SCAN_WARPS;
         let sampler = Self {
-            stage_tiles: gpu.function("sample_tiles")?,
+            stage_tiles,
             stage_tiles_mass,
-            sm_count,
+            scan_resident_warps,
             mass_scan_blocks: sm_count * 4,
             stage_rows: gpu.function("sample_rows")?,
             exact_histogram,
@@ -505,7 +521,7 @@ impl GpuSampler {
             slots: self.config.max_requests as u32,
             counts_stride: self.counts_stride as u32,
             exact_slots: self.exact_slots,
-            tile_split: scan_split(rows as u32 * self.tiles, self.sm_count),
+            tile_split: scan_split(rows as u32 * self.tiles, self.scan_resident_warps),
         }
     }
 
@@ -559,11 +575,11 @@ impl GpuSampler {
         let stream = self.gpu.stream().clone();
         let block = (SAMPLER_THREADS, 1, 1);
         // One warp per (row, tile) in each stage-1 kernel, `sample_tiles` split further for small
-        // grids (`scan_split`, the value `step_params` passes); rows · tiles ≤ 65535 · 256 and
-        // times 8 fit a u32.
+        // grids (the split the parameters carry); rows · tiles ≤ 65535 · 256, and times 8 only
+        // when that is below the resident warps, fit a u32.
         let warps = rows as u32 * self.tiles;
         let tiles_cfg = LaunchConfig {
-            grid_dim: ((warps * scan_split(warps, self.sm_count)).div_ceil(SCAN_WARPS), 1, 1),
+            grid_dim: ((warps * params.0.tile_split).div_ceil(SCAN_WARPS), 1, 1),
             block_dim: (SCAN_THREADS, 1, 1),
             shared_mem_bytes: SCAN_SHARED_BYTES,
         };

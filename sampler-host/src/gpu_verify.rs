@@ -165,13 +165,7 @@ pub struct GpuVerifier {
 /// Blocks of a cooperative grid of `function` (512 threads, `SAMPLER_SHARED_BYTES`): as many
 /// as can run at once, by the occupancy calculator.
 fn cooperative_grid(gpu: &GpuDevice, function: &CudaFunction) -> Result<u32> {
-    let per_sm = function
-        .occupancy_max_active_blocks_per_multiprocessor(SAMPLER_THREADS, SAMPLER_SHARED_BYTES as usize, None)
-        .map_err(cuda_err("reading a verification kernel's occupancy"))?;
-    if per_sm == 0 {
-        return Err(Error::Cuda { op: "sizing a verification grid", detail: "no block fits a multiprocessor".into() });
-    }
-    Ok(per_sm * gpu.sm_count()?)
+    super::resident_blocks(gpu, function, SAMPLER_THREADS, SAMPLER_SHARED_BYTES, "sizing a verification grid")
 }
 
 impl GpuVerifier {

@@ -262,19 +262,16 @@ pub const SCAN_THREADS: u32 = SCAN_WARPS * 32;
 pub const SCAN_WARP_SHARED_BYTES: u32 = 288 * 8 + 128 * 4 + 64 * 8;
 /// Dynamic shared memory of `sample_tiles`.
 pub const SCAN_SHARED_BYTES: u32 = SCAN_WARPS * SCAN_WARP_SHARED_BYTES;
-/// `sample_tiles` warps an SM holds at once (three blocks: 80 registers a thread).
-pub const SCAN_RESIDENT_WARPS_PER_SM: u32 = 24;
-
-/// Warps of `sample_tiles` per (row, tile) for a grid of `items` (row, tile) pairs on `sms`
-/// SMs: the most of 8, 4, 2, 1 that keeps every warp resident at once. A lone warp scans its
+/// Warps of `sample_tiles` per (row, tile) for a grid of `items` (row, tile) pairs on a GPU
+/// that holds `resident` of its warps at once (the host asks the occupancy calculator): the
+/// most of 8, 4, 2, 1 that keeps every warp resident. A lone warp scans its
 /// 16 rounds one after another, so small batches leave the GPU idle and wait on that chain;
 /// split, each warp scans 16 / split rounds and the first merges the others' results (the
 /// same record: exact top 32, summed counts). Large batches fill the GPU with one warp per
 /// tile, where the merge would only add work.
-pub const fn scan_split(items: u32, sms: u32) -> u32 {
-    let resident = sms as u64 * SCAN_RESIDENT_WARPS_PER_SM as u64;
+pub const fn scan_split(items: u32, resident: u32) -> u32 {
     let mut split = SCAN_WARPS;
-    while split > 1 && items as u64 * split as u64 > resident {
+    while split > 1 && items as u64 * split as u64 > resident as u64 {
         split /= 2;
     }
     split
@@ -513,25 +510,26 @@ mod tests {
     /// warp per tile once the grid alone fills the GPU.
     #[test]
     fn scan_split_fills_the_gpu_without_a_second_wave() {
-        for sms in [1u32, 7, 66, 132, 144] {
-            let resident = sms * SCAN_RESIDENT_WARPS_PER_SM;
+        for resident in [8u32, 24, 168, 1584, 3168, 3456] {
             let mut last = SCAN_WARPS;
             for items in 1..=2 * resident + 3 {
-                let split = scan_split(items, sms);
-                assert!(matches!(split, 1 | 2 | 4 | 8), "sms {sms} items {items}: {split}");
-                assert!(split <= last, "not monotone at sms {sms} items {items}");
+                let split = scan_split(items, resident);
+                assert!(matches!(split, 1 | 2 | 4 | 8), "resident {resident} items {items}: {split}");
+                assert!(split <= last, "not monotone at resident {resident} items {items}");
                 last = split;
                 if split > 1 {
-                    assert!(items * split <= resident, "second wave at sms {sms} items {items}");
+                    assert!(items * split <= resident, "second wave at resident {resident} items {items}");
                 }
                 if split < SCAN_WARPS {
-                    assert!(items * split * 2 > resident, "split {split} not the largest at sms {sms} items {items}");
+                    assert!(items * split * 2 > resident, "split {split} not the largest at resident {resident} items {items}");
                 }
             }
         }
-        // B = 1 at V = 128256 on an H200 (32 tiles, 132 SMs): 8 warps per tile; B = 64 fills it.
-        assert_eq!(scan_split(32, 132), 8);
-        assert_eq!(scan_split(64 * 32, 132), 1);
-        assert_eq!(scan_split(u32::MAX, 132), 1);
+        // B = 1 at V = 128256 on an H200 (32 tiles; 132 SMs × 24 warps): 8 warps per tile;
+        // B = 64 fills it.
+        assert_eq!(scan_split(32, 3168), 8);
+        assert_eq!(scan_split(64 * 32, 3168), 1);
+        assert_eq!(scan_split(u32::MAX, 3168), 1);
+        assert_eq!(scan_split(1, 0), 1);
     }
 }
