@@ -131,24 +131,6 @@ fn max_u64(a: u64, b: u64) -> u64 {
 }
 
 #[inline(always)]
-fn max_u32(a: u32, b: u32) -> u32 {
-    if a > b {
-        a
-    } else {
-        b
-    }
-}
-
-#[inline(always)]
-fn min_u32(a: u32, b: u32) -> u32 {
-    if a < b {
-        a
-    } else {
-        b
-    }
-}
-
-#[inline(always)]
 fn min_u64(a: u64, b: u64) -> u64 {
     if a < b {
         a
@@ -711,7 +693,7 @@ unsafe fn loaded_floor(raw: &[[f32; 8]; 3], own: u32, params: &LogitParams, t: f
         // larger of each pair (a bitonic merge's first step); θ is the least of those.
         let firsts = crate::block::warp_sort_desc(ordered_bits(first));
         let seconds = crate::block::warp_sort_desc(ordered_bits(second));
-        let pair = max_u32(firsts, shfl_idx_u32(FULL_MASK, seconds, 31 - lane));
+        let pair = firsts.max(shfl_idx_u32(FULL_MASK, seconds, 31 - lane));
         let theta = from_ordered_bits(redux_min_sync(FULL_MASK, pair));
         // temper_floor gives -inf (no filter) wherever its margin argument fails (θ = ±inf,
         // t = +inf, values near 0).
@@ -747,14 +729,14 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
             _ => 0,
         };
         if MODE == MODE_CANDIDATES && FEATURES == PLAIN {
-            let own = min_u32(3, scan.end_round - scan.first_round);
+            let own = (scan.end_round - scan.first_round).min(3);
             floor_y = loaded_floor(&raw, own, &scan.row.params, t);
         }
         let [mut raw_a, mut raw_b, mut raw_c] = raw;
         let mut mask = if FEATURES != PLAIN { load_mask(p, &scan.row, first0) } else { u32::MAX };
         // The loop runs on the round's first token against one limit (the end of this warp's
         // rounds or the vocab): what is live across it is what 80 registers allow.
-        let limit = min_u32(scan.start + scan.end_round * ROUND_TOKENS, p.vocab);
+        let limit = (scan.start + scan.end_round * ROUND_TOKENS).min(p.vocab);
         let mut round_start = scan.start + scan.first_round * ROUND_TOKENS;
         let mut later_round = false;
         while round_start < limit {
