@@ -141,15 +141,7 @@ pub fn residual_target(total: U256, r64: u64) -> U256 {
 #[inline(always)]
 pub fn group_shape(grid: u32, block: u32, items: u32, tiles: u32) -> (u32, u32, u32) {
     let per_item = if items == 0 { 0 } else { grid / items };
-    let size = if per_item <= 1 {
-        1
-    } else if per_item < tiles {
-        per_item
-    } else if tiles > 1 {
-        tiles
-    } else {
-        1
-    };
+    let size = per_item.min(tiles).max(1);
     if size > 1 {
         (block / size, block % size, size)
     } else {
