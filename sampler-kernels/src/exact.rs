@@ -171,7 +171,6 @@ fn tile_masses(p: &StepParams, pos: u32) -> *mut u64 {
     (p.exact_tile_mass as *mut u64).wrapping_add(pos as usize * p.tiles as usize * 2)
 }
 
-
 /// Band scale of a bin (0 for the zero bin).
 #[inline(always)]
 fn bin_scale(bin: u32) -> u64 {
