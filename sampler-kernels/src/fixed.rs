@@ -59,16 +59,19 @@ pub const BAND_SCALE: [u64; 37] = [
 const TWO_POW_23: f32 = 8_388_608.0;
 
 /// Ceiling without libm: `x` itself when `|x| >= 2^23` (already an integer) or non-finite.
+/// Written with selects, not an early return: stage 1's mass scan takes it for every token,
+/// and a branch per token kept ptxas from overlapping the tokens' arithmetic.
 #[inline]
 pub fn soft_ceil(x: f32) -> f32 {
-    if !(x < TWO_POW_23 && x > -TWO_POW_23) {
-        return x;
-    }
-    let t = (x as i32) as f32;
-    if t < x {
-        t + 1.0
+    let small = x < TWO_POW_23 && x > -TWO_POW_23;
+    let v = if small { x } else { 0.0 };
+    // SAFETY: |v| < 2^23 (not NaN) fits i32.
+    let t = (unsafe { v.to_int_unchecked::<i32>() }) as f32;
+    let up = if t < v { t + 1.0 } else { t };
+    if small {
+        up
     } else {
-        t
+        x
     }
 }
 

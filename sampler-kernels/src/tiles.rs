@@ -15,9 +15,9 @@
 //! - rows that need the row mass (no top-k, or log-probabilities) also add each token's
 //!   fixed-point fraction to lane-private band sums under a running ceiling. When the ceiling
 //!   rises the sums shift down, and bands pushed past 36 drop: what the tile maximum gives.
-//!   Every token is divided there, so `sample_tiles_mass` has one loop for all feature sets,
-//!   and its per-token work (division, band sum) is a loop that is not unrolled: unrolled per
-//!   (mode, features) it was 14.6k instructions and stalled on instruction fetches.
+//!   Every token is divided there, so `sample_tiles_mass` has one round body for all feature
+//!   sets (unrolled per (mode, features) it was 14.6k instructions and stalled on instruction
+//!   fetches), unrolled over the lane's 8 tokens so that their band arithmetic overlaps.
 //!
 //! Small grids split a tile between warps (`abi::scan_split`: 2, 4 or 8 consecutive warps of a
 //! block, each scanning 16 / split rounds): a lone warp's 16 rounds are a serial chain, and at
@@ -65,13 +65,16 @@ const W_BIAS_MAP: u32 = W_BUFFER + BUFFER_KEYS * 8;
 const W_BIAS_LIST: u32 = W_BIAS_MAP + BIAS_WORDS * 4;
 const W_END: u32 = W_BIAS_LIST + BIAS_LIST * 8;
 
-/// `sample_tiles_mass` stages a round's untempered values here, `f32[8][32]` (token-major: lane
+/// `sample_tiles_mass` stages a round's tempered values here, `f32[8][32]` (token-major: lane
 /// `l` of token `j` is conflict-free). Its buffer never holds more than 63 keys (fewer than 32
 /// wait, and one token per lane is appended before a merge), so the staging area is free.
 const W_STAGE: u32 = W_BUFFER + 128 * 8;
+/// `sample_tiles_mass` adds the weights of tokens outside the bands here, `u64[32]` (one per
+/// lane, past the staging area), so that its band update needs no branch.
+const W_DISCARD: u32 = W_STAGE + LANE_TOKENS * 32 * 4;
 
 const _: () = assert!(W_END == SCAN_WARP_SHARED_BYTES);
-const _: () = assert!(W_BUFFER + 64 * 8 <= W_STAGE && W_STAGE + LANE_TOKENS * 32 * 4 <= W_BIAS_MAP);
+const _: () = assert!(W_BUFFER + 64 * 8 <= W_STAGE && W_DISCARD + 32 * 8 <= W_BIAS_MAP);
 const _: () = assert!(BAND_BYTES + W_END == MASS_SCAN_WARP_SHARED_BYTES);
 const _: () = assert!(BUFFER_KEYS >= 31 + ROUND_TOKENS);
 const _: () = assert!(TILE_CANDIDATES == 32 && ROUNDS * ROUND_TOKENS == TILE_TOKENS);
@@ -846,16 +849,46 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
     }
 }
 
+/// Bias of this lane's 8 tokens at `offset` in the tile (0 where the bitmap marks none). The
+/// lookups run in a loop that is not unrolled: biased tokens are rare, and eight inlined
+/// copies of [`bias_at`] were most of a round's code.
+///
+/// # Safety
+/// After [`collect_bias`] for this tile; `offset % 8 == 0`, `offset < TILE_TOKENS`.
+#[inline(always)]
+unsafe fn bias8(p: &StepParams, scan: &TileScan, offset: u32) -> [f32; 8] {
+    let mut bias = [0.0f32; 8];
+    if scan.bias_found == 0 {
+        return bias;
+    }
+    // SAFETY: word offset/32 < BIAS_WORDS of this warp's bitmap.
+    let mut marked = (unsafe { ld_shared_u32(scan.shared + W_BIAS_MAP + (offset / 32) * 4) } >> (offset & 31)) & 0xff;
+    while marked != 0 {
+        pragma_nounroll();
+        let j = marked.trailing_zeros();
+        marked &= marked - 1;
+        // SAFETY: forwarded; the bitmap marks this token.
+        let b = unsafe { bias_at(p, scan, offset + j) };
+        each8(|i| {
+            if i as u32 == j {
+                bias[i] = b;
+            }
+        });
+    }
+    bias
+}
+
 /// The rounds of one tile of a row that needs the row mass (`sample_tiles_mass`): the 32
 /// largest keys and the band sums, for every feature set (`features` is a run-time value: one
-/// loop for all rows keeps the kernel's code small enough for the instruction cache).
+/// round body for all rows keeps the kernel's code small enough for the instruction cache).
 ///
-/// A round has two passes. The prologue (unrolled, light) stages each token's untempered value
-/// `y` in shared memory and finds the lane's largest `y`. `temper` is non-decreasing in `y`
-/// (a division by `t > 0`, or the identity; only `t = +inf` breaks it, mapping `+inf` to -inf),
-/// so the lane's largest tempered value is `temper` of its largest `y`: the round's ceiling is
-/// known before any other token is divided. The second pass, a loop that is not unrolled, then
-/// takes one token at a time: `temper`, counts, band sum, and the key into the list.
+/// A round has two unrolled passes over the lane's 8 tokens, all in registers. The first
+/// applies the prologue and the temperature and finds the lane's largest tempered value, so
+/// the round's ceiling is raised before any band sum is touched. The second adds each token's
+/// fixed-point fraction to its band and marks the tokens that may pass the list's threshold;
+/// it is branch-free but for the band update, so the eight `soft_exp` chains overlap (one
+/// token at a time, a loop of dependent multiply-adds, was most of this kernel's time). The
+/// marked tokens' keys are built from tempered values staged in shared memory.
 ///
 /// # Safety
 /// All 32 lanes call it together; `scan` describes a valid row and tile of `p`.
@@ -863,11 +896,11 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
 unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features: u32) -> TileResult {
     let lane = lane_id();
     let t = scan.row.settings.temperature;
-    let monotone = t != f32::INFINITY;
     let mut top = TopList { list: 0, threshold: 0, waiting: 0 };
     let (mut valid, mut infinite) = (0u32, 0u32);
     let mut ceiling = f32::NEG_INFINITY;
     let stage = scan.shared + W_STAGE + lane * 4;
+    let discard = scan.shared + W_DISCARD + lane * 8;
     // SAFETY (whole warp; every branch on `features`, `top` and `ceiling` is warp-uniform): this
     // warp's shared slots (staging and band slots are lane-private); loads clipped to the vocab
     // and the row's buffers.
@@ -896,94 +929,66 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             } else {
                 u32::MAX
             };
-            // Pass 1: stage y; the lane's largest.
-            let mut best_y = f32::NEG_INFINITY;
-            if features != PLAIN {
-                // The whole prologue, one token at a time (`prologue8`, not unrolled).
+            // Pass 1: x = temper(prologue), and the lane's largest x (temper is not monotone at
+            // t = +inf, so the largest is taken after it).
+            let y = if features != PLAIN {
                 let counts = load_counts(p, &scan.row, first);
                 let allowed = mask >> (first & 31);
-                let offset = first - scan.start;
-                let biased = if scan.bias_found > 0 {
-                    // SAFETY: word offset/32 < BIAS_WORDS of this warp's bitmap.
-                    (ld_shared_u32(scan.shared + W_BIAS_MAP + (offset / 32) * 4) >> (offset & 31)) & 0xff
-                } else {
-                    0
-                };
-                let tokens = opaque_u32(LANE_TOKENS);
-                let mut j = 0;
-                while j < tokens {
-                    pragma_nounroll();
-                    let bias = if (biased >> j) & 1 != 0 { bias_at(p, scan, offset + j) } else { 0.0 };
-                    let c = pick8(&counts, j);
-                    let y = process_untempered(pick8(&raw, j), (allowed >> j) & 1 == 1, c != 0, c & 0x7fff_ffff, bias, &scan.row.params);
-                    st_shared_u32(stage + j * 128, y.to_bits());
-                    best_y = if y > best_y { y } else { best_y };
-                    j += 1;
-                }
-            } else {
-                let y = plain8(&raw, &scan.row.params);
+                let bias = bias8(p, scan, first - scan.start);
+                let mut y = [f32::NEG_INFINITY; 8];
                 each8(|j| {
-                    st_shared_u32(stage + j as u32 * 128, y[j].to_bits());
-                    best_y = if y[j] > best_y { y[j] } else { best_y };
+                    let c = counts[j];
+                    y[j] = process_untempered(raw[j], (allowed >> j) & 1 == 1, c != 0, c & 0x7fff_ffff, bias[j], &scan.row.params);
                 });
-            }
-            // The lane's largest tempered value, for the ceiling.
-            let best_x = temper(best_y, t);
-            let mut lane_top = if best_x > f32::NEG_INFINITY { ordered_bits(best_x) } else { 0 };
-            if !monotone {
-                // t = +inf: token by token.
-                lane_top = 0;
-                let tokens = opaque_u32(LANE_TOKENS);
-                let mut j = 0;
-                while j < tokens {
-                    pragma_nounroll();
-                    let x = staged_x(stage, j, t);
-                    if x > f32::NEG_INFINITY {
-                        let o = ordered_bits(x);
-                        lane_top = if o > lane_top { o } else { lane_top };
-                    }
-                    j += 1;
-                }
-            }
+                y
+            } else {
+                plain8(&raw, &scan.row.params)
+            };
+            let mut x = [f32::NEG_INFINITY; 8];
+            let mut lane_top = 0u32;
+            each8(|j| {
+                x[j] = temper(y[j], t);
+                let o = if x[j] > f32::NEG_INFINITY { ordered_bits(x[j]) } else { 0 };
+                lane_top = if o > lane_top { o } else { lane_top };
+            });
             raise_ceiling(scan.bands, &mut ceiling, redux_max_sync(FULL_MASK, lane_top));
-            // Pass 2: one token at a time. A token whose value reaches the threshold's (a key
-            // above the threshold has at least its value) gets a bit; its key is tested below.
+            // Pass 2: counts, band sums, and a bit for each token whose value reaches the
+            // threshold's (a key above the threshold has at least its value).
             let floor_x = if top.threshold == 0 { f32::NEG_INFINITY } else { key_value(top.threshold) };
             let mut passed = 0u32;
-            let tokens = opaque_u32(LANE_TOKENS);
-            let mut j = 0;
-            while j < tokens {
-                pragma_nounroll();
-                let x = staged_x(stage, j, t);
-                if x > f32::NEG_INFINITY {
-                    valid += 1;
-                    infinite += (x == f32::INFINITY) as u32;
-                    passed |= ((x >= floor_x) as u32) << j;
-                    if x < f32::INFINITY {
-                        let c = soft_ceil(x);
-                        let d = ceiling - c;
-                        if d <= BAND_FLOOR as f32 {
-                            // `d as u32` (saturating) without the saturation code: d is not NaN
-                            // and at most 36, and max takes a negative d to 0 as the cast would.
-                            // SAFETY: 0 <= max(d, 0) <= 36 fits u32.
-                            let band = d.max(0.0).to_int_unchecked::<u32>();
-                            let slot = band_slot(scan.bands, band, lane);
-                            st_shared_u64(slot, ld_shared_u64(slot) + frac_weight(x - c) as u64);
-                        }
-                    }
-                }
-                j += 1;
-            }
-            // The marked tokens, one token position at a time over the warp: rebuild the key
-            // (`temper` again, bit for bit) and append it if it beats the threshold now (which
-            // rises as 32 keys merge, so the first round's own keys filter the rest of it).
+            let (mut weight, mut slot) = ([0u32; 8], [0u32; 8]);
+            each8(|j| {
+                let x = x[j];
+                st_shared_u32(stage + j as u32 * 128, x.to_bits());
+                let live = x > f32::NEG_INFINITY;
+                valid += live as u32;
+                infinite += (x == f32::INFINITY) as u32;
+                passed |= ((live && x >= floor_x) as u32) << j;
+                // Computed for every token; a token outside the ceiling's 37 bands (an infinite
+                // or NaN d fails the test) adds to the lane's discard slot. With a branch or a
+                // select on the weight instead, LLVM sank each token's `soft_exp` under a
+                // branch, and ptxas ran the eight chains one after another.
+                let c = soft_ceil(x);
+                let d = ceiling - c;
+                let counted = live && x < f32::INFINITY && d <= BAND_FLOOR as f32;
+                weight[j] = frac_weight(x - c);
+                // SAFETY: d clamped to [0, 36] (max and min take a NaN d to 0) fits u32.
+                let band = d.max(0.0).min(BAND_FLOOR as f32).to_int_unchecked::<u32>();
+                slot[j] = if counted { band_slot(scan.bands, band, lane) } else { discard };
+            });
+            // The band updates after all eight weights: an update between them would order
+            // the next token's arithmetic after a shared-memory round trip.
+            each8(|j| st_shared_u64(slot[j], ld_shared_u64(slot[j]) + weight[j] as u64));
+            // The marked tokens, one token position at a time over the warp: append the key if
+            // it beats the threshold now (which rises as 32 keys merge, so the first round's
+            // own keys filter the rest of it).
             let mut marked = redux_or_sync(FULL_MASK, passed);
             while marked != 0 {
                 let j = marked.trailing_zeros();
                 marked &= marked - 1;
                 let mut key = 0;
                 if (passed >> j) & 1 != 0 {
-                    key = sort_key(staged_x(stage, j, t), first + j);
+                    key = sort_key(f32::from_bits(ld_shared_u32(stage + j * 128)), first + j);
                 }
                 let pass = key > top.threshold;
                 append_key(&mut top, scan.shared, pass, key);
@@ -1002,17 +1007,6 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             ceiling,
         }
     }
-}
-
-/// Token `j`'s tempered value, rebuilt from the lane's staged untempered value (bit for bit
-/// the same at each of `scan_mass`' uses).
-///
-/// # Safety
-/// `stage` is this lane's staging base (`W_STAGE + lane * 4`) and `j < LANE_TOKENS`.
-#[inline(always)]
-unsafe fn staged_x(stage: u32, j: u32, t: f32) -> f32 {
-    // SAFETY: the caller's slot.
-    temper(f32::from_bits(unsafe { ld_shared_u32(stage + j * 128) }), t)
 }
 
 /// Merges the results of a tile's parts, in the warp of part 0 (the others' return values are
