@@ -125,8 +125,12 @@ pub fn temper(y: f32, t: f32) -> f32 {
     if !(t > 0.0) {
         return y;
     }
-    let x = y / t;
-    if x.is_nan() {
+    // A -inf or NaN `y` gives -inf without being divided: on the GPU its division takes the
+    // IEEE slow path, and masked tokens are -inf (a quarter of stage 1's mass-scan divisions
+    // were slow-path calls in a heterogeneous batch). Same value as dividing it.
+    let live = y > f32::NEG_INFINITY;
+    let x = (if live { y } else { 0.0 }) / t;
+    if !live || x.is_nan() {
         return f32::NEG_INFINITY;
     }
     canonical(x)
@@ -180,6 +184,29 @@ mod tests {
             v.push(if s >> 63 == 0 { f32::from_bits(bits) } else { ((bits >> 8) as f32 / 16_777_216.0 - 0.5) * 60.0 });
         }
         v
+    }
+
+    /// `temper` skips the division for -inf and NaN; every result must be the plain division's.
+    #[test]
+    fn temper_equals_the_plain_division() {
+        let plain = |y: f32, t: f32| {
+            if !(t > 0.0) {
+                return y;
+            }
+            let x = y / t;
+            if x.is_nan() {
+                f32::NEG_INFINITY
+            } else {
+                crate::keys::canonical(x)
+            }
+        };
+        let ys = awkward_values(0x7e3, 4000);
+        let temps = [0.0f32, -1.0, f32::NAN, 0.7, 1.0, 1.5, 1.0e-20, 40.0, 3.0e38, f32::INFINITY, f32::MIN_POSITIVE];
+        for &t in &temps {
+            for &y in &ys {
+                assert_eq!(temper(y, t).to_bits(), plain(y, t).to_bits(), "y {y:e} t {t:e}");
+            }
+        }
     }
 
     #[test]

@@ -91,10 +91,11 @@ const MODE_MASS: u32 = 2;
 // Which parts of the prologue a row uses (const generic parameters of the scan loop).
 /// No bitmask, penalty or bias: NaN → -inf is all.
 const PLAIN: u32 = 0;
-/// A grammar bitmask or a bias entry in the tile, no penalties.
-const MASKED: u32 = 1;
-/// Penalties (and maybe the rest): per-token counts are read.
-const PENALIZED: u32 = 2;
+/// A grammar bitmask, a bias entry in the tile or penalties (counts are read if the row has
+/// them). One variant for all of these: in a heterogeneous batch every variant's loop is hot
+/// at once, and with a separate masked variant `sample_tiles` spent half its stall samples
+/// waiting for instruction fetches.
+const FEATURED: u32 = 1;
 
 /// One lane's share of a round, loaded ahead of use.
 #[derive(Clone, Copy)]
@@ -723,14 +724,10 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
     unsafe {
         let first0 = scan.start + scan.first_round * ROUND_TOKENS + lane * LANE_TOKENS;
         // How far ahead logits are loaded is what the registers allow under 80 (24 warps per
-        // SM): three rounds for plain rows, one with a mask or bias, none with penalties (whose
-        // counts take 8 more); other warps hide the rest. Early loads not used are reloaded
-        // from cache. Mask words are loaded one round ahead, penalty counts in their round.
-        let ahead_rounds = match FEATURES {
-            PLAIN => 3,
-            MASKED => 1,
-            _ => 0,
-        };
+        // SM): three rounds for plain rows, none with features (whose counts take 8 more);
+        // other warps hide the rest. Early loads not used are reloaded from cache. Mask words
+        // are loaded one round ahead, penalty counts in their round.
+        let ahead_rounds = if FEATURES == PLAIN { 3 } else { 0 };
         if MODE == MODE_CANDIDATES && FEATURES == PLAIN {
             let own = (scan.end_round - scan.first_round).min(3);
             floor_y = loaded_floor(&raw, own, &scan.row.params, t);
@@ -760,11 +757,23 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
                 u32::MAX
             };
             let mut y = if FEATURES != PLAIN {
-                let counts = if FEATURES == PENALIZED { load_counts(p, &scan.row, first) } else { [0; 8] };
+                let counts = load_counts(p, &scan.row, first);
                 prologue8(p, scan, first, &RoundInput { raw, counts, mask })
             } else {
                 plain8(&raw, &scan.row.params)
             };
+            if MODE == MODE_CANDIDATES && FEATURES != PLAIN {
+                // No loaded floor here: the least of the lanes' largest `y` this round has 32
+                // tokens of the round at or above it, so below `temper_floor` of its tempered
+                // value a token cannot make the list (the round's own floor, never lowered).
+                let mut lane_best = f32::NEG_INFINITY;
+                each8(|j| lane_best = if y[j] > lane_best { y[j] } else { lane_best });
+                let least = redux_min_sync(FULL_MASK, if lane_best > f32::NEG_INFINITY { ordered_bits(lane_best) } else { 0 });
+                if least != 0 {
+                    let own = temper_floor(temper(from_ordered_bits(least), t), t);
+                    floor_y = if own > floor_y { own } else { floor_y };
+                }
+            }
             let mut passed = 0u32;
             if MODE == MODE_MAX {
                 // A lane meets its tokens in index order, so `>` keeps the lowest index of a tie.
@@ -849,9 +858,10 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
     }
 }
 
-/// Bias of this lane's 8 tokens at `offset` in the tile (0 where the bitmap marks none). The
-/// lookups run in a loop that is not unrolled: biased tokens are rare, and eight inlined
-/// copies of [`bias_at`] were most of a round's code.
+/// Bias of this lane's 8 tokens at `offset` in the tile (0 where the bitmap marks none), for
+/// `sample_tiles_mass`. The lookups run in a loop that is not unrolled: biased tokens are rare,
+/// and eight inlined copies of [`bias_at`] were much of a round's code. (`sample_tiles` keeps
+/// them inlined: this array spilled under its 80 registers.)
 ///
 /// # Safety
 /// After [`collect_bias`] for this tile; `offset % 8 == 0`, `offset < TILE_TOKENS`.
@@ -932,6 +942,8 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             // Pass 1: x = temper(prologue), and the lane's largest x (temper is not monotone at
             // t = +inf, so the largest is taken after it).
             let y = if features != PLAIN {
+                // As `prologue8`, with the bias lookups out of line (`bias8`): smaller code,
+                // which this kernel's registers allow.
                 let counts = load_counts(p, &scan.row, first);
                 let allowed = mask >> (first & 31);
                 let bias = bias8(p, scan, first - scan.start);
@@ -953,8 +965,14 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             });
             raise_ceiling(scan.bands, &mut ceiling, redux_max_sync(FULL_MASK, lane_top));
             // Pass 2: counts, band sums, and a bit for each token whose value reaches the
-            // threshold's (a key above the threshold has at least its value).
-            let floor_x = if top.threshold == 0 { f32::NEG_INFINITY } else { key_value(top.threshold) };
+            // threshold's (a key above the threshold has at least its value) and the least of
+            // the lanes' largest values in this round: 32 tokens of the round are at or above
+            // that, so a token below it is not in the tile's top 32. Without it the first
+            // round appended all 256 tokens, about half the keys a tile merged.
+            let list_floor = if top.threshold == 0 { f32::NEG_INFINITY } else { key_value(top.threshold) };
+            let least_top = redux_min_sync(FULL_MASK, lane_top);
+            let round_floor = if least_top == 0 { f32::NEG_INFINITY } else { from_ordered_bits(least_top) };
+            let floor_x = if round_floor > list_floor { round_floor } else { list_floor };
             let mut passed = 0u32;
             let (mut weight, mut slot) = ([0u32; 8], [0u32; 8]);
             each8(|j| {
@@ -1137,28 +1155,20 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
     // warp's region; record writes go to this (row, tile)'s record only.
     unsafe {
         let (bias_found, duplicate_bias) = if s.bias_len > 0 { collect_bias(p, &r, start, shared) } else { (0, false) };
-        let features = if r.counts != 0 {
-            PENALIZED
-        } else if bias_found > 0 || r.bitmask != 0 {
-            MASKED
-        } else {
-            PLAIN
-        };
+        let features = if r.counts != 0 || bias_found > 0 || r.bitmask != 0 { FEATURED } else { PLAIN };
         let scan = TileScan { row: r, start, first_round, end_round, shared, bands, bias_found };
         let (mode, res) = if MASS_KERNEL {
             (MODE_MASS, scan_mass(p, &scan, raw, features))
         } else if greedy {
             let res = match features {
                 PLAIN => scan_rounds::<MODE_MAX, PLAIN>(p, &scan, raw_f32),
-                MASKED => scan_rounds::<MODE_MAX, MASKED>(p, &scan, raw_f32),
-                _ => scan_rounds::<MODE_MAX, PENALIZED>(p, &scan, raw_f32),
+                _ => scan_rounds::<MODE_MAX, FEATURED>(p, &scan, raw_f32),
             };
             (MODE_MAX, res)
         } else {
             let res = match features {
                 PLAIN => scan_rounds::<MODE_CANDIDATES, PLAIN>(p, &scan, raw_f32),
-                MASKED => scan_rounds::<MODE_CANDIDATES, MASKED>(p, &scan, raw_f32),
-                _ => scan_rounds::<MODE_CANDIDATES, PENALIZED>(p, &scan, raw_f32),
+                _ => scan_rounds::<MODE_CANDIDATES, FEATURED>(p, &scan, raw_f32),
             };
             (MODE_CANDIDATES, res)
         };
