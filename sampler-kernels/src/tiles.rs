@@ -924,17 +924,17 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
         // Logits three rounds ahead, whatever the features: this kernel's occupancy is set by
         // its shared memory, and 128 registers hold them.
         let [mut raw_a, mut raw_b, mut raw_c] = raw;
-        let mut mask = if features != PLAIN { load_mask(p, &scan.row, first0) } else { u32::MAX };
-        let mut round = 0;
-        while round < ROUNDS && scan.start + round * ROUND_TOKENS < p.vocab {
+        let mut mask = if features != PLAIN { load_mask(p, &scan.row, first0 + scan.first_round * ROUND_TOKENS) } else { u32::MAX };
+        let mut round = scan.first_round;
+        while round < scan.end_round && scan.start + round * ROUND_TOKENS < p.vocab {
             let first = first0 + round * ROUND_TOKENS;
-            let raw_ahead = if round + 3 < ROUNDS {
+            let raw_ahead = if round + 3 < scan.end_round {
                 load_bits8(p, scan.row.logits, scan.row.vector_ok, first + 3 * ROUND_TOKENS)
             } else {
                 [NAN_WORD; 8]
             };
             let raw = widen8(&raw_a, p.dtype);
-            let mask_ahead = if features != PLAIN && round + 1 < ROUNDS {
+            let mask_ahead = if features != PLAIN && round + 1 < scan.end_round {
                 load_mask(p, &scan.row, first + ROUND_TOKENS)
             } else {
                 u32::MAX
@@ -1028,41 +1028,38 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
 }
 
 /// Merges the results of a tile's parts, in the warp of part 0 (the others' return values are
-/// unused): the top 32 of their lists (greedy: the largest key) and the summed counts, which
-/// is the record a single warp scanning the whole tile writes.
+/// unused): the top 32 of their lists (greedy: the largest key), the summed counts and the
+/// highest band ceiling, which is the record a single warp scanning the whole tile writes
+/// (the band sums are merged from the parts' shared regions by the caller, [`scan_tile`]).
 ///
 /// # Safety
-/// All 32 lanes of each of the tile's `parts` warps call it together (see [`scan_tile`]);
-/// `shared` is the calling warp's region of `sample_tiles` (the warps' regions are
-/// consecutive), and its buffer is free.
+/// All 32 lanes of each of the tile's `parts` warps call it together, and they are the
+/// consecutive warps `group · parts ..` of the block (see [`scan_tile`]); `shared` is the
+/// calling warp's region of the kernel's layout (the warps' regions are `stride` bytes apart),
+/// and its buffer is free.
 #[inline(always)]
-unsafe fn merge_parts(res: TileResult, greedy: bool, shared: u32, p: &StepParams) -> TileResult {
+unsafe fn merge_parts(res: TileResult, greedy: bool, shared: u32, (part, parts): (u32, u32), stride: u32) -> TileResult {
     let lane = lane_id();
-    let (part, parts) = tile_part(p);
     // SAFETY (whole warps of the group): each warp writes its own buffer; the named barrier
-    // (one per group, at most 4 groups; no other barrier is used in this kernel) orders the
-    // writes before part 0 reads the other warps' buffers, which are not written again.
+    // (one per group, at most 4 groups; no other barrier is used in these kernels) orders the
+    // writes before part 0 reads the other warps' buffers, which are not written again before
+    // the group's next barrier.
     unsafe {
         sync_warp(FULL_MASK);
         st_shared_u64(shared + W_BUFFER + lane * 8, res.list);
         if lane == 0 {
             st_shared_u32(shared + W_BUFFER + 32 * 8, res.valid);
             st_shared_u32(shared + W_BUFFER + 32 * 8 + 4, res.infinite);
+            st_shared_u32(shared + W_BUFFER + 32 * 8 + 8, res.ceiling.to_bits());
         }
-        // One barrier per group (ids 1 ..= 4), named by constants.
-        match volatile_warp_id() / parts {
-            0 => sync_named::<1>(parts * 32),
-            1 => sync_named::<2>(parts * 32),
-            2 => sync_named::<3>(parts * 32),
-            _ => sync_named::<4>(parts * 32),
-        }
+        sync_group(parts);
         if part != 0 {
             return res;
         }
-        let (mut list, mut valid, mut infinite) = (res.list, res.valid, res.infinite);
+        let (mut list, mut valid, mut infinite, mut ceiling) = (res.list, res.valid, res.infinite, res.ceiling);
         let mut k = 1;
         while k < parts {
-            let other = shared + k * SCAN_WARP_SHARED_BYTES + W_BUFFER;
+            let other = shared + k * stride + W_BUFFER;
             list = if greedy {
                 max_u64(list, ld_shared_u64(other + lane * 8))
             } else {
@@ -1070,9 +1067,30 @@ unsafe fn merge_parts(res: TileResult, greedy: bool, shared: u32, p: &StepParams
             };
             valid += ld_shared_u32(other + 32 * 8);
             infinite += ld_shared_u32(other + 32 * 8 + 4);
+            let c = f32::from_bits(ld_shared_u32(other + 32 * 8 + 8));
+            ceiling = if c > ceiling { c } else { ceiling };
             k += 1;
         }
-        TileResult { list, valid, infinite, ceiling: res.ceiling }
+        TileResult { list, valid, infinite, ceiling }
+    }
+}
+
+/// The named barrier of this warp's group of `parts` consecutive warps (ids 1 ..= 4, one per
+/// group, named by constants: with a register id, ptxas reserves all 16 barriers).
+///
+/// # Safety
+/// Every warp of the group calls it, converged; `parts` divides the block's warps and leaves
+/// at most 4 groups.
+#[inline(always)]
+unsafe fn sync_group(parts: u32) {
+    // SAFETY: forwarded.
+    unsafe {
+        match volatile_warp_id() / parts {
+            0 => sync_named::<1>(parts * 32),
+            1 => sync_named::<2>(parts * 32),
+            2 => sync_named::<3>(parts * 32),
+            _ => sync_named::<4>(parts * 32),
+        }
     }
 }
 
@@ -1104,8 +1122,8 @@ fn needs_row_mass(s: &RowSettings) -> bool {
 /// `sample_tiles`), the `parts` warps of the tile are consecutive warps of one block, and
 /// every one of them calls this function with the same (row, tile).
 #[inline(always)]
-unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32, region: u32) {
-    let (part, parts) = if MASS_KERNEL { (0, 1) } else { tile_part(p) };
+unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32, region: u32, mass_part: (u32, u32)) {
+    let (part, parts) = if MASS_KERNEL { mass_part } else { tile_part(p) };
     let lane = lane_id();
     let start = tile * TILE_TOKENS;
     let (first_round, end_round) = (part * (ROUNDS / parts), (part + 1) * (ROUNDS / parts));
@@ -1172,8 +1190,12 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
             };
             (MODE_CANDIDATES, res)
         };
-        let res = if parts > 1 { merge_parts(res, mode == MODE_MAX, shared, p) } else { res };
-        if !MASS_KERNEL && tile_part(p).0 != 0 {
+        let stride = if MASS_KERNEL { MASS_SCAN_WARP_SHARED_BYTES } else { SCAN_WARP_SHARED_BYTES };
+        let own_ceiling = res.ceiling;
+        // The part is read again, not kept live across the scan (registers).
+        let (part, parts) = if MASS_KERNEL { mass_part } else { tile_part(p) };
+        let res = if parts > 1 { merge_parts(res, mode == MODE_MAX, shared, (part, parts), stride) } else { res };
+        if part != 0 {
             return; // part 0 writes the record
         }
 
@@ -1189,17 +1211,31 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
             && res.ceiling < BAND_LIMIT
             && res.ceiling > -BAND_LIMIT;
         if has_mass {
-            // Other lanes' sums are read now; the start rotates with the lane so that the
-            // 32 lanes hit different banks.
+            // Other lanes' sums are read now (other parts' too: behind merge_parts' barrier);
+            // the start rotates with the lane so that the 32 lanes hit different banks. A part
+            // whose ceiling is lower by δ holds band b's tokens in its band b − δ, as a single
+            // warp's sums after `shift_bands`; a part with no valid token has no sums.
             sync_warp(FULL_MASK);
             let out = (rec + 8 * TILE_CANDIDATES as u64) as *mut u64;
             let mut b = lane;
             while b < BANDS {
                 let mut sum = 0u64;
-                let mut k = 0;
-                while k < 32 {
-                    sum += ld_shared_u64(band_slot(bands, b, (k + lane) & 31));
-                    k += 1;
+                let mut q = 0;
+                while q < parts {
+                    let own = shared + q * stride + W_BUFFER + 32 * 8 + 8;
+                    let c = if q == 0 { own_ceiling } else { f32::from_bits(ld_shared_u32(own)) };
+                    let delta = res.ceiling - c;
+                    if c > f32::NEG_INFINITY && delta <= b as f32 {
+                        // SAFETY: 0 <= delta <= b < 37: both ceilings are finite integers.
+                        let src = b - delta.to_int_unchecked::<u32>();
+                        let part_bands = bands + q * stride;
+                        let mut k = 0;
+                        while k < 32 {
+                            sum += ld_shared_u64(band_slot(part_bands, src, (k + lane) & 31));
+                            k += 1;
+                        }
+                    }
+                    q += 1;
                 }
                 out.add(b as usize).write(sum);
                 b += 32;
@@ -1241,14 +1277,16 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
     // region is this warp's slice of the launch's shared memory; the `parts` warps of a tile
     // are consecutive in the block (parts divides SCAN_WARPS) and all get here.
     unsafe {
-        scan_tile::<false>(&p, row, tile, smem(warp_id() * SCAN_WARP_SHARED_BYTES))
+        scan_tile::<false>(&p, row, tile, smem(warp_id() * SCAN_WARP_SHARED_BYTES), (0, 1))
     }
 }
 
 /// Stage 1 for rows that need the row mass (no top-k, or log-probabilities). Persistent: the
-/// grid is at most what fits on the GPU at once, and each warp strides over the (row, tile)
-/// items, so a batch with few such rows does not pay for scheduling a block per item with
-/// this kernel's shared memory (most items are other rows and are skipped after one read).
+/// grid is at most what fits on the GPU at once, and each group of `parts` consecutive warps
+/// strides over the (row, tile) items, so a batch with few such rows does not pay for
+/// scheduling a block per item with this kernel's shared memory (most items are other rows
+/// and are skipped after one read). With at most `MASS_SPLIT_MAX_ROWS` rows, every warp first
+/// counts this kernel's rows, and `abi::mass_split` splits their tiles 2 or 4 ways.
 ///
 /// # Safety
 /// Launch with `MASS_SCAN_THREADS` threads, any number of blocks, and `MASS_SCAN_SHARED_BYTES`
@@ -1259,35 +1297,58 @@ pub unsafe extern "ptx-kernel" fn sample_tiles_mass(p: StepParams) {
         return;
     }
     let items = p.rows * p.tiles;
-    let stride = grid_dim_x() * MASS_SCAN_WARPS;
     let lane = lane_id();
     // SAFETY: one u32.
     let active = unsafe { active_rows(&p) };
-    let mut g = block_idx_x() * MASS_SCAN_WARPS + warp_id();
-    while g < items {
-        // Lane k looks up the row of the warp's k-th next item (g + k · stride) in one round
-        // trip, and the warp scans only the items whose row is this kernel's: most rows are
-        // usually not, and a scan issues its loads before it reads the settings. The products
-        // stay below 2^32: items ≤ 2^24, stride ≤ 4 · 4 · SMs.
-        let mine = g + lane * stride;
-        let row = mine / p.tiles;
-        // SAFETY: row < rows when mine < items; an addressable row's settings entry.
-        let ours = mine < items && row < active && unsafe {
+    let ours = |row: u32| {
+        // SAFETY: row < rows; an addressable row's settings entry.
+        row < active && row < p.rows && unsafe {
             let s = read_settings(&p, row);
             row_addressable(&p, &s) && needs_row_mass(&s)
-        };
+        }
+    };
+    // Every warp counts the same rows, so every warp of the grid picks the same split.
+    let parts = if p.rows <= MASS_SPLIT_MAX_ROWS {
+        let mut own_rows = 0u32;
+        let mut base = 0;
+        while base < p.rows {
+            // SAFETY: the whole warp (uniform loop).
+            own_rows += unsafe { ballot(FULL_MASK, ours(base + lane)) }.count_ones();
+            base += 32;
+        }
+        mass_split(own_rows * p.tiles, grid_dim_x() * MASS_SCAN_WARPS)
+    } else {
+        1
+    };
+    let groups = MASS_SCAN_WARPS / parts;
+    let (part, group) = (warp_id() % parts, warp_id() / parts);
+    let stride = grid_dim_x() * groups;
+    let mut g = block_idx_x() * groups + group;
+    while g < items {
+        // Lane k looks up the row of the group's k-th next item (g + k · stride) in one round
+        // trip, and the group scans only the items whose row is this kernel's: most rows are
+        // usually not, and a scan issues its loads before it reads the settings. Every warp of
+        // a group gets the same answer. The products stay below 2^32: items ≤ 2^24, stride ≤
+        // 4 · 4 · SMs.
+        let mine = g + lane * stride;
+        let own = mine < items && ours(mine / p.tiles);
         // SAFETY: the whole warp (reconverged after the lookup).
-        let mut pending = unsafe { ballot(FULL_MASK, ours) };
+        let mut pending = unsafe { ballot(FULL_MASK, own) };
         while pending != 0 {
             let item = g + pending.trailing_zeros() * stride;
             pending &= pending - 1;
-            // SAFETY: the whole warp shares item (warp-uniform), so (row, tile) with row < rows
-            // and tile < tiles; the region is this warp's slice of the launch's shared memory.
-            // The sync_warp keeps the last item's reads of other lanes' band sums before this
-            // lane clears its own for the next item.
+            // SAFETY: the whole group shares item (group-uniform), so (row, tile) with row <
+            // rows and tile < tiles; the region is this warp's slice of the launch's shared
+            // memory and the group's warps are consecutive. The barrier after it keeps part 0's
+            // reads of the group's band sums and buffers before any of them is cleared for the
+            // next item (with one part, a sync_warp does that for the lanes' band sums).
             unsafe {
-                scan_tile::<true>(&p, item / p.tiles, item % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES));
-                sync_warp(FULL_MASK);
+                scan_tile::<true>(&p, item / p.tiles, item % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES), (part, parts));
+                if parts > 1 {
+                    sync_group(parts);
+                } else {
+                    sync_warp(FULL_MASK);
+                }
             }
         }
         g += 32 * stride;
