@@ -17,7 +17,7 @@ use sampler_kernels::abi::{
     ExactJob, RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, EXACT_BINS, EXACT_GATHER_KEYS,
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
-    MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, MASS_SCAN_WARPS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
+    MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
     TILE_TOKENS, scan_split,
 };
 use sampler_kernels::logit::bitmask_words;
@@ -302,11 +302,14 @@ impl GpuSampler {
         let stage_tiles = gpu.function("sample_tiles")?;
         let scan_resident_warps =
             resident_blocks(&gpu, &stage_tiles, SCAN_THREADS, SCAN_SHARED_BYTES, "reading sample_tiles' occupancy")? * SCAN_WARPS;
+        // Persistent: as many blocks as fit at once (four per SM on an H200: shared memory).
+        let mass_scan_blocks =
+            resident_blocks(&gpu, &stage_tiles_mass, MASS_SCAN_THREADS, MASS_SCAN_SHARED_BYTES, "reading sample_tiles_mass' occupancy")?;
         let sampler = Self {
             stage_tiles,
             stage_tiles_mass,
             scan_resident_warps,
-            mass_scan_blocks: sm_count * 4,
+            mass_scan_blocks,
             stage_rows: gpu.function("sample_rows")?,
             exact_histogram,
             exact_bins: gpu.function("exact_bins")?,
@@ -583,9 +586,11 @@ impl GpuSampler {
             block_dim: (SCAN_THREADS, 1, 1),
             shared_mem_bytes: SCAN_SHARED_BYTES,
         };
-        // Persistent: at most the blocks that fit at once (four per SM; shared memory allows no more).
+        // Persistent: at most the blocks that fit at once. A block per item when they are
+        // fewer, so that the kernel can give each tile all four warps of a block
+        // (`abi::mass_split`; it decides from the grid it gets).
         let mass_cfg = LaunchConfig {
-            grid_dim: (warps.div_ceil(MASS_SCAN_WARPS).min(self.mass_scan_blocks), 1, 1),
+            grid_dim: (warps.min(self.mass_scan_blocks), 1, 1),
             block_dim: (MASS_SCAN_THREADS, 1, 1),
             shared_mem_bytes: MASS_SCAN_SHARED_BYTES,
         };

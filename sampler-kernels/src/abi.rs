@@ -285,24 +285,27 @@ pub const MASS_SCAN_THREADS: u32 = MASS_SCAN_WARPS * 32;
 pub const MASS_SCAN_WARP_SHARED_BYTES: u32 = 37 * 32 * 8 + SCAN_WARP_SHARED_BYTES;
 /// Dynamic shared memory of `sample_tiles_mass` (over 48 KiB: the host raises the limit).
 pub const MASS_SCAN_SHARED_BYTES: u32 = MASS_SCAN_WARPS * MASS_SCAN_WARP_SHARED_BYTES;
+/// What a part of a split mass tile costs besides its rounds, in rounds: measured on the H200,
+/// a 4-way split at B = 64 (one item of 16 rounds per warp before) was 10% slower, not faster.
+pub const MASS_PART_OVERHEAD_ROUNDS: u32 = 4;
 /// Rows at most for which `sample_tiles_mass` counts its rows to split their tiles: above it
 /// the count (every warp reads every row's settings) costs more than a split can save.
 pub const MASS_SPLIT_MAX_ROWS: u32 = 256;
 /// Warps of `sample_tiles_mass` per (row, tile) for `items` (row, tile) pairs of its own rows
 /// over `warps` persistent warps: 1, 2 or 4 (the warps of a block), whichever finishes first
-/// when each warp takes `ceil(items · split / warps)` parts of 16 / split rounds, plus about a
-/// round of set-up and merging per part (ties go to fewer parts). A tile scanned by one warp
-/// is a chain of 16 rounds: at small batches that chain, not the work, was the kernel's time.
+/// when each warp takes `ceil(items · split / warps)` parts of 16 / split rounds, plus
+/// `MASS_PART_OVERHEAD_ROUNDS` for a part's set-up (its first loads wait on memory) and merge
+/// (ties go to fewer parts). A tile scanned by one warp is a chain of 16 rounds: at small
+/// batches that chain, not the work, was the kernel's time.
 pub const fn mass_split(items: u32, warps: u32) -> u32 {
     if items == 0 || warps == 0 {
         return 1;
     }
-    let rounds = (TILE_TOKENS / 256) as u64;
     let (mut best, mut best_cost) = (1u32, u64::MAX);
     let mut split = 1u32;
     while split <= MASS_SCAN_WARPS {
         let waves = (items as u64 * split as u64).div_ceil(warps as u64);
-        let cost = waves * (rounds / split as u64 + 1);
+        let cost = waves * ((TILE_TOKENS / 256) as u64 / split as u64 + MASS_PART_OVERHEAD_ROUNDS as u64);
         if cost < best_cost {
             best = split;
             best_cost = cost;
@@ -564,9 +567,9 @@ mod tests {
     #[test]
     fn mass_split_shortens_the_chain_of_small_grids() {
         let warps = 132 * 4 * MASS_SCAN_WARPS; // the H200 launch: 4 blocks per SM
-        assert_eq!(mass_split(32, warps), 4); // one row at V = 128256
+        assert_eq!(mass_split(32, 32 * MASS_SCAN_WARPS), 4); // B = 1 at V = 128256: a block per tile
         assert_eq!(mass_split(8 * 38, warps), 4);
-        assert_eq!(mass_split(32 * 38, warps), 4); // B = 64 with half its rows on the mass path
+        assert_eq!(mass_split(32 * 38, warps), 1); // B = 64, half its rows on the mass path
         assert_eq!(mass_split(512 * 38, warps), 1);
         assert_eq!(mass_split(0, warps), 1);
         assert_eq!(mass_split(5, 0), 1);
@@ -574,7 +577,7 @@ mod tests {
         for items in (1..40_000u32).step_by(37) {
             let split = mass_split(items, warps);
             assert!(matches!(split, 1 | 2 | 4), "items {items}: {split}");
-            let cost = |s: u64| (items as u64 * s).div_ceil(warps as u64) * (rounds / s + 1);
+            let cost = |s: u64| (items as u64 * s).div_ceil(warps as u64) * (rounds / s + MASS_PART_OVERHEAD_ROUNDS as u64);
             assert!(cost(split as u64) <= cost(1), "items {items}: split {split}");
         }
     }
