@@ -925,9 +925,6 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
         // its shared memory, and 128 registers hold them.
         let [mut raw_a, mut raw_b, mut raw_c] = raw;
         let mut mask = if features != PLAIN { load_mask(p, &scan.row, first0 + scan.first_round * ROUND_TOKENS) } else { u32::MAX };
-        // Penalty counts one round ahead too: in their own round they were a memory round trip
-        // per round that few warps were there to hide at small batches.
-        let mut counts = if features != PLAIN { load_counts(p, &scan.row, first0 + scan.first_round * ROUND_TOKENS) } else { [0; 8] };
         let mut round = scan.first_round;
         while round < scan.end_round && scan.start + round * ROUND_TOKENS < p.vocab {
             let first = first0 + round * ROUND_TOKENS;
@@ -942,16 +939,12 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             } else {
                 u32::MAX
             };
-            let counts_ahead = if features != PLAIN && round + 1 < scan.end_round {
-                load_counts(p, &scan.row, first + ROUND_TOKENS)
-            } else {
-                [0; 8]
-            };
             // Pass 1: x = temper(prologue), and the lane's largest x (temper is not monotone at
             // t = +inf, so the largest is taken after it).
             let y = if features != PLAIN {
                 // As `prologue8`, with the bias lookups out of line (`bias8`): smaller code,
                 // which this kernel's registers allow.
+                let counts = load_counts(p, &scan.row, first);
                 let allowed = mask >> (first & 31);
                 let bias = bias8(p, scan, first - scan.start);
                 let mut y = [f32::NEG_INFINITY; 8];
@@ -1022,7 +1015,6 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             raw_b = raw_c;
             raw_c = raw_ahead;
             mask = mask_ahead;
-            counts = counts_ahead;
             round += 1;
         }
         flush(&mut top, scan.shared);
