@@ -22,13 +22,15 @@
 //! Small grids split a tile between warps (`abi::scan_split`: 2, 4 or 8 consecutive warps of a
 //! block, each scanning 16 / split rounds): a lone warp's 16 rounds are a serial chain, and at
 //! B = 1 five blocks would hold the whole GPU's work. The warp of the first part merges the
-//! parts' lists (exact top 32 of their union) and counts behind a named barrier of the tile's
-//! warps, so the record is the one a single warp writes. Otherwise there is no barrier: the
-//! warps of a block scan unrelated tiles, and a warp that meets an inactive, unaddressable or
-//! other-kernel row leaves (with all its tile's parts; stage 2 reports invalid rows).
+//! parts' lists (exact top 32 of their union), counts and band sums (each part's shifted to the
+//! highest ceiling) behind a named barrier of the tile's warps, so the record is the one a
+//! single warp writes. Otherwise there is no barrier: the warps of a block scan unrelated
+//! tiles, and a warp that meets an inactive, unaddressable or other-kernel row leaves (with
+//! all its tile's parts; stage 2 reports invalid rows).
 //!
-//! `sample_tiles_mass` is persistent, and most rows are usually not its own: each warp looks
-//! up the rows of its next 32 items in one round trip and scans only its own rows' items.
+//! `sample_tiles_mass` is persistent, and most rows are usually not its own: each group of
+//! warps (one warp, or the 2 or 4 parts of `abi::mass_split`) looks up the rows of its next 32
+//! items in one round trip and scans only its own rows' items.
 
 use crate::abi::*;
 use crate::block::{each8, smem};
