@@ -20,6 +20,10 @@
 #                       (default 8) the jobs at once, SANITIZE_TOOLS picks tools.
 #   ./run.sh profile WORKLOAD:DTYPE:V:B OUTDIR   Nsight Compute on the sampler's kernels for one
 #                       benchmark cell: OUTDIR/<cell>.ncu-rep and OUTDIR/<cell>-summary.txt
+#   ./run.sh profile-source WORKLOAD:DTYPE:V:B KERNEL OUTDIR   Nsight Compute's full set with
+#                       source counters for one launch of KERNEL in that cell, packed as
+#                       OUTDIR/<cell>-<kernel>.tar.gz (details page and per-SASS-instruction CSV):
+#                       one file, because a device run returns only a few
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 export REQUIRE_GPU=1
@@ -191,6 +195,21 @@ case "${1:-test}" in
     grep -E "^  [a-z_]+ \(|Duration|DRAM Throughput|Achieved Occupancy|Registers Per Thread|Dynamic Shared Memory Per Block" \
         "$out/$name-details.txt" > "$out/$name-summary.txt"
     cat "$out/$name-summary.txt" ;;
+  profile-source)
+    cell="${2:?usage: run.sh profile-source WORKLOAD:DTYPE:V:B KERNEL OUTDIR}"
+    kernel="${3:?usage: run.sh profile-source WORKLOAD:DTYPE:V:B KERNEL OUTDIR}"
+    out="${4:?usage: run.sh profile-source WORKLOAD:DTYPE:V:B KERNEL OUTDIR}"
+    name="$(echo "$cell" | tr ':' '-')-$kernel"; work=$(mktemp -d)
+    mkdir -p "$out" "$work/$name"
+    # One launch after the warm-up replays; clocks stay as found.
+    ncu --clock-control none --graph-profiling node -k "regex:^${kernel}\$" --launch-skip 20 --launch-count 1 \
+        --set full --import-source no -f -o "$work/$name" "$here/sonic-bench" --only "$cell" --replays 40 \
+        --out "$work/bench" >/dev/null || exit 1
+    ncu --import "$work/$name.ncu-rep" --page details > "$work/$name/details.txt" || exit 1
+    ncu --import "$work/$name.ncu-rep" --page source --print-source sass --csv > "$work/$name/sass.csv" || exit 1
+    grep -E "Duration|Warp Cycles Per Issued" "$work/$name/details.txt"
+    tar czf "$out/$name.tar.gz" -C "$work" "$name" && rm -rf "$work"
+    echo "profile-source: wrote $out/$name.tar.gz" ;;
   sanitize) shift; sanitize "$@" ;;
-  *) echo "usage: run.sh [test|bench|soak|soak-start|soak-wait|peers|flashinfer|cake|sanitize|profile]"; exit 2 ;;
+  *) echo "usage: run.sh [test|bench|soak|soak-start|soak-wait|peers|flashinfer|cake|sanitize|profile|profile-source]"; exit 2 ;;
 esac
