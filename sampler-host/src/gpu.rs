@@ -208,7 +208,8 @@ pub struct GpuSampler {
     /// `sample_tiles` warps the device holds at once (occupancy calculator × SMs): what
     /// `scan_split` may fill.
     scan_resident_warps: u32,
-    /// Blocks of the persistent `sample_tiles_mass` grid: four per SM.
+    /// Blocks of the persistent `sample_tiles_mass` grid: as many as run at once (occupancy
+    /// calculator × SMs; four per SM on an H200).
     mass_scan_blocks: u32,
     stage_rows: CudaFunction,
     exact_histogram: CudaFunction,

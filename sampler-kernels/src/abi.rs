@@ -285,11 +285,15 @@ pub const MASS_SCAN_THREADS: u32 = MASS_SCAN_WARPS * 32;
 pub const MASS_SCAN_WARP_SHARED_BYTES: u32 = 37 * 32 * 8 + SCAN_WARP_SHARED_BYTES;
 /// Dynamic shared memory of `sample_tiles_mass` (over 48 KiB: the host raises the limit).
 pub const MASS_SCAN_SHARED_BYTES: u32 = MASS_SCAN_WARPS * MASS_SCAN_WARP_SHARED_BYTES;
-/// What a part of a split mass tile costs besides its rounds, in rounds: measured on the H200,
-/// a 4-way split at B = 64 (one item of 16 rounds per warp before) was 10% slower, not faster.
+/// What a part of a split mass tile costs besides its rounds, in rounds, in `mass_split`'s
+/// model. Chosen, not fitted: on the H200 a 4-way split at heterogeneous B = 64 (about one
+/// tile of 16 rounds per warp unsplit) measured 10% slower, and any figure of 2 or more keeps
+/// that case whole; 4 leaves a margin. B = 1 and 8 still split 4 ways under it.
 pub const MASS_PART_OVERHEAD_ROUNDS: u32 = 4;
-/// Rows at most for which `sample_tiles_mass` counts its rows to split their tiles: above it
-/// the count (every warp reads every row's settings) costs more than a split can save.
+/// Rows at most for which `sample_tiles_mass` counts its rows to split their tiles. A bound
+/// chosen, not measured: every warp of the grid reads every row's settings to count, and
+/// above it the rows' tiles (8 or more each) come near the resident warps, where a split
+/// rarely pays.
 pub const MASS_SPLIT_MAX_ROWS: u32 = 256;
 /// Warps of `sample_tiles_mass` per (row, tile) for `items` (row, tile) pairs of its own rows
 /// over `warps` persistent warps: 1, 2 or 4 (the warps of a block), whichever finishes first

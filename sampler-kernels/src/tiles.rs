@@ -1114,15 +1114,15 @@ fn needs_row_mass(s: &RowSettings) -> bool {
     s.flags & ROW_WANT_LOGPROB != 0 || top_n(s) > 0 || (s.temperature != 0.0 && s.top_k == 0)
 }
 
-/// Scans this warp's part of tile `tile` of `row` (`tile_part`: `16 / parts` rounds each; the
-/// whole tile in `sample_tiles_mass`) if the row belongs to this kernel; the warp of part 0
-/// merges the parts and writes the record.
+/// Scans this warp's part of tile `tile` of `row` (`16 / parts` rounds each; the part is
+/// `tile_part` in `sample_tiles`, `mass_part` in `sample_tiles_mass`) if the row belongs to
+/// this kernel; the warp of part 0 merges the parts and writes the record.
 ///
 /// # Safety
 /// All 32 lanes call it together; `row < rows`, `tile < tiles`; `p` describes valid buffers;
-/// `region` is this warp's shared region of the kernel's size. With `parts > 1` (only in
-/// `sample_tiles`), the `parts` warps of the tile are consecutive warps of one block, and
-/// every one of them calls this function with the same (row, tile).
+/// `region` is this warp's shared region of the kernel's size. With `parts > 1`, the `parts`
+/// warps of the tile are consecutive warps of one block, and every one of them calls this
+/// function with the same (row, tile).
 #[inline(always)]
 unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32, region: u32, mass_part: (u32, u32)) {
     let (part, parts) = if MASS_KERNEL { mass_part } else { tile_part(p) };
