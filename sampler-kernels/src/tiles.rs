@@ -435,13 +435,14 @@ unsafe fn bias_at(p: &StepParams, scan: &TileScan, offset: u32) -> f32 {
     }
 }
 
-/// Untempered processed values (`logit::process_untempered`) of this lane's 8 tokens.
+/// Untempered processed values (`logit::process_untempered`) of this lane's 8 tokens, with
+/// each token's bias looked up where it is used (`sample_tiles`: the array of
+/// [`bias8`] spilled under its 80 registers).
 ///
 /// # Safety
 /// `first` is this lane's first token of a round of `scan`'s tile.
 #[inline(always)]
 unsafe fn prologue8(p: &StepParams, scan: &TileScan, first: u32, input: &RoundInput) -> [f32; 8] {
-    let allowed = input.mask >> (first & 31);
     let offset = first - scan.start;
     let biased = if scan.bias_found > 0 {
         // SAFETY: word offset/32 < BIAS_WORDS of this warp's bitmap.
@@ -449,14 +450,23 @@ unsafe fn prologue8(p: &StepParams, scan: &TileScan, first: u32, input: &RoundIn
     } else {
         0
     };
-    let mut y = [f32::NEG_INFINITY; 8];
-    each8(|j| {
-        let bias = if (biased >> j) & 1 != 0 {
+    prologue8_with(scan, first, input, |j| {
+        if (biased >> j) & 1 != 0 {
             // SAFETY: forwarded; the bitmap marks this token.
             unsafe { bias_at(p, scan, offset + j as u32) }
         } else {
             0.0
-        };
+        }
+    })
+}
+
+/// [`prologue8`] with token `j`'s bias from `bias_of(j)`.
+#[inline(always)]
+fn prologue8_with<B: Fn(usize) -> f32>(scan: &TileScan, first: u32, input: &RoundInput, bias_of: B) -> [f32; 8] {
+    let allowed = input.mask >> (first & 31);
+    let mut y = [f32::NEG_INFINITY; 8];
+    each8(|j| {
+        let bias = bias_of(j);
         let c = input.counts[j];
         y[j] = process_untempered(input.raw[j], (allowed >> j) & 1 == 1, c != 0, c & 0x7fff_ffff, bias, &scan.row.params);
     });
@@ -863,7 +873,7 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
 /// Bias of this lane's 8 tokens at `offset` in the tile (0 where the bitmap marks none), for
 /// `sample_tiles_mass`. The lookups run in a loop that is not unrolled: biased tokens are rare,
 /// and eight inlined copies of [`bias_at`] were much of a round's code. (`sample_tiles` keeps
-/// them inlined: this array spilled under its 80 registers.)
+/// them inlined, [`prologue8`]: this array spilled under its 80 registers.)
 ///
 /// # Safety
 /// After [`collect_bias`] for this tile; `offset % 8 == 0`, `offset < TILE_TOKENS`.
@@ -944,17 +954,11 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             // Pass 1: x = temper(prologue), and the lane's largest x (temper is not monotone at
             // t = +inf, so the largest is taken after it).
             let y = if features != PLAIN {
-                // As `prologue8`, with the bias lookups out of line (`bias8`): smaller code,
-                // which this kernel's registers allow.
-                let counts = load_counts(p, &scan.row, first);
-                let allowed = mask >> (first & 31);
+                // The bias lookups out of line (`bias8`): smaller code, which this kernel's
+                // registers allow.
+                let input = RoundInput { raw, counts: load_counts(p, &scan.row, first), mask };
                 let bias = bias8(p, scan, first - scan.start);
-                let mut y = [f32::NEG_INFINITY; 8];
-                each8(|j| {
-                    let c = counts[j];
-                    y[j] = process_untempered(raw[j], (allowed >> j) & 1 == 1, c != 0, c & 0x7fff_ffff, bias[j], &scan.row.params);
-                });
-                y
+                prologue8_with(scan, first, &input, |j| bias[j])
             } else {
                 plain8(&raw, &scan.row.params)
             };
