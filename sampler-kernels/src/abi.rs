@@ -583,6 +583,14 @@ mod tests {
             assert!(matches!(split, 1 | 2 | 4), "items {items}: {split}");
             let cost = |s: u64| (items as u64 * s).div_ceil(warps as u64) * (rounds / s + MASS_PART_OVERHEAD_ROUNDS as u64);
             assert!(cost(split as u64) <= cost(1), "items {items}: split {split}");
+            // Independent of the model's figures: a grid that fits in one wave even split 4 ways
+            // is split 4 ways, and one that fills the warps twice over is not split.
+            if items * 4 <= warps {
+                assert_eq!(split, 4, "items {items}");
+            }
+            if items >= 2 * warps {
+                assert_eq!(split, 1, "items {items}");
+            }
         }
     }
 }
