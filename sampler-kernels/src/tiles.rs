@@ -71,12 +71,18 @@ const W_END: u32 = W_BIAS_LIST + BIAS_LIST * 8;
 /// `l` of token `j` is conflict-free). Its buffer never holds more than 63 keys (fewer than 32
 /// wait, and one token per lane is appended before a merge), so the staging area is free.
 const W_STAGE: u32 = W_BUFFER + 128 * 8;
+/// A split tile's part publishes its result in its buffer for the first part to merge: its
+/// list (`u64[32]` from `W_BUFFER`), then its valid count, `+inf` count and band ceiling.
+const W_PART_VALID: u32 = W_BUFFER + 32 * 8;
+const W_PART_INFINITE: u32 = W_PART_VALID + 4;
+const W_PART_CEILING: u32 = W_PART_VALID + 8;
 /// `sample_tiles_mass` adds the weights of tokens outside the bands here, `u64[32]` (one per
 /// lane, past the staging area), so that its band update needs no branch.
 const W_DISCARD: u32 = W_STAGE + LANE_TOKENS * 32 * 4;
 
 const _: () = assert!(W_END == SCAN_WARP_SHARED_BYTES);
 const _: () = assert!(W_BUFFER + 64 * 8 <= W_STAGE && W_DISCARD + 32 * 8 <= W_BIAS_MAP);
+const _: () = assert!(W_PART_CEILING + 4 <= W_STAGE);
 const _: () = assert!(BAND_BYTES + W_END == MASS_SCAN_WARP_SHARED_BYTES);
 const _: () = assert!(BUFFER_KEYS >= 31 + ROUND_TOKENS);
 const _: () = assert!(TILE_CANDIDATES == 32 && ROUNDS * ROUND_TOKENS == TILE_TOKENS);
@@ -1054,9 +1060,9 @@ unsafe fn merge_parts(res: TileResult, greedy: bool, shared: u32, (part, parts):
         sync_warp(FULL_MASK);
         st_shared_u64(shared + W_BUFFER + lane * 8, res.list);
         if lane == 0 {
-            st_shared_u32(shared + W_BUFFER + 32 * 8, res.valid);
-            st_shared_u32(shared + W_BUFFER + 32 * 8 + 4, res.infinite);
-            st_shared_u32(shared + W_BUFFER + 32 * 8 + 8, res.ceiling.to_bits());
+            st_shared_u32(shared + W_PART_VALID, res.valid);
+            st_shared_u32(shared + W_PART_INFINITE, res.infinite);
+            st_shared_u32(shared + W_PART_CEILING, res.ceiling.to_bits());
         }
         sync_group(parts);
         if part != 0 {
@@ -1065,15 +1071,15 @@ unsafe fn merge_parts(res: TileResult, greedy: bool, shared: u32, (part, parts):
         let (mut list, mut valid, mut infinite, mut ceiling) = (res.list, res.valid, res.infinite, res.ceiling);
         let mut k = 1;
         while k < parts {
-            let other = shared + k * stride + W_BUFFER;
+            let other = shared + k * stride;
             list = if greedy {
-                max_u64(list, ld_shared_u64(other + lane * 8))
+                max_u64(list, ld_shared_u64(other + W_BUFFER + lane * 8))
             } else {
-                merge_sorted_top32(list, ld_shared_u64(other + (31 - lane) * 8))
+                merge_sorted_top32(list, ld_shared_u64(other + W_BUFFER + (31 - lane) * 8))
             };
-            valid += ld_shared_u32(other + 32 * 8);
-            infinite += ld_shared_u32(other + 32 * 8 + 4);
-            let c = f32::from_bits(ld_shared_u32(other + 32 * 8 + 8));
+            valid += ld_shared_u32(other + W_PART_VALID);
+            infinite += ld_shared_u32(other + W_PART_INFINITE);
+            let c = f32::from_bits(ld_shared_u32(other + W_PART_CEILING));
             ceiling = if c > ceiling { c } else { ceiling };
             k += 1;
         }
@@ -1228,7 +1234,7 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
                 let mut sum = 0u64;
                 let mut q = 0;
                 while q < parts {
-                    let own = shared + q * stride + W_BUFFER + 32 * 8 + 8;
+                    let own = shared + q * stride + W_PART_CEILING;
                     let c = if q == 0 { own_ceiling } else { f32::from_bits(ld_shared_u32(own)) };
                     let delta = res.ceiling - c;
                     if c > f32::NEG_INFINITY && delta <= b as f32 {
