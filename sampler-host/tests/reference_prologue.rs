@@ -50,8 +50,9 @@ fn restate(raw: &[f32], st: &RequestState, mask: Option<&[i32]>) -> Vec<f32> {
         let c = counts.get(&(t as u32)).copied().unwrap_or(0);
         let seen = c > 0 || st.prompt.contains(&(t as u32));
         if seen && p.repetition_penalty != 1.0 {
+            // Multiplies by the rounded reciprocal (SEMANTICS §2, step 3), not a division.
             x[t] = if x[t] > 0.0 {
-                x[t] / p.repetition_penalty
+                x[t] * (1.0 / p.repetition_penalty)
             } else {
                 x[t] * p.repetition_penalty
             };
@@ -64,8 +65,9 @@ fn restate(raw: &[f32], st: &RequestState, mask: Option<&[i32]>) -> Vec<f32> {
         x[t as usize] += b;
     }
     if p.temperature > 0.0 {
+        let scale = 1.0 / p.temperature; // step 6: the reciprocal, rounded once
         for v in &mut x {
-            *v /= p.temperature;
+            *v *= scale;
         }
     }
     for v in &mut x {

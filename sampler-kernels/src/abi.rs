@@ -280,9 +280,9 @@ pub const fn scan_split(items: u32, resident: u32) -> u32 {
 pub const MASS_SCAN_WARPS: u32 = 4;
 /// Threads per `sample_tiles_mass` block.
 pub const MASS_SCAN_THREADS: u32 = MASS_SCAN_WARPS * 32;
-/// Shared memory of one mass-scanning warp: lane-private band sums (37 × 32 × 8 bytes), then
-/// what a `sample_tiles` warp has.
-pub const MASS_SCAN_WARP_SHARED_BYTES: u32 = 37 * 32 * 8 + SCAN_WARP_SHARED_BYTES;
+/// Shared memory of one mass-scanning warp: lane-private `u32` band sums and a discard row
+/// ((37 + 1) × 32 × 4 bytes), then what a `sample_tiles` warp has.
+pub const MASS_SCAN_WARP_SHARED_BYTES: u32 = (MASS_BANDS as u32 + 1) * 32 * 4 + SCAN_WARP_SHARED_BYTES;
 /// Dynamic shared memory of `sample_tiles_mass` (over 48 KiB: the host raises the limit).
 pub const MASS_SCAN_SHARED_BYTES: u32 = MASS_SCAN_WARPS * MASS_SCAN_WARP_SHARED_BYTES;
 /// What a part of a split mass tile costs besides its rounds, in rounds, in `mass_split`'s

@@ -26,7 +26,7 @@
 use crate::abi::*;
 use crate::block::*;
 use crate::decide::{draw_target, min_p_floor, top_p_disabled, top_p_reached, top_p_units};
-use crate::fixed::{exact_bin, frac_weight, soft_ceil, BAND_SCALE};
+use crate::fixed::{exact_bin, frac_weight, soft_ceil, BAND_SCALE, FRAC_ONE};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value};
 use crate::logprob::ln_mass;
@@ -50,13 +50,21 @@ const GATHER: u32 = EXACT_GATHER_KEYS;
 /// Sorted positions each finishing thread owns.
 const OWN: u32 = GATHER / THREADS;
 
-// `exact_histogram`: per bin a count and the low and high 16-bit halves of the fraction sum
-// (a tile's halves stay below 2^28 in u32; 64-bit shared atomics would be CAS loops). They
-// follow the sampler map's bias table, which the prologue uses.
+// `exact_histogram`: per bin two u32 words that together hold the count and the fraction sum
+// of a tile (64-bit shared atomics would be CAS loops). They follow the sampler map's bias
+// table, which the prologue uses.
+/// Per bin, the token count in the low `H_COUNT_BITS` and the sum of `frac >> H_LO_BITS` above
+/// them; one tile's 4096 tokens fit (`frac <= 2^23`), so two shared atomics per token.
 const H_COUNT: u32 = SM_SORT;
+/// Per bin, the sum of `frac`'s low `H_LO_BITS`.
 const H_LO: u32 = H_COUNT + BINS * 4;
-const H_HI: u32 = H_LO + BINS * 4;
-const _: () = assert!(H_HI + BINS * 4 <= EXACT_HIST_SHARED_BYTES);
+const H_COUNT_BITS: u32 = 13;
+const H_LO_BITS: u32 = 17;
+const _: () = assert!(H_LO + BINS * 4 <= EXACT_HIST_SHARED_BYTES);
+const _: () = assert!(TILE_TOKENS < 1 << H_COUNT_BITS && TILE_TOKENS << (H_LO_BITS) <= 1 << 31);
+const _: () = assert!(
+    (TILE_TOKENS as u64 * (FRAC_ONE >> H_LO_BITS) as u64) << H_COUNT_BITS | TILE_TOKENS as u64 <= u32::MAX as u64
+);
 
 // `sample_exact` on a split row: the gathered keys, then the per-tile mass of the kept keys
 // among them. The bias table the final walk uses overlaps them; they are dead by then.
@@ -289,7 +297,6 @@ pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
         while b < BINS {
             st_shared_u32(smem(H_COUNT + b * 4), 0);
             st_shared_u32(smem(H_LO + b * 4), 0);
-            st_shared_u32(smem(H_HI + b * 4), 0);
             b += THREADS;
         }
         sync_threads();
@@ -301,11 +308,12 @@ pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
                 if keys[j] != 0 && keys[j] >= r.floor {
                     let c = soft_ceil(x[j]);
                     let bin = exact_bin(x[j], c, r.mc);
-                    atom_add_shared_u32(smem(H_COUNT + bin * 4), 1);
                     if bin < ZERO_BIN {
                         let frac = frac_weight(x[j] - c);
-                        atom_add_shared_u32(smem(H_LO + bin * 4), frac & 0xffff);
-                        atom_add_shared_u32(smem(H_HI + bin * 4), frac >> 16);
+                        atom_add_shared_u32(smem(H_COUNT + bin * 4), 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS));
+                        atom_add_shared_u32(smem(H_LO + bin * 4), frac & ((1 << H_LO_BITS) - 1));
+                    } else {
+                        atom_add_shared_u32(smem(H_COUNT + bin * 4), 1);
                     }
                 }
             });
@@ -313,16 +321,16 @@ pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
             let (counts, sums) = (bin_counts(&p, pos), bin_sums(&p, pos));
             let mut b = tid;
             while b < BINS {
-                let n = ld_shared_u32(smem(H_COUNT + b * 4));
-                if n != 0 {
-                    red_add_global_u32(counts.add(b as usize), n);
-                    let sum = ld_shared_u32(smem(H_LO + b * 4)) as u64 + ((ld_shared_u32(smem(H_HI + b * 4)) as u64) << 16);
+                let packed = ld_shared_u32(smem(H_COUNT + b * 4));
+                if packed != 0 {
+                    red_add_global_u32(counts.add(b as usize), packed & ((1 << H_COUNT_BITS) - 1));
+                    let high = (packed >> H_COUNT_BITS) as u64;
+                    let sum = ld_shared_u32(smem(H_LO + b * 4)) as u64 + (high << H_LO_BITS);
                     if sum != 0 {
                         red_add_global_u64(sums.add(b as usize), sum);
                     }
                     st_shared_u32(smem(H_COUNT + b * 4), 0);
                     st_shared_u32(smem(H_LO + b * 4), 0);
-                    st_shared_u32(smem(H_HI + b * 4), 0);
                 }
                 b += THREADS;
             }

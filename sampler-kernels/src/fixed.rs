@@ -1,19 +1,24 @@
 //! Fixed-point token weights: the exact, integer definition of "probability mass".
 //!
 //! Floating-point `exp` and float sums differ between libm, CUDA and summation orders, so the
-//! contract defines weights as integers built from pure f32 `+ - * /` (which round alike on
-//! the host and on nvptx: rustc never contracts to FMA) and a constant table:
+//! contract defines weights as integers built from pure f32 `+ - *` and bit operations (which
+//! round alike on the host and on nvptx: rustc never contracts to FMA) and a constant table:
 //!
-//! `c = soft_ceil(x)`, `f = x - c` in [-1, 0], `frac = trunc(soft_exp(f) * 2^31)`,
-//! `d = soft_ceil(M) - c` (the "band"), `W = frac * E[d]` with `E[d] = floor(2^52 e^-d)` for
-//! `d <= 36`, else 0. Sums of `W` are exact in `u128`, in any order. A GPU tile can sum
-//! `frac` per band without knowing the row maximum; the band totals combine later.
+//! `c = soft_ceil(x)`, `f = x - c` in [-1, 0], `frac = round(soft_exp(f) * 2^23)` (read from
+//! the bits of `soft_exp(f) + 1`), `d = soft_ceil(M) - c` (the "band"), `W = frac * E[d]` with
+//! `E[d] = floor(2^52 e^-d)` for `d <= 36`, else 0. Sums of `W` are exact in `u128`, in any
+//! order. A GPU tile can sum `frac` per band without knowing the row maximum; the band totals
+//! combine later.
+//!
+//! Every per-token step is an f32 add or multiply or an integer operation: no float-to-int
+//! conversion (a quarter-rate instruction on the GPU, four of them per token in stage 1's mass
+//! scan before) and no division.
 
 /// Deepest band that carries weight; tokens more than ~e^-36 below the top weigh 0.
 pub const BAND_FLOOR: u32 = 36;
 
 /// `frac` of a token sitting exactly on an integer (f = 0).
-pub const FRAC_ONE: u32 = 1 << 31;
+pub const FRAC_ONE: u32 = 1 << 23;
 
 /// `E[d] = floor(2^52 * e^-d)`, computed with Python `decimal` at 80 digits.
 pub const BAND_SCALE: [u64; 37] = [
@@ -56,41 +61,64 @@ pub const BAND_SCALE: [u64; 37] = [
     1,
 ];
 
-const TWO_POW_23: f32 = 8_388_608.0;
+/// Bound of [`soft_ceil`]'s integer range: every f32 of magnitude `2^22` or more is a multiple
+/// of 1/2, and stage 2 uses band sums only for ceilings inside it (`BAND_LIMIT`).
+pub const CEIL_LIMIT: f32 = 4_194_304.0;
 
-/// Ceiling without libm: `x` itself when `|x| >= 2^23` (already an integer) or non-finite.
-/// Written with selects, not an early return: stage 1's mass scan takes it for every token,
-/// and a branch per token kept ptxas from overlapping the tokens' arithmetic.
+/// `1.5 · 2^23`: adding it to `|v| < 2^22` lands in `[2^23, 2^24)`, where the f32 spacing is 1,
+/// so the sum is `v` rounded to an integer, and its bits minus this constant's are that integer.
+const ROUND_MAGIC: f32 = 12_582_912.0;
+
+/// `ceil(v)` as an f32 and as an integer, for `|v| < CEIL_LIMIT` (the caller's range; others
+/// give meaningless values, never a fault). f32 adds and an integer subtraction only: no
+/// conversion instruction, so stage 1 can take it for every token.
+#[inline(always)]
+pub fn small_ceil(v: f32) -> (f32, i32) {
+    let lifted = v + ROUND_MAGIC;
+    let nearest = lifted - ROUND_MAGIC;
+    let up = nearest < v;
+    let c = if up { nearest + 1.0 } else { nearest };
+    let ci = (lifted.to_bits() as i32).wrapping_sub(ROUND_MAGIC.to_bits() as i32) + up as i32;
+    (c, ci)
+}
+
+/// `ceil(x)` for `|x| < CEIL_LIMIT`; `x` itself otherwise (non-finite included). Written with
+/// selects, not an early return: a branch per token kept ptxas from overlapping the tokens'
+/// arithmetic.
 #[inline]
 pub fn soft_ceil(x: f32) -> f32 {
-    let small = x < TWO_POW_23 && x > -TWO_POW_23;
-    let v = if small { x } else { 0.0 };
-    // SAFETY: |v| < 2^23 (not NaN) fits i32.
-    let t = (unsafe { v.to_int_unchecked::<i32>() }) as f32;
-    let up = if t < v { t + 1.0 } else { t };
+    let small = x < CEIL_LIMIT && x > -CEIL_LIMIT;
+    let (c, _) = small_ceil(if small { x } else { 0.0 });
     if small {
-        up
+        c
     } else {
         x
     }
 }
 
-/// `e^f` for `f` in [-1, 0] from f32 `*` and `+` only: `(e^(f/2))^2`, the inner one by a
-/// degree-9 Taylor polynomial in Horner form. `soft_exp(0) == 1` exactly.
+/// `1 + f·q(f)` in Horner form, `q` the degree-6 polynomial interpolating `(e^f - 1)/f` at the
+/// Chebyshev nodes of [-1, 0], coefficients rounded to f32 (`q0` is exactly 1).
+const EXP_Q: [f32; 6] = [
+    f32::from_bits(0x390758a8), // q6 ≈ 1.2907630e-4
+    f32::from_bits(0x3aaa7ec4), // q5 ≈ 1.3007750e-3
+    f32::from_bits(0x3c0795fc), // q4 ≈ 8.2755052e-3
+    f32::from_bits(0x3d2a95e3), // q3 ≈ 4.1646849e-2
+    f32::from_bits(0x3e2aa9d0), // q2 ≈ 1.6666341e-1
+    f32::from_bits(0x3efffff9), // q1 ≈ 4.9999979e-1
+];
+
+/// `e^f` for `f` in [-1, 0] from f32 `*` and `+` only: a degree-7 polynomial, 7 multiplies and
+/// 7 adds (relative error under 3e-7, tested; `soft_exp(0) == 1` exactly).
 #[inline]
 pub fn soft_exp(f: f32) -> f32 {
-    let g = f * 0.5;
-    let mut p = 1.0 / 362_880.0f32;
-    p = p * g + 1.0 / 40_320.0;
-    p = p * g + 1.0 / 5_040.0;
-    p = p * g + 1.0 / 720.0;
-    p = p * g + 1.0 / 120.0;
-    p = p * g + 1.0 / 24.0;
-    p = p * g + 1.0 / 6.0;
-    p = p * g + 0.5;
-    p = p * g + 1.0;
-    p = p * g + 1.0;
-    p * p
+    let mut q = EXP_Q[0];
+    q = q * f + EXP_Q[1];
+    q = q * f + EXP_Q[2];
+    q = q * f + EXP_Q[3];
+    q = q * f + EXP_Q[4];
+    q = q * f + EXP_Q[5];
+    q = q * f + 1.0;
+    q * f + 1.0
 }
 
 /// Natural log from f32 `* + /` and bit ops: exponent/mantissa split, mantissa folded into
@@ -134,10 +162,13 @@ pub fn soft_ln(x: f32) -> f32 {
     lnm + (e as f32) * core::f32::consts::LN_2
 }
 
-/// `trunc(soft_exp(f) * 2^31)` for the fractional offset `f = x - soft_ceil(x)`.
+/// `round(soft_exp(f) * 2^23)` (to nearest, ties to even) for the fractional offset
+/// `f = x - soft_ceil(x)`, in `[0.36 · 2^23, 2^23]`: `soft_exp(f) + 1` lies in [1, 2], where
+/// the f32 spacing is `2^-23`, so the addition does the rounding and the bits hold the result.
+/// At most `2^23`, so 256 of them fit a `u32` (stage 1's lane-private band sums).
 #[inline]
 pub fn frac_weight(f: f32) -> u32 {
-    (soft_exp(f) * 2_147_483_648.0) as u32
+    (soft_exp(f) + 1.0).to_bits().wrapping_sub(1.0f32.to_bits())
 }
 
 /// Band scale `E[d]` of a token with ceiling `c` in a row with ceiling-of-max `mc`;
@@ -155,7 +186,7 @@ pub fn band_scale(c: f32, mc: f32) -> u64 {
 }
 
 /// Weight `W(x)` of a token with processed logit `x` in a row whose maximum `M` is finite and
-/// `mc = soft_ceil(M)`. `-inf`/NaN weigh 0. Always `< 2^84`.
+/// `mc = soft_ceil(M)`. `-inf`/NaN weigh 0. Always `<= 2^75`.
 #[inline]
 pub fn weight(x: f32, mc: f32) -> u128 {
     if !x.is_finite() {
@@ -183,16 +214,23 @@ pub fn exact_bin(x: f32, c: f32, mc: f32) -> u32 {
         return EXACT_ZERO_BIN;
     }
     let top = (EXACT_SUB_BINS - 1) as f32;
-    let s = (x - c + 1.0) * EXACT_SUB_BINS as f32;
-    let s = if s >= top {
-        EXACT_SUB_BINS - 1
-    } else if s > 0.0 {
-        s as u32
-    } else {
-        0
-    };
-    let d = if d > 0.0 { d as u32 } else { 0 };
+    let s = small_floor((x - c + 1.0) * EXACT_SUB_BINS as f32, top);
+    let d = small_floor(d, BAND_FLOOR as f32);
     d * EXACT_SUB_BINS + (EXACT_SUB_BINS - 1 - s)
+}
+
+/// `floor(v)` clamped to `[0, top]` (`top <= 2^22`; `v` not NaN), from f32 adds and integer
+/// operations: adding `2^23` rounds to an integer whose bits minus `2^23`'s are its value, and
+/// a compare takes it down to the floor. No conversion instruction: the exact pass calls it
+/// twice per token.
+#[inline(always)]
+fn small_floor(v: f32, top: f32) -> u32 {
+    const LIFT: f32 = 8_388_608.0;
+    let v = if v > 0.0 { v } else { 0.0 };
+    let v = if v < top { v } else { top };
+    let lifted = v + LIFT;
+    let nearest = lifted - LIFT;
+    lifted.to_bits().wrapping_sub(LIFT.to_bits()) - (nearest > v) as u32
 }
 
 #[cfg(test)]
@@ -222,7 +260,72 @@ mod tests {
         for b in 0x8000_0001u32..0x8003_0d41 {
             worst = worst.max(exp_error(f32::from_bits(b)));
         }
-        assert!(worst < 1e-6, "soft_exp relative error {worst}");
+        assert!(worst < 5e-7, "soft_exp relative error {worst}");
+    }
+
+    /// `frac_weight` is `soft_exp(f) · 2^23` rounded to nearest, ties to even, over every f32
+    /// step near both ends of [-1, 0] and a dense sweep between: the bit trick is the rounding.
+    #[test]
+    fn frac_weight_rounds_to_nearest() {
+        let check = |f: f32| {
+            let exact = soft_exp(f) as f64 * 8_388_608.0;
+            let floor = exact.floor();
+            let want = if exact - floor > 0.5 || (exact - floor == 0.5 && floor as u64 % 2 == 1) { floor + 1.0 } else { floor };
+            assert_eq!(frac_weight(f) as f64, want, "f = {f:e}");
+            assert!(frac_weight(f) <= FRAC_ONE && frac_weight(f) > FRAC_ONE / 3, "f = {f:e}");
+        };
+        assert_eq!(frac_weight(0.0), FRAC_ONE);
+        for i in 0..=1_000_000u32 {
+            check(-(i as f32) / 1_000_000.0);
+        }
+        let (mut lo, mut hi) = ((-1.0f32).to_bits(), 0x8000_0000u32);
+        for _ in 0..100_000 {
+            check(f32::from_bits(lo));
+            check(f32::from_bits(hi));
+            lo -= 1;
+            hi += 1;
+        }
+    }
+
+    /// `small_floor` is the clamped floor, at integers, just below them and in between.
+    #[test]
+    fn small_floor_is_the_clamped_floor() {
+        let want = |v: f32, top: f32| v.max(0.0).min(top).floor() as u32;
+        let mut v = -3.0f32;
+        while v < 140.0 {
+            for w in [v, f32::from_bits(v.to_bits() + 1), f32::from_bits(v.to_bits().wrapping_sub(1))] {
+                assert_eq!(small_floor(w, 127.0), want(w, 127.0), "{w}");
+                assert_eq!(small_floor(w, 36.0), want(w, 36.0), "{w}");
+            }
+            v += 0.0078125 * 3.0;
+        }
+        assert_eq!(small_floor(f32::NEG_INFINITY, 127.0), 0);
+        assert_eq!(small_floor(f32::INFINITY, 127.0), 127);
+    }
+
+    /// `small_ceil`'s integer is its float, and both are `ceil`, over the whole range it serves.
+    #[test]
+    fn small_ceil_is_ceil_with_its_integer() {
+        let mut s = 0x9e37_79b9u32;
+        let check = |v: f32| {
+            let (c, ci) = small_ceil(v);
+            assert_eq!(c, v.ceil(), "{v}");
+            assert_eq!(ci as f32, c, "{v}");
+        };
+        for v in [0.0f32, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 1e-40, -1e-40, 4_194_303.5, -4_194_303.5, 4_194_303.0, -4_194_303.75] {
+            check(v);
+        }
+        for _ in 0..500_000 {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            let v = f32::from_bits(s);
+            if v.abs() < CEIL_LIMIT {
+                check(v);
+            }
+            // Logit-like magnitudes, where most tokens are.
+            check((s >> 8) as f32 / 65_536.0 - 128.0);
+        }
     }
 
     #[test]
@@ -270,10 +373,14 @@ mod tests {
             -1.0000001,
             2.5,
             -2.5,
+            4_194_303.5,
+            -4_194_303.5,
+            4_194_304.0,
+            -4_194_304.0,
+            4_194_304.5,
+            -4_194_304.5,
             8_388_607.5,
             -8_388_607.5,
-            8_388_608.0,
-            -8_388_608.0,
             1e30,
             -1e30,
             1e-40,
@@ -281,8 +388,10 @@ mod tests {
             123.0,
             -123.0,
         ];
+        // The contract: ceil inside the range, the value itself outside it.
+        let want = |v: f32| if v.abs() < CEIL_LIMIT { v.ceil() } else { v };
         for &v in &vals {
-            assert_eq!(soft_ceil(v), v.ceil(), "{v}");
+            assert_eq!(soft_ceil(v), want(v), "{v}");
         }
         let mut s = 0x1234_5678u32;
         for _ in 0..200_000 {
@@ -291,7 +400,7 @@ mod tests {
             s ^= s << 5;
             let v = f32::from_bits(s);
             if v.is_finite() {
-                assert_eq!(soft_ceil(v), v.ceil(), "{v}");
+                assert_eq!(soft_ceil(v), want(v), "{v}");
             }
         }
         assert!(soft_ceil(f32::NAN).is_nan());
@@ -329,7 +438,7 @@ mod tests {
         let w1 = weight(3.2, mc) as f64;
         let w2 = weight(0.7, mc) as f64;
         let want = (2.5f64).exp();
-        assert!((w1 / w2 - want).abs() / want < 3e-6);
+        assert!((w1 / w2 - want).abs() / want < 2e-6);
         // Monotone in x in the upper bands (deep bands have coarse E[d], where the floor of
         // E can make a band boundary step back by a hair; the contract never relies on it).
         let mut prev = 0u128;

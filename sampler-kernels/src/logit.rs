@@ -15,7 +15,7 @@ pub struct LogitParams {
     pub frequency: f32,
     /// Presence penalty for any output occurrence.
     pub presence: f32,
-    /// Temperature; 0 means greedy (no division).
+    /// Temperature; 0 means greedy (no scaling).
     pub temperature: f32,
 }
 
@@ -71,7 +71,7 @@ pub fn widen_f16(bits: u16) -> f32 {
 /// `bias`: this token's logit bias (0 when none).
 ///
 /// Equal, bit for bit, to `temper(process_untempered(..), p.temperature)`: the GPU's stage 1
-/// selects on the untempered value and divides only the tokens that can still matter.
+/// selects on the untempered value and tempers only the tokens that can still matter.
 #[inline]
 pub fn process_logit(
     raw: f32,
@@ -99,8 +99,10 @@ pub fn process_untempered(
     }
     let mut x = raw;
     if seen && p.repetition != 1.0 {
+        // A multiply by the reciprocal, not a division, as in `temper`: the kernels compute
+        // the reciprocal once per row, where a division per token was a subroutine call.
         x = if x > 0.0 {
-            x / p.repetition
+            x * (1.0 / p.repetition)
         } else {
             x * p.repetition
         };
@@ -117,27 +119,43 @@ pub fn process_untempered(
     canonical(x)
 }
 
-/// Steps 6–8: divide by the temperature (greedy rows, `t <= 0`, keep `y`), NaN → `-inf`,
-/// `-0` → `+0`. Non-decreasing in `y` for a fixed `t`, so selection may happen before it.
+/// Steps 6–8: multiply by `1 / t` (greedy rows, `t <= 0`, keep `y`), NaN → `-inf`, `-0` →
+/// `+0`. Non-decreasing in `y` for a fixed `t`, so selection may happen before it. A multiply,
+/// not a division: on the GPU a division is a subroutine with a slow path, and stage 1's mass
+/// scan and the exact pass take this for every token.
 #[inline]
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // a NaN temperature must take the greedy branch
 pub fn temper(y: f32, t: f32) -> f32 {
     if !(t > 0.0) {
         return y;
     }
-    // A -inf or NaN `y` gives -inf without being divided: on the GPU its division takes the
-    // IEEE slow path, and masked tokens are -inf (a quarter of stage 1's mass-scan divisions
-    // were slow-path calls in a heterogeneous batch). Same value as dividing it.
-    let live = y > f32::NEG_INFINITY;
-    let x = (if live { y } else { 0.0 }) / t;
-    if !live || x.is_nan() {
+    temper_by(y, 1.0 / t)
+}
+
+/// The factor [`temper_by`] takes for a row at temperature `t`: `1 / t` for a random row, 1 for
+/// a greedy one. Computed once per row.
+#[inline]
+pub fn temper_scale(t: f32) -> f32 {
+    if t > 0.0 {
+        1.0 / t
+    } else {
+        1.0
+    }
+}
+
+/// [`temper`] with the row's [`temper_scale`] computed once: equal to `temper(y, t)` for every
+/// `y` that [`process_untempered`] returns (never NaN, never `-0`), greedy rows included.
+#[inline]
+pub fn temper_by(y: f32, scale: f32) -> f32 {
+    let x = y * scale;
+    if x.is_nan() {
         return f32::NEG_INFINITY;
     }
     canonical(x)
 }
 
 /// A value `g` such that every `y < g` has `temper(y, t) < v`: stage 1's cheap filter, which
-/// skips the division for tokens that cannot reach the candidate threshold `v`. Conservative
+/// skips tempering the tokens that cannot reach the candidate threshold `v`. Conservative
 /// (8 ulps below `v · t`); `-inf` (filter nothing) where that bound would not be safe.
 #[inline]
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // a NaN temperature must take the greedy branch
@@ -186,14 +204,15 @@ mod tests {
         v
     }
 
-    /// `temper` skips the division for -inf and NaN; every result must be the plain division's.
+    /// `temper` is one multiply by the rounded reciprocal (then NaN → -inf, -0 → +0), and
+    /// `temper_by` with the row's scale gives the same for every value the prologue returns.
     #[test]
-    fn temper_equals_the_plain_division() {
+    fn temper_is_a_multiply_by_the_reciprocal() {
         let plain = |y: f32, t: f32| {
             if !(t > 0.0) {
                 return y;
             }
-            let x = y / t;
+            let x = y * (1.0 / t);
             if x.is_nan() {
                 f32::NEG_INFINITY
             } else {
@@ -201,10 +220,13 @@ mod tests {
             }
         };
         let ys = awkward_values(0x7e3, 4000);
-        let temps = [0.0f32, -1.0, f32::NAN, 0.7, 1.0, 1.5, 1.0e-20, 40.0, 3.0e38, f32::INFINITY, f32::MIN_POSITIVE];
+        let temps = [0.0f32, -1.0, f32::NAN, 0.7, 1.0, 1.5, 1.0e-20, 1.0e-40, 40.0, 3.0e38, f32::INFINITY, f32::MIN_POSITIVE];
+        let params = LogitParams::neutral(1.0);
         for &t in &temps {
             for &y in &ys {
                 assert_eq!(temper(y, t).to_bits(), plain(y, t).to_bits(), "y {y:e} t {t:e}");
+                let processed = process_untempered(y, true, false, 0, 0.0, &params);
+                assert_eq!(temper_by(processed, temper_scale(t)).to_bits(), temper(processed, t).to_bits(), "y {y:e} t {t:e}");
             }
         }
     }
@@ -323,7 +345,7 @@ mod tests {
             process_logit(f32::INFINITY, true, true, 2, 0.0, &big),
             f32::NEG_INFINITY
         );
-        // Greedy: no division.
+        // Greedy: no scaling.
         assert_eq!(
             process_logit(3.0, true, false, 0, 0.0, &LogitParams::neutral(0.0)),
             3.0

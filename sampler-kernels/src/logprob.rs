@@ -4,12 +4,14 @@
 //! (docs/SEMANTICS.md): the GPU must agree with the reference to 1e-3. They are still computed
 //! from the exact integer mass `Z` of the row, so the only error is soft_exp's and soft_ln's.
 
-use crate::fixed::soft_ln;
+use crate::fixed::{soft_ln, FRAC_ONE};
 
-/// `log2` of the weight of a token at the row's ceiling: `FRAC_ONE (2^31) × BAND_SCALE[0] (2^52)`.
-pub const MASS_SCALE_LOG2: i32 = 83;
+const _: () = assert!(1u128 << MASS_SCALE_LOG2 == FRAC_ONE as u128 * (1u128 << 52));
 
-/// `ln(z / 2^83)`, that is `ln Σ exp(x_j - Mc)` for a row mass `z` relative to ceiling `Mc`.
+/// `log2` of the weight of a token at the row's ceiling: `FRAC_ONE (2^23) × BAND_SCALE[0] (2^52)`.
+pub const MASS_SCALE_LOG2: i32 = 75;
+
+/// `ln(z / 2^75)`, that is `ln Σ exp(x_j - Mc)` for a row mass `z` relative to ceiling `Mc`.
 #[inline]
 pub fn ln_mass(z: u128) -> f64 {
     if z == 0 {
@@ -24,7 +26,7 @@ pub fn ln_mass(z: u128) -> f64 {
 }
 
 /// Log-probability of a token with processed value `x` in a finite row with ceiling `mc` and
-/// `ln_z = ln_mass(Z)`: `x - Mc - ln(Z / 2^83)`.
+/// `ln_z = ln_mass(Z)`: `x - Mc - ln(Z / 2^75)`.
 #[inline]
 pub fn token_logprob(x: f32, mc: f32, ln_z: f64) -> f32 {
     if x.is_nan() || x == f32::NEG_INFINITY {

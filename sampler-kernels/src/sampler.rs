@@ -18,7 +18,7 @@
 use crate::abi::*;
 use crate::block::*;
 use crate::decide::{draw_target, min_p_floor, min_p_threshold, settings_valid, top_p_disabled, top_p_reached, top_p_units};
-use crate::fixed::{band_scale, soft_ceil, weight};
+use crate::fixed::{band_scale, soft_ceil, weight, CEIL_LIMIT};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value, sort_key};
 use crate::logit::{process_logit, widen_bf16, widen_f16, LogitParams};
@@ -31,7 +31,15 @@ const CANDIDATES: u32 = TILE_CANDIDATES as u32;
 const NO_BAND: u32 = u32::MAX;
 const RECORD_BYTES: u64 = core::mem::size_of::<TileRecord>() as u64;
 /// Ceilings at or beyond this magnitude would make band arithmetic inexact in f32.
-pub(crate) const BAND_LIMIT: f32 = 4_194_304.0;
+pub(crate) const BAND_LIMIT: f32 = CEIL_LIMIT;
+
+/// Row ceilings whose band sums stage 2 uses. Inside them, every token within the 37 bands of
+/// the ceiling has `|x| < CEIL_LIMIT`: the only tokens stage 1's mass scan puts in a band (a
+/// row near `-2^22` is finished token by token instead).
+#[inline(always)]
+pub(crate) fn bands_usable(mc: f32) -> bool {
+    mc < BAND_LIMIT && mc > -(BAND_LIMIT - 64.0)
+}
 /// Positions of the merged list each stage-2 thread owns (2048 / 512).
 const OWN: usize = (MERGE_CAPACITY / SAMPLER_THREADS) as usize;
 
@@ -506,7 +514,7 @@ unsafe fn summarize(p: &StepParams, row: u32) -> Summary {
             return s;
         }
         s.mc = soft_ceil(key_value(max_key));
-        if missing == 0 && s.mc < BAND_LIMIT && s.mc > -BAND_LIMIT {
+        if missing == 0 && bands_usable(s.mc) {
             // One (tile, band) pair per thread: the loads are independent, so they overlap.
             let mut part = 0u128;
             let mut i = tid;
@@ -598,8 +606,7 @@ unsafe fn flag_exact(p: &StepParams, row: u32, s: &RowSettings, sum: &Summary, t
     let splittable = s.temperature > 0.0
         && sum.max_key != 0
         && !sum.infinite_row()
-        && sum.mc < BAND_LIMIT
-        && sum.mc > -BAND_LIMIT
+        && bands_usable(sum.mc)
         && (top_written || top_n(s) == 0)
         && (sum.mass_ok || !want_lp);
     // SAFETY: the list holds 1 + rows u32 and stage 1 cleared its count; a row is flagged at most
@@ -1221,7 +1228,7 @@ unsafe fn select_exact(p: &StepParams, r: &Row, sum: &Summary, floor: u64, targe
                 let digit = if counted { ((key >> shift) & 255) as u32 } else { NO_BAND };
                 let w = if counted { sum.weight_of(key) } else { 0 };
                 let peers = match_any_sync(FULL_MASK, digit);
-                // W < 2^84: four 21-bit limbs, each summed over at most 32 lanes without overflow.
+                // W <= 2^75 (< 2^84): four 21-bit limbs, each summed over at most 32 lanes without overflow.
                 let l0 = redux_add_sync(peers, (w & 0x1f_ffff) as u32) as u128;
                 let l1 = redux_add_sync(peers, ((w >> 21) & 0x1f_ffff) as u32) as u128;
                 let l2 = redux_add_sync(peers, ((w >> 42) & 0x1f_ffff) as u32) as u128;

@@ -854,7 +854,7 @@ unsafe fn select_exact(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: 
                 let digit = if counted { ((key >> shift) & 255) as u32 } else { NO_DIGIT };
                 let w = if counted { sum.weight_of(key) } else { 0 };
                 let peers = match_any_sync(FULL_MASK, digit);
-                // W < 2^84: four 21-bit limbs, each summed over ≤ 32 lanes without overflow.
+                // W <= 2^75 (< 2^84): four 21-bit limbs, each summed over ≤ 32 lanes without overflow.
                 let l0 = redux_add_sync(peers, (w & 0x1f_ffff) as u32) as u128;
                 let l1 = redux_add_sync(peers, ((w >> 21) & 0x1f_ffff) as u32) as u128;
                 let l2 = redux_add_sync(peers, ((w >> 42) & 0x1f_ffff) as u32) as u128;

@@ -34,10 +34,10 @@
 
 use crate::abi::*;
 use crate::block::{each8, smem};
-use crate::fixed::{frac_weight, soft_ceil, BAND_FLOOR};
+use crate::fixed::{frac_weight, small_ceil, soft_ceil, BAND_FLOOR, CEIL_LIMIT, FRAC_ONE};
 use crate::intrinsics::*;
 use crate::keys::{from_ordered_bits, key_value, ordered_bits, sort_key};
-use crate::logit::{process_untempered, widen_bf16, widen_f16, temper, temper_floor, temper_overflow_floor, LogitParams};
+use crate::logit::{process_untempered, widen_bf16, widen_f16, temper, temper_by, temper_floor, temper_overflow_floor, temper_scale, LogitParams};
 use crate::sampler::{
     active_rows, load_raw8, read_settings, record_ptr, row_addressable, row_logits, row_setup, top_n, Row, BAND_LIMIT,
 };
@@ -57,8 +57,13 @@ const BIAS_LIST: u32 = 64;
 
 // A warp's shared region: in `sample_tiles_mass` the band sums come first, then the part both
 // kernels have.
-/// Lane-private band sums, `u64[BANDS][32]` (band-major: lane `l` of band `d` is conflict-free).
-const BAND_BYTES: u32 = BANDS * 32 * 8;
+/// Lane-private band sums, `u32[BANDS + 1][32]` (band-major: lane `l` of band `d` is
+/// conflict-free). A lane adds at most 128 fractions of at most `2^23` per tile, so `u32` holds
+/// them. Row `BANDS` takes the tokens outside the bands, so that the band update needs no
+/// branch; it is never read.
+const BAND_BYTES: u32 = (BANDS + 1) * 32 * 4;
+/// The band row that discards.
+const DISCARD_BAND: u32 = BANDS;
 /// Keys waiting to be merged, `u64[BUFFER_KEYS]`.
 const W_BUFFER: u32 = 0;
 /// One bit per token of the tile: the row has a bias entry for it.
@@ -76,17 +81,15 @@ const W_STAGE: u32 = W_BUFFER + 128 * 8;
 const W_PART_VALID: u32 = W_BUFFER + 32 * 8;
 const W_PART_INFINITE: u32 = W_PART_VALID + 4;
 const W_PART_CEILING: u32 = W_PART_VALID + 8;
-/// `sample_tiles_mass` adds the weights of tokens outside the bands here, `u64[32]` (one per
-/// lane, past the staging area), so that its band update needs no branch.
-const W_DISCARD: u32 = W_STAGE + LANE_TOKENS * 32 * 4;
 
 const _: () = assert!(W_END == SCAN_WARP_SHARED_BYTES);
-const _: () = assert!(W_BUFFER + 64 * 8 <= W_STAGE && W_DISCARD + 32 * 8 <= W_BIAS_MAP);
+const _: () = assert!(W_BUFFER + 64 * 8 <= W_STAGE && W_STAGE + LANE_TOKENS * 32 * 4 <= W_BIAS_MAP);
 const _: () = assert!(W_PART_CEILING + 4 <= W_STAGE);
 const _: () = assert!(BAND_BYTES + W_END == MASS_SCAN_WARP_SHARED_BYTES);
 const _: () = assert!(BUFFER_KEYS >= 31 + ROUND_TOKENS);
 const _: () = assert!(TILE_CANDIDATES == 32 && ROUNDS * ROUND_TOKENS == TILE_TOKENS);
 const _: () = assert!(BANDS == BAND_FLOOR + 1 && BANDS <= 64);
+const _: () = assert!((ROUNDS * LANE_TOKENS) as u64 * FRAC_ONE as u64 <= u32::MAX as u64);
 
 // What a row needs from its tiles (const generic parameters of the scan loop).
 /// Greedy without log-probabilities: the largest key only.
@@ -587,7 +590,7 @@ unsafe fn flush(top: &mut TopList, shared: u32) {
 
 #[inline(always)]
 fn band_slot(bands: u32, band: u32, lane: u32) -> u32 {
-    bands + (band * 32 + lane) * 8
+    bands + (band * 32 + lane) * 4
 }
 
 /// Moves this lane's band sums `delta` bands down (the ceiling rose by `delta`); bands that
@@ -604,8 +607,8 @@ unsafe fn shift_bands(bands: u32, delta: f32) {
     unsafe {
         while d > 0 {
             d -= 1;
-            let v = if d >= s { ld_shared_u64(band_slot(bands, d - s, lane)) } else { 0 };
-            st_shared_u64(band_slot(bands, d, lane), v);
+            let v = if d >= s { ld_shared_u32(band_slot(bands, d - s, lane)) } else { 0 };
+            st_shared_u32(band_slot(bands, d, lane), v);
         }
     }
 }
@@ -923,19 +926,18 @@ unsafe fn bias8(p: &StepParams, scan: &TileScan, offset: u32) -> [f32; 8] {
 #[inline(always)]
 unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features: u32) -> TileResult {
     let lane = lane_id();
-    let t = scan.row.settings.temperature;
+    let scale = temper_scale(scan.row.settings.temperature);
     let mut top = TopList { list: 0, threshold: 0, waiting: 0 };
     let (mut valid, mut infinite) = (0u32, 0u32);
     let mut ceiling = f32::NEG_INFINITY;
     let stage = scan.shared + W_STAGE + lane * 4;
-    let discard = scan.shared + W_DISCARD + lane * 8;
     // SAFETY (whole warp; every branch on `features`, `top` and `ceiling` is warp-uniform): this
     // warp's shared slots (staging and band slots are lane-private); loads clipped to the vocab
     // and the row's buffers.
     unsafe {
         let mut d = 0;
         while d < BANDS {
-            st_shared_u64(band_slot(scan.bands, d, lane), 0);
+            st_shared_u32(band_slot(scan.bands, d, lane), 0);
             d += 1;
         }
         let first0 = scan.start + lane * LANE_TOKENS;
@@ -971,11 +973,14 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             let mut x = [f32::NEG_INFINITY; 8];
             let mut lane_top = 0u32;
             each8(|j| {
-                x[j] = temper(y[j], t);
+                x[j] = temper_by(y[j], scale);
                 let o = if x[j] > f32::NEG_INFINITY { ordered_bits(x[j]) } else { 0 };
                 lane_top = if o > lane_top { o } else { lane_top };
             });
             raise_ceiling(scan.bands, &mut ceiling, redux_max_sync(FULL_MASK, lane_top));
+            // Once per round, so a conversion is fine; outside the range, bands are never used
+            // (`BAND_LIMIT`) and any value keeps the slots in bounds.
+            let ceiling_i = if ceiling < CEIL_LIMIT && ceiling > -CEIL_LIMIT { ceiling as i32 } else { 0 };
             // Pass 2: counts, band sums, and a bit for each token whose value reaches the
             // threshold's (a key above the threshold has at least its value) and the least of
             // the lanes' largest values in this round: 32 tokens of the round are at or above
@@ -994,21 +999,23 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
                 valid += live as u32;
                 infinite += (x == f32::INFINITY) as u32;
                 passed |= ((live && x >= floor_x) as u32) << j;
-                // Computed for every token; a token outside the ceiling's 37 bands (an infinite
-                // or NaN d fails the test) adds to the lane's discard slot. With a branch or a
-                // select on the weight instead, LLVM sank each token's `soft_exp` under a
-                // branch, and ptxas ran the eight chains one after another.
-                let c = soft_ceil(x);
-                let d = ceiling - c;
-                let counted = live && x < f32::INFINITY && d <= BAND_FLOOR as f32;
-                weight[j] = frac_weight(x - c);
-                // SAFETY: d clamped to [0, 36] (max and min take a NaN d to 0) fits u32.
-                let band = d.max(0.0).min(BAND_FLOOR as f32).to_int_unchecked::<u32>();
-                slot[j] = if counted { band_slot(scan.bands, band, lane) } else { discard };
+                // Computed for every token; a token outside the ceiling's 37 bands adds to the
+                // discard row. With a branch or a select on the weight instead, LLVM sank each
+                // token's `soft_exp` under a branch, and ptxas ran the eight chains one after
+                // another. The band is an integer difference (`small_ceil`): no conversion. A
+                // token with |x| >= 2^22 (or none: ±inf, -inf) is in no band of a ceiling that
+                // stage 2 uses (`bands_usable`).
+                let small = x < CEIL_LIMIT && x > -CEIL_LIMIT;
+                let v = if small { x } else { 0.0 };
+                let (c, ci) = small_ceil(v);
+                weight[j] = frac_weight(v - c);
+                let band = ceiling_i.wrapping_sub(ci) as u32;
+                let band = if small && band < BANDS { band } else { DISCARD_BAND };
+                slot[j] = band_slot(scan.bands, band, lane);
             });
             // The band updates after all eight weights: an update between them would order
             // the next token's arithmetic after a shared-memory round trip.
-            each8(|j| st_shared_u64(slot[j], ld_shared_u64(slot[j]) + weight[j] as u64));
+            each8(|j| st_shared_u32(slot[j], ld_shared_u32(slot[j]).wrapping_add(weight[j])));
             // The marked tokens, one token position at a time over the warp: append the key if
             // it beats the threshold now (which rises as 32 keys merge, so the first round's
             // own keys filter the rest of it).
@@ -1243,7 +1250,7 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
                         let part_bands = bands + q * stride;
                         let mut k = 0;
                         while k < 32 {
-                            sum += ld_shared_u64(band_slot(part_bands, src, (k + lane) & 31));
+                            sum += ld_shared_u32(band_slot(part_bands, src, (k + lane) & 31)) as u64;
                             k += 1;
                         }
                     }

@@ -304,7 +304,7 @@ mod tests {
         // p(d) = 0.25, q(d) = 0.5 (one quarter of 2^64 from the threshold at u = 1/2).
         assert!(spec_accept(250, z, 5, 10, (1 << 63) - 1));
         assert!(!spec_accept(250, z, 5, 10, 1 << 63));
-        // Largest operands stay exact: W < 2^84, Z < 2^104, q = 2^63, Q < 2^83.
+        // Largest operands stay exact: W <= 2^75, Z <= 2^95, q = 2^63, Q < 2^83.
         let w = (1u128 << 83) - 1;
         let zz = (1u128 << 103) - 7;
         let q = 1u64 << 63;
