@@ -18,12 +18,10 @@ use std::process::Command;
 ///   residual arithmetic of the draw (now in `verify_draws`) and the row groups' barrier and
 ///   shared words tipped both over, by under 200 bytes. Where ptxas put the spills was not
 ///   located; the H200 runs measured the kernels with them (see the results README).
-/// - `sample_tiles_mass`: 128-thread blocks, four per SM (128 registers). With its round body
-///   unrolled over a lane's 8 tokens and its tiles split between warps, ptxas spills a few
-///   words around the round loop (the tile's set-up, the parts' merge and the record), once
-///   per scanned tile part of at least 1024 tokens, never inside the round loop (read in the
-///   SASS).
-const SPILL_ALLOWANCE: &[(&str, u32)] = &[("verify_rows", 192), ("verify_draws", 96), ("sample_tiles_mass", 320)];
+///
+/// `sample_tiles_mass` needed 320 bytes until session 7; with conversion-free weights and
+/// `u32` band sums it fits its 128 registers without spilling, so it has no allowance now.
+const SPILL_ALLOWANCE: &[(&str, u32)] = &[("verify_rows", 192), ("verify_draws", 96)];
 
 use anyhow::{bail, Context, Result};
 
