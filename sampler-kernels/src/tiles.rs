@@ -11,11 +11,12 @@
 //! - other rows keep a sorted top 32 in registers (lane i holds the i-th key) and its 32nd key
 //!   as a threshold. Tokens above it go to a per-warp buffer, merged 32 at a time. The test is
 //!   made before the temperature (`logit::temper_floor`), so only tokens that may pass are
-//!   divided;
+//!   tempered and keyed;
 //! - rows that need the row mass (no top-k, or log-probabilities) also add each token's
 //!   fixed-point fraction to lane-private band sums under a running ceiling. When the ceiling
 //!   rises the sums shift down, and bands pushed past 36 drop: what the tile maximum gives.
-//!   Every token is divided there, so `sample_tiles_mass` has one round body for all feature
+//!   Every token is tempered there (a multiply by the row's `1 / T`; band and fraction from
+//!   the bits of exact f32 sums, no conversion), so `sample_tiles_mass` has one round body for all feature
 //!   sets (unrolled per (mode, features) it was 14.6k instructions and stalled on instruction
 //!   fetches), unrolled over the lane's 8 tokens so that their band arithmetic overlaps.
 //!
