@@ -97,7 +97,8 @@ pub fn soft_ceil(x: f32) -> f32 {
 }
 
 /// `1 + f·q(f)` in Horner form, `q` the degree-6 polynomial interpolating `(e^f - 1)/f` at the
-/// Chebyshev nodes of [-1, 0], coefficients rounded to f32 (`q0` is exactly 1).
+/// seven Chebyshev nodes of [-1, 0], `-1/2 + cos((2k + 1)π/14)/2`, coefficients rounded to f32
+/// (`q0` is exactly 1). `exp_coefficients_are_the_interpolant` solves the interpolation again.
 const EXP_Q: [f32; 6] = [
     f32::from_bits(0x390758a8), // q6 ≈ 1.2907630e-4
     f32::from_bits(0x3aaa7ec4), // q5 ≈ 1.3007750e-3
@@ -261,6 +262,42 @@ mod tests {
             worst = worst.max(exp_error(f32::from_bits(b)));
         }
         assert!(worst < 5e-7, "soft_exp relative error {worst}");
+    }
+
+    /// `EXP_Q` (and `q0 = 1`) is the Chebyshev interpolant its comment says, solved here in f64
+    /// and rounded to f32: each coefficient within one f32 step of the solution.
+    #[test]
+    fn exp_coefficients_are_the_interpolant() {
+        const N: usize = 7;
+        let g = |x: f64| if x == 0.0 { 1.0 } else { x.exp_m1() / x };
+        let mut m = [[0.0f64; N + 1]; N];
+        for (k, row) in m.iter_mut().enumerate() {
+            let x = -0.5 + 0.5 * (((2 * k + 1) as f64) * core::f64::consts::PI / (2 * N) as f64).cos();
+            for j in 0..N {
+                row[j] = x.powi(j as i32);
+            }
+            row[N] = g(x);
+        }
+        // Gauss-Jordan with partial pivoting.
+        for i in 0..N {
+            let pivot = (i..N).max_by(|&a, &b| m[a][i].abs().total_cmp(&m[b][i].abs())).unwrap_or(i);
+            m.swap(i, pivot);
+            for r in 0..N {
+                if r != i {
+                    let factor = m[r][i] / m[i][i];
+                    for c in i..=N {
+                        m[r][c] -= factor * m[i][c];
+                    }
+                }
+            }
+        }
+        let solved: std::vec::Vec<f64> = (0..N).map(|i| m[i][N] / m[i][i]).collect();
+        // EXP_Q runs from q6 down to q1.
+        let table: std::vec::Vec<f32> = core::iter::once(1.0f32).chain(EXP_Q.iter().rev().copied()).collect();
+        for (j, (&want, &have)) in solved.iter().zip(&table).enumerate() {
+            let step = f32::from_bits(have.to_bits() + 1) - have;
+            assert!(((have as f64) - want).abs() <= step as f64, "q{j}: table {have:e}, solved {want:e}");
+        }
     }
 
     /// `frac_weight` is `soft_exp(f) · 2^23` rounded to nearest, ties to even, over every f32
