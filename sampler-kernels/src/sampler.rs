@@ -30,15 +30,12 @@ const CANDIDATES: u32 = TILE_CANDIDATES as u32;
 /// Band index of tokens that add no mass (in no band), for warp aggregation.
 const NO_BAND: u32 = u32::MAX;
 const RECORD_BYTES: u64 = core::mem::size_of::<TileRecord>() as u64;
-/// Ceilings at or beyond this magnitude would make band arithmetic inexact in f32.
-pub(crate) const BAND_LIMIT: f32 = CEIL_LIMIT;
-
 /// Row ceilings whose band sums stage 2 uses. Inside them, every token within the 37 bands of
 /// the ceiling has `|x| < CEIL_LIMIT`: the only tokens stage 1's mass scan puts in a band (a
 /// row near `-2^22` is finished token by token instead).
 #[inline(always)]
 pub(crate) fn bands_usable(mc: f32) -> bool {
-    mc < BAND_LIMIT && mc > -(BAND_LIMIT - 64.0)
+    mc < CEIL_LIMIT && mc > -(CEIL_LIMIT - 64.0)
 }
 /// Positions of the merged list each stage-2 thread owns (2048 / 512).
 const OWN: usize = (MERGE_CAPACITY / SAMPLER_THREADS) as usize;

@@ -16,9 +16,10 @@
 //!   fixed-point fraction to lane-private band sums under a running ceiling. When the ceiling
 //!   rises the sums shift down, and bands pushed past 36 drop: what the tile maximum gives.
 //!   Every token is tempered there (a multiply by the row's `1 / T`; band and fraction from
-//!   the bits of exact f32 sums, no conversion), so `sample_tiles_mass` has one round body for all feature
-//!   sets (unrolled per (mode, features) it was 14.6k instructions and stalled on instruction
-//!   fetches), unrolled over the lane's 8 tokens so that their band arithmetic overlaps.
+//!   the bits of exact f32 sums, no conversion), so `sample_tiles_mass` has one round body
+//!   for all feature sets (unrolled per (mode, features) it was 14.6k instructions and
+//!   stalled on instruction fetches), unrolled over the lane's 8 tokens so that their band
+//!   arithmetic overlaps.
 //!
 //! Small grids split a tile between warps (`abi::scan_split`: 2, 4 or 8 consecutive warps of a
 //! block, each scanning 16 / split rounds): a lone warp's 16 rounds are a serial chain, and at
@@ -40,7 +41,7 @@ use crate::intrinsics::*;
 use crate::keys::{from_ordered_bits, key_value, ordered_bits, sort_key};
 use crate::logit::{process_untempered, widen_bf16, widen_f16, temper, temper_by, temper_floor, temper_overflow_floor, temper_scale, LogitParams};
 use crate::sampler::{
-    active_rows, load_raw8, read_settings, record_ptr, row_addressable, row_logits, row_setup, top_n, Row, BAND_LIMIT,
+    active_rows, load_raw8, read_settings, record_ptr, row_addressable, row_logits, row_setup, top_n, Row,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -980,7 +981,7 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             });
             raise_ceiling(scan.bands, &mut ceiling, redux_max_sync(FULL_MASK, lane_top));
             // Once per round, so a conversion is fine; outside the range, bands are never used
-            // (`BAND_LIMIT`) and any value keeps the slots in bounds.
+            // (`CEIL_LIMIT`) and any value keeps the slots in bounds.
             let ceiling_i = if ceiling < CEIL_LIMIT && ceiling > -CEIL_LIMIT { ceiling as i32 } else { 0 };
             // Pass 2: counts, band sums, and a bit for each token whose value reaches the
             // threshold's (a key above the threshold has at least its value) and the least of
@@ -1004,8 +1005,8 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
                 // discard row. With a branch or a select on the weight instead, LLVM sank each
                 // token's `soft_exp` under a branch, and ptxas ran the eight chains one after
                 // another. The band is an integer difference (`small_ceil`): no conversion. A
-                // token with |x| >= 2^22 (or none: ±inf, -inf) is in no band of a ceiling that
-                // stage 2 uses (`bands_usable`).
+                // token with |x| >= 2^22, or not finite, is in no band of a ceiling that stage 2
+                // uses (`bands_usable`).
                 let small = x < CEIL_LIMIT && x > -CEIL_LIMIT;
                 let v = if small { x } else { 0.0 };
                 let (c, ci) = small_ceil(v);
@@ -1228,8 +1229,8 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
         let has_mass = MASS_KERNEL
             && res.valid > 0
             && res.infinite == 0
-            && res.ceiling < BAND_LIMIT
-            && res.ceiling > -BAND_LIMIT;
+            && res.ceiling < CEIL_LIMIT
+            && res.ceiling > -CEIL_LIMIT;
         if has_mass {
             // Other lanes' sums are read now (other parts' too: behind merge_parts' barrier);
             // the start rotates with the lane so that the 32 lanes hit different banks. A part
