@@ -62,7 +62,7 @@ pub const BAND_SCALE: [u64; 37] = [
 ];
 
 /// Bound of [`soft_ceil`]'s integer range: every f32 of magnitude `2^22` or more is a multiple
-/// of 1/2, and stage 2 uses band sums only for ceilings inside it (`BAND_LIMIT`).
+/// of 1/2, and stage 2 uses band sums only for ceilings inside it (`sampler::bands_usable`).
 pub const CEIL_LIMIT: f32 = 4_194_304.0;
 
 /// `1.5 · 2^23`: adding it to `|v| < 2^22` lands in `[2^23, 2^24)`, where the f32 spacing is 1,
@@ -220,18 +220,13 @@ pub fn exact_bin(x: f32, c: f32, mc: f32) -> u32 {
     d * EXACT_SUB_BINS + (EXACT_SUB_BINS - 1 - s)
 }
 
-/// `floor(v)` clamped to `[0, top]` (`top <= 2^22`; `v` not NaN), from f32 adds and integer
-/// operations: adding `2^23` rounds to an integer whose bits minus `2^23`'s are its value, and
-/// a compare takes it down to the floor. No conversion instruction: the exact pass calls it
-/// twice per token.
+/// `floor(v)` clamped to `[0, top]` (`top < 2^22`; `v` not NaN), as `-ceil(-v)` through
+/// [`small_ceil`]: no conversion instruction, and the exact pass calls it twice per token.
 #[inline(always)]
 fn small_floor(v: f32, top: f32) -> u32 {
-    const LIFT: f32 = 8_388_608.0;
     let v = if v > 0.0 { v } else { 0.0 };
     let v = if v < top { v } else { top };
-    let lifted = v + LIFT;
-    let nearest = lifted - LIFT;
-    lifted.to_bits().wrapping_sub(LIFT.to_bits()) - (nearest > v) as u32
+    small_ceil(-v).1.wrapping_neg() as u32
 }
 
 #[cfg(test)]
