@@ -43,6 +43,63 @@ pub(crate) fn cuda_err(op: &'static str) -> impl FnOnce(cudarc::driver::DriverEr
     move |e| Error::Cuda { op, detail: e.to_string() }
 }
 
+/// How a kernel of a multi-kernel sequence waits for the one before it on the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ordering {
+    /// The ordinary stream order: the kernel is launched once the previous work completed.
+    Serial,
+    /// Programmatic dependent launch (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`):
+    /// the kernel may be scheduled once every block of the previous kernel called
+    /// `griddepcontrol.launch_dependents`, so its launch overlaps that kernel's tail; it orders
+    /// its own accesses with `griddepcontrol.wait`. Stream capture keeps it as a programmatic
+    /// edge, so graph replays overlap the same way.
+    Overlapped,
+}
+
+/// Launches `function` with one by-value parameter struct, through `cuLaunchKernelEx`, with
+/// the ordering `ordering` asks for.
+///
+/// # Safety
+/// As for any launch: `params` is the kernel's whole parameter list, with the layout the
+/// kernel reads; every pointer in it is valid for what the kernel accesses under `config`.
+/// With [`Ordering::Overlapped`], the kernel executes `griddepcontrol.wait` before it reads
+/// anything the previous kernel writes and before it writes anything that kernel reads or
+/// writes, and (so that order stays transitive) before it exits.
+pub(crate) unsafe fn launch_ordered<T>(
+    stream: &CudaStream,
+    function: &CudaFunction,
+    config: LaunchConfig,
+    params: &KernelParams<T>,
+    ordering: Ordering,
+) -> std::result::Result<(), cudarc::driver::DriverError>
+where
+    KernelParams<T>: DeviceRepr,
+{
+    stream.context().bind_to_thread()?;
+    // SAFETY: a plain-data union; the field written is the one the attribute id names.
+    let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attribute.value.programmaticStreamSerializationAllowed = 1;
+    let overlapped = ordering == Ordering::Overlapped;
+    let launch = sys::CUlaunchConfig {
+        gridDimX: config.grid_dim.0,
+        gridDimY: config.grid_dim.1,
+        gridDimZ: config.grid_dim.2,
+        blockDimX: config.block_dim.0,
+        blockDimY: config.block_dim.1,
+        blockDimZ: config.block_dim.2,
+        sharedMemBytes: config.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: if overlapped { &mut attribute } else { std::ptr::null_mut() },
+        numAttrs: overlapped as u32,
+    };
+    let mut args = [params as *const KernelParams<T> as *mut std::ffi::c_void];
+    // SAFETY: the config and the attribute live across the call; `args` holds one pointer to
+    // the parameter struct, which the driver copies before returning; the rest is the
+    // caller's (above).
+    unsafe { sys::cuLaunchKernelEx(&launch, function.cu_function(), args.as_mut_ptr(), std::ptr::null_mut()).result() }
+}
+
 /// Number of CUDA devices, or [`Error::NoCudaDevice`] when there is no driver or no device.
 pub fn device_count() -> Result<usize> {
     // SAFETY: only probes whether the driver library can be opened; loads no symbol.

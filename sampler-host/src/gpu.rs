@@ -12,19 +12,19 @@
 use std::collections::HashMap;
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
 use sampler_kernels::abi::{
     ExactJob, RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, EXACT_BINS, EXACT_GATHER_KEYS,
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
-    TILE_TOKENS, scan_split,
+    TILE_TOKENS, overlap_stage1, scan_split,
 };
 use sampler_kernels::logit::bitmask_words;
 use sampler_kernels::status::STATUS_OK;
 
 use crate::backend::{validate_batch, Backend, Batch, BatchRow, RowOutput};
-use crate::cuda::{cuda_err, GpuDevice, KernelParams};
+use crate::cuda::{cuda_err, launch_ordered, GpuDevice, KernelParams, Ordering};
 use crate::error::{Error, Field, Result};
 use crate::logits::{LogitsData, LogitsDtype};
 use crate::settings::SamplingParams;
@@ -45,13 +45,24 @@ pub struct GpuSamplerConfig {
     pub max_requests: usize,
     /// Most logit-bias entries over all rows of one step.
     pub max_bias_entries: usize,
+    /// Launch every kernel of a step after the first with programmatic dependent launch, so
+    /// that each kernel's launch overlaps the previous one's tail (Hopper and later; on
+    /// older devices the driver ignores the attribute). Off gives the plain stream order,
+    /// which the benchmark compares against.
+    pub overlap_kernels: bool,
 }
 
 impl GpuSamplerConfig {
     /// A configuration with room for `max_batch` rows, four times as many live requests, and
     /// 1024 bias entries per row on average.
     pub fn new(vocab: usize, max_batch: usize) -> Self {
-        Self { vocab, max_batch, max_requests: max_batch.saturating_mul(4), max_bias_entries: max_batch.saturating_mul(1024) }
+        Self {
+            vocab,
+            max_batch,
+            max_requests: max_batch.saturating_mul(4),
+            max_bias_entries: max_batch.saturating_mul(1024),
+            overlap_kernels: true,
+        }
     }
 }
 
@@ -492,6 +503,7 @@ impl GpuSampler {
     fn step_params(&mut self, logits: &DeviceLogits<'_>, rows: usize) -> StepParams {
         let l = self.layout;
         let upload = device_address_mut(&mut self.upload);
+        let tile_split = scan_split(rows as u32 * self.tiles, self.scan_resident_warps);
         StepParams {
             logits: logits.ptr,
             row_stride: logits.row_stride as u64,
@@ -525,7 +537,11 @@ impl GpuSampler {
             slots: self.config.max_requests as u32,
             counts_stride: self.counts_stride as u32,
             exact_slots: self.exact_slots,
-            tile_split: scan_split(rows as u32 * self.tiles, self.scan_resident_warps),
+            tile_split,
+            overlap_stage1: (self.config.overlap_kernels
+                && overlap_stage1(rows as u32, rows as u32 * self.tiles, tile_split, self.scan_resident_warps))
+                as u32,
+            _pad: 0,
         }
     }
 
@@ -603,7 +619,11 @@ impl GpuSampler {
             block_dim: block,
             shared_mem_bytes,
         };
-        for (function, config, what) in [
+        // The first kernel waits for the upload (and the previous step) in stream order; each
+        // later one may overlap its predecessor's tail: all of them call
+        // `griddepcontrol.wait` before touching what an earlier kernel of the step wrote.
+        let later = if self.config.overlap_kernels { Ordering::Overlapped } else { Ordering::Serial };
+        for (index, (function, config, what)) in [
             (&self.stage_tiles, tiles_cfg, "launching sample_tiles"),
             (&self.stage_tiles_mass, mass_cfg, "launching sample_tiles_mass"),
             (&self.stage_rows, rows_cfg, "launching sample_rows"),
@@ -612,15 +632,18 @@ impl GpuSampler {
             (&self.exact_gather, exact_cfg(SAMPLER_SHARED_BYTES), "launching exact_gather"),
             (&self.exact_finish, exact_cfg(SAMPLER_SHARED_BYTES), "launching exact_finish"),
             (&self.stage_exact, rows_cfg, "launching sample_exact"),
-        ] {
-            let mut launch = stream.launch_builder(function);
-            launch.arg(&params);
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let ordering = if index == 0 { Ordering::Serial } else { later };
             // SAFETY: `StepParams` matches the kernels' parameter by the ABI module; every
             // pointer in it addresses a buffer this sampler allocated for `max_batch` rows,
             // `max_requests` slots and the vocab (rows ≤ max_batch was checked), or the caller's
             // logits, checked against rows, stride and length; the grid and block shapes and
-            // the shared-memory size are the ones the kernels document.
-            unsafe { launch.launch(config) }.map_err(cuda_err(what))?;
+            // the shared-memory size are the ones the kernels document; every kernel after the
+            // first waits with `griddepcontrol.wait` as `launch_ordered` requires.
+            unsafe { launch_ordered(&stream, function, config, &params, ordering) }.map_err(cuda_err(what))?;
         }
         Ok(())
     }

@@ -180,9 +180,13 @@ pub struct StepParams {
     /// Warps of `sample_tiles` per (row, tile): 1, 2, 4 or 8 (`scan_split`); any other value
     /// scans with one.
     pub tile_split: u32,
+    /// Nonzero: `sample_tiles` lets `sample_tiles_mass` launch at its start, so that the two
+    /// stage-1 kernels run side by side (the host sets it for grids of one wave, `overlap_stage1`).
+    pub overlap_stage1: u32,
+    pub _pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<StepParams>() == 23 * 8 + 10 * 4);
+const _: () = assert!(core::mem::size_of::<StepParams>() == 23 * 8 + 12 * 4);
 const _: () = assert!(core::mem::align_of::<StepParams>() == 8);
 
 /// Bytes of dynamic shared memory `sample_rows`, `exact_bins`, `exact_gather`, `exact_finish`
@@ -275,6 +279,15 @@ pub const fn scan_split(items: u32, resident: u32) -> u32 {
         split /= 2;
     }
     split
+}
+/// Whether `sample_tiles` lets `sample_tiles_mass` start beside it (`StepParams::overlap_stage1`)
+/// for `rows` rows whose `items` (row, tile) pairs it scans `split` warps each, on a GPU that
+/// holds `resident` of its warps. Only when its grid is one wave: beside a grid of several,
+/// the persistent mass scan's blocks start unevenly (heterogeneous B = 1024 measured 6% slower
+/// on the H200). And only for two rows or more: one row has work in one of the two kernels
+/// only, and running them together measured 5 µs slower for a mass row at B = 1.
+pub const fn overlap_stage1(rows: u32, items: u32, split: u32, resident: u32) -> bool {
+    rows >= 2 && items as u64 * split as u64 <= resident as u64
 }
 /// Warps per `sample_tiles_mass` block.
 pub const MASS_SCAN_WARPS: u32 = 4;
@@ -564,6 +577,25 @@ mod tests {
         assert_eq!(scan_split(64 * 32, 3168), 1);
         assert_eq!(scan_split(u32::MAX, 3168), 1);
         assert_eq!(scan_split(1, 0), 1);
+    }
+
+    /// The stage-1 kernels run side by side for small batches of two rows or more only.
+    #[test]
+    fn stage1_overlaps_for_one_wave_of_two_rows_or_more() {
+        let resident = 3168; // an H200: 132 SMs × 24 warps
+        let case = |rows: u32, tiles: u32| {
+            let split = scan_split(rows * tiles, resident);
+            overlap_stage1(rows, rows * tiles, split, resident)
+        };
+        assert!(!case(1, 32));
+        assert!(case(8, 32));
+        assert!(case(64, 38)); // V = 151936: 2432 warps
+        assert!(!case(256, 32));
+        assert!(!case(1024, 38));
+        for rows in 2..2000u32 {
+            let split = scan_split(rows * 38, resident);
+            assert_eq!(overlap_stage1(rows, rows * 38, split, resident), rows * 38 * split <= resident, "rows {rows}");
+        }
     }
 
     /// `mass_split` splits small grids four ways, leaves grids that fill the GPU whole, and

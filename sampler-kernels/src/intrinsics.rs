@@ -226,6 +226,29 @@ pub unsafe fn sync_warp(mask: u32) {
     unsafe { asm!("bar.warp.sync {0};", in(reg32) mask, options(nostack)) };
 }
 
+/// `griddepcontrol.wait`: waits until every grid this one depends on programmatically (the
+/// previous kernel of a step launched with programmatic stream serialization) has completed
+/// and its memory operations are visible. Returns at once in a grid launched without that
+/// attribute, so a kernel may call it however it was launched.
+///
+/// # Safety
+/// None beyond being in a kernel; it is `unsafe` because what it orders is the caller's
+/// argument for every later access to the previous kernels' outputs.
+#[inline(always)]
+pub unsafe fn wait_for_prior_grids() {
+    // SAFETY: no operands; `memory` keeps loads and stores on the side the caller put them.
+    unsafe { asm!("griddepcontrol.wait;", options(nostack)) };
+}
+
+/// `griddepcontrol.launch_dependents`: lets the next kernel, if launched with programmatic
+/// stream serialization, be scheduled once every block of this grid has called it or exited.
+/// A hint only: the dependent still orders its accesses with [`wait_for_prior_grids`].
+#[inline(always)]
+pub fn allow_dependent_launch() {
+    // SAFETY: a scheduling hint with no operands and no effect on memory.
+    unsafe { asm!("griddepcontrol.launch_dependents;", options(nostack)) };
+}
+
 /// `mov.u32 %r, SMEM`: the shared-window address of the block's dynamic shared memory.
 #[inline(always)]
 pub fn shared_base() -> u32 {

@@ -1281,6 +1281,10 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
 /// `StepParams` documents.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
+    // `sample_tiles_mass` scans other rows, so it may start as soon as this grid is placed.
+    if p.overlap_stage1 != 0 {
+        allow_dependent_launch();
+    }
     if block_idx_x() == 0 && thread_idx_x() == 0 {
         // SAFETY: the exact-pass list's count, one u32; stage 2 appends to it after this kernel.
         unsafe { (p.exact_list as *mut u32).write(0) };
@@ -1309,11 +1313,32 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
 /// and are skipped after one read). With at most `MASS_SPLIT_MAX_ROWS` rows, every warp first
 /// counts this kernel's rows, and `abi::mass_split` splits their tiles 2 or 4 ways.
 ///
+/// Launched overlapped after `sample_tiles`, it runs alongside it: the two kernels read the
+/// same inputs (logits, settings, counts: none written in the step before stage 2) and write
+/// the records of disjoint rows, so it waits for `sample_tiles` only at its end, so that a
+/// kernel waiting for this one also waits for that.
+///
 /// # Safety
 /// Launch with `MASS_SCAN_THREADS` threads, any number of blocks, and `MASS_SCAN_SHARED_BYTES`
 /// of dynamic shared memory; pointers as for [`sample_tiles`].
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_tiles_mass(p: StepParams) {
+    // No early `launch_dependents`: `sample_rows` placed beside this kernel slowed it (measured,
+    // ARCHITECTURE.md), so the next launch waits for its blocks to exit.
+    // SAFETY: forwarded.
+    unsafe {
+        scan_mass_items(&p);
+        wait_for_prior_grids();
+    }
+}
+
+/// The body of [`sample_tiles_mass`]: each group of warps strides over the (row, tile) items.
+///
+/// # Safety
+/// As for [`sample_tiles_mass`].
+#[inline(always)]
+unsafe fn scan_mass_items(p: &StepParams) {
+    let p = *p;
     if block_dim_x() != MASS_SCAN_THREADS || p.tiles == 0 {
         return;
     }

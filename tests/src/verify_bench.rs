@@ -82,7 +82,7 @@ fn q_row(rng: &mut impl Rng, vocab: usize) -> Vec<f32> {
 pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut impl Rng) -> BenchResult<VerifyMeasured> {
     const MAX_DRAFTS: usize = 8;
     let (vocab, batch) = (cell.vocab, cell.batch);
-    let config = GpuSamplerConfig { vocab, max_batch: batch, max_requests: batch, max_bias_entries: batch * 32 };
+    let config = GpuSamplerConfig { max_requests: batch, max_bias_entries: batch * 32, ..GpuSamplerConfig::new(vocab, batch) };
     let mut verifier = GpuVerifier::new(GpuSampler::new(GpuDevice::open(0)?, config)?, MAX_DRAFTS)?;
     let words = vocab.div_ceil(32);
     let hetero = cell.workload == VerifyWorkload::Hetero;

@@ -15,7 +15,8 @@
 //! penalties. Results go to `--out DIR` as `sonic-bench.json` and `sonic-bench.md`.
 //!
 //! Options: `--quick` (a subset in well under a minute), `--only CELL[,CELL..]`
-//! (`workload:dtype:V:B`), `--replays N`, `--date D`, and `--logits FILE` (`.npy` or
+//! (`workload:dtype:V:B`), `--replays N`, `--date D`, `--serial-launches` (the step's kernels
+//! in plain stream order instead of overlapped launches, for an A/B), and `--logits FILE` (`.npy` or
 //! `.safetensors`, `rows × V` saved from a real model): the file's rows replace the generated
 //! ones, tiled over each batch, at the file's V.
 
@@ -231,7 +232,13 @@ fn run_cell(cell: &Cell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut im
         return run_topk_cell(cell, flush, replays, rng, file);
     }
     let (vocab, batch) = (cell.vocab, cell.batch);
-    let config = GpuSamplerConfig { vocab, max_batch: batch, max_requests: batch, max_bias_entries: batch * 32 };
+    let config = GpuSamplerConfig {
+        vocab,
+        max_batch: batch,
+        max_requests: batch,
+        max_bias_entries: batch * 32,
+        overlap_kernels: !SERIAL_LAUNCHES.load(std::sync::atomic::Ordering::Relaxed),
+    };
     let mut sampler = GpuSampler::new(GpuDevice::open(0)?, config)?;
     let words = vocab.div_ceil(32);
     let mut penalty_rows = 0usize;
@@ -292,9 +299,14 @@ fn dtype_name(d: LogitsDtype) -> &'static str {
     }
 }
 
+/// `--serial-launches`: set once in `main`, before any cell runs.
+static SERIAL_LAUNCHES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn main() -> BenchResult<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
+    let serial = args.iter().any(|a| a == "--serial-launches");
+    SERIAL_LAUNCHES.store(serial, std::sync::atomic::Ordering::Relaxed);
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     let out_dir = value("--out").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("bench-out"));
     let replays: usize = value("--replays").and_then(|v| v.parse().ok()).unwrap_or(200).max(100);
@@ -490,7 +502,7 @@ fn main() -> BenchResult<()> {
     };
     let md = format!(
         "# sonic-bench on {device_name}\n\n{source}\
-         Each figure: CUDA events around one graph replay of the whole step (eight kernels), median and \
+         Each figure: CUDA events around one graph replay of the whole step (eight kernels, {launches}), median and \
          10th–90th percentile of {replays} replays after 10 warm-up replays. A 256 MB buffer is rewritten before \
          every replay (outside the events) and two logits buffers alternate, so nothing is timed from L2. Logits are \
          generated on the GPU: peaked rows are ≈N(0, 2) with about 20 tokens boosted by +8..+14; flat rows ≈N(0, 0.5). \
@@ -512,7 +524,8 @@ fn main() -> BenchResult<()> {
          At T 1 a peaked row's nucleus can also pass the candidate lists, so some peaked rows take the exact pass \
          too (their count is in the table above): the peaked column is mostly, not only, the fast path.\n\n\
          | V | B | peaked rows (mostly fast path) µs | flat rows (all exact pass) µs | ratio |\n|---|---|---|---|---|\n{exact_md}",
-        empty.median_us
+        empty.median_us,
+        launches = if serial { "in plain stream order: --serial-launches" } else { "each after the first launched overlapped with its predecessor" },
     );
     let md = if verify_md.is_empty() {
         md
