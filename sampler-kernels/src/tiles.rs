@@ -499,9 +499,11 @@ struct TopList {
 
 /// Adds this lane's tokens of one round whose bit is set in `passed` (their keys, from
 /// `key_of(j)`, are above the threshold) to the warp's list. With `seed`, a list that is not
-/// full yet takes each lane's best key at once (a threshold from the first round); without
+/// full yet first takes each lane's best key (a threshold from the first round); without
 /// (the scan has a floor already), keys wait in the buffer like any others: seeding then cost
-/// a merge a round while the few tokens above the floor filled the list.
+/// a merge a round while the few tokens above the floor filled the list. Every merge goes
+/// through one call site, so the network is in the kernel's code once per loop (the code of
+/// `sample_tiles` is large enough to stall on instruction fetches).
 ///
 /// # Safety
 /// All 32 lanes call it together.
@@ -516,55 +518,66 @@ unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed
         if !vote_any(FULL_MASK, passed != 0) {
             return; // the common round: nothing above the threshold
         }
-        if seed && top.threshold == 0 {
-            // Not full yet: each lane's best key joins the list directly, which sets a
-            // threshold at once instead of buffering the whole first round.
-            let (mut best, mut best_j) = (0u64, 8u32);
-            let mut m = passed;
-            while m != 0 {
-                let j = m.trailing_zeros();
-                m &= m - 1;
-                let k = key_of(j);
-                if k > best {
-                    best = k;
-                    best_j = j;
+        // Seeding: each lane's best key is merged before the rest is buffered, and the rest is
+        // then filtered by the threshold that merge sets.
+        let mut seeding = seed && top.threshold == 0;
+        let mut append = !seeding;
+        loop {
+            if append {
+                append = false;
+                let mine = passed.count_ones();
+                if vote_any(FULL_MASK, mine > 0) {
+                    let inclusive = warp_inclusive_sum(mine);
+                    let total = shfl_idx_u32(FULL_MASK, inclusive, 31);
+                    let mut at = top.waiting + inclusive - mine;
+                    let mut m = passed;
+                    while m != 0 {
+                        let j = m.trailing_zeros();
+                        m &= m - 1;
+                        st_shared_u64(shared + W_BUFFER + at * 8, key_of(j));
+                        at += 1;
+                    }
+                    top.waiting += total;
+                    sync_warp(FULL_MASK);
                 }
             }
-            if best_j < 8 {
-                passed &= !(1 << best_j);
-            }
-            top.list = merge_top32(top.list, best);
-            top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
-            let mut m = passed;
-            while m != 0 {
-                let j = m.trailing_zeros();
-                m &= m - 1;
-                if key_of(j) <= top.threshold {
-                    passed &= !(1 << j);
+            let chunk;
+            if seeding {
+                let (mut best, mut best_j) = (0u64, 8u32);
+                let mut m = passed;
+                while m != 0 {
+                    let j = m.trailing_zeros();
+                    m &= m - 1;
+                    let k = key_of(j);
+                    if k > best {
+                        best = k;
+                        best_j = j;
+                    }
                 }
+                if best_j < 8 {
+                    passed &= !(1 << best_j);
+                }
+                chunk = best;
+            } else if top.waiting >= 32 {
+                top.waiting -= 32;
+                chunk = ld_shared_u64(shared + W_BUFFER + (top.waiting + lane) * 8);
+            } else {
+                break;
             }
-        }
-        let mine = passed.count_ones();
-        if !vote_any(FULL_MASK, mine > 0) {
-            return;
-        }
-        let inclusive = warp_inclusive_sum(mine);
-        let total = shfl_idx_u32(FULL_MASK, inclusive, 31);
-        let mut at = top.waiting + inclusive - mine;
-        let mut m = passed;
-        while m != 0 {
-            let j = m.trailing_zeros();
-            m &= m - 1;
-            st_shared_u64(shared + W_BUFFER + at * 8, key_of(j));
-            at += 1;
-        }
-        top.waiting += total;
-        sync_warp(FULL_MASK);
-        while top.waiting >= 32 {
-            top.waiting -= 32;
-            let chunk = ld_shared_u64(shared + W_BUFFER + (top.waiting + lane) * 8);
             top.list = merge_top32(top.list, chunk);
             top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
+            if seeding {
+                seeding = false;
+                append = true;
+                let mut m = passed;
+                while m != 0 {
+                    let j = m.trailing_zeros();
+                    m &= m - 1;
+                    if key_of(j) <= top.threshold {
+                        passed &= !(1 << j);
+                    }
+                }
+            }
         }
         sync_warp(FULL_MASK);
     }
@@ -677,6 +690,8 @@ struct TileResult {
     infinite: u32,
     /// Ceiling of the band sums (`MODE_MASS`).
     ceiling: f32,
+    /// Keys still in the warp's buffer, not yet merged into `list` (`flush`).
+    waiting: u32,
 }
 
 /// Untempered values of a row with no bitmask, penalty or bias: what `process_untempered`
@@ -871,13 +886,13 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
         }
         let valid = redux_add_sync(FULL_MASK, valid);
         let infinite = redux_add_sync(FULL_MASK, infinite);
+        // The buffer's last keys are merged by the caller (`scan_tile`), once for both loops.
         let list = if MODE == MODE_MAX {
             warp_max_u64(if best_y > f32::NEG_INFINITY { sort_key(best_y, best_i) } else { 0 })
         } else {
-            flush(&mut top, scan.shared);
             top.list
         };
-        TileResult { list, valid, infinite, ceiling: f32::NEG_INFINITY }
+        TileResult { list, valid, infinite, ceiling: f32::NEG_INFINITY, waiting: top.waiting }
     }
 }
 
@@ -1038,12 +1053,12 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             mask = mask_ahead;
             round += 1;
         }
-        flush(&mut top, scan.shared);
         TileResult {
             list: top.list,
             valid: redux_add_sync(FULL_MASK, valid),
             infinite: redux_add_sync(FULL_MASK, infinite),
             ceiling,
+            waiting: top.waiting,
         }
     }
 }
@@ -1092,7 +1107,7 @@ unsafe fn merge_parts(res: TileResult, greedy: bool, shared: u32, (part, parts):
             ceiling = if c > ceiling { c } else { ceiling };
             k += 1;
         }
-        TileResult { list, valid, infinite, ceiling }
+        TileResult { list, valid, infinite, ceiling, waiting: 0 }
     }
 }
 
@@ -1211,6 +1226,12 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
             };
             (MODE_CANDIDATES, res)
         };
+        let mut res = res;
+        if mode != MODE_MAX {
+            let mut top = TopList { list: res.list, threshold: 0, waiting: res.waiting };
+            flush(&mut top, shared);
+            res.list = top.list;
+        }
         let stride = if MASS_KERNEL { MASS_SCAN_WARP_SHARED_BYTES } else { SCAN_WARP_SHARED_BYTES };
         let own_ceiling = res.ceiling;
         // The part is read again, not kept live across the scan (registers).
