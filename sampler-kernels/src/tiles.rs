@@ -647,37 +647,6 @@ unsafe fn raise_ceiling(bands: u32, ceiling: &mut f32, top: u32) {
     }
 }
 
-/// Appends `key` (lanes where `pass`) to the warp's buffer, and merges 32 keys into the list
-/// once 32 wait. `waiting` stays below 32 between calls, so the buffer holds fewer than 64.
-///
-/// # Safety
-/// All 32 lanes call it together.
-#[inline(always)]
-unsafe fn append_key(top: &mut TopList, shared: u32, pass: bool, key: u64) {
-    let lane = lane_id();
-    // SAFETY (whole warp, uniform branches): buffer slots below 64; sync_warp orders the
-    // lanes' shared accesses.
-    unsafe {
-        let hits = ballot(FULL_MASK, pass);
-        if hits == 0 {
-            return;
-        }
-        if pass {
-            let at = top.waiting + (hits & ((1u32 << lane) - 1)).count_ones();
-            st_shared_u64(shared + W_BUFFER + at * 8, key);
-        }
-        top.waiting += hits.count_ones();
-        if top.waiting >= 32 {
-            sync_warp(FULL_MASK);
-            top.waiting -= 32;
-            let chunk = ld_shared_u64(shared + W_BUFFER + (top.waiting + lane) * 8);
-            top.list = merge_top32(top.list, chunk);
-            top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
-            sync_warp(FULL_MASK);
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // The scan of one tile, and the entry points.
 
@@ -1033,20 +1002,10 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             // The band updates after all eight weights: an update between them would order
             // the next token's arithmetic after a shared-memory round trip.
             each8(|j| st_shared_u32(slot[j], ld_shared_u32(slot[j]).wrapping_add(weight[j])));
-            // The marked tokens, one token position at a time over the warp: append the key if
-            // it beats the threshold now (which rises as 32 keys merge, so the first round's
-            // own keys filter the rest of it).
-            let mut marked = redux_or_sync(FULL_MASK, passed);
-            while marked != 0 {
-                let j = marked.trailing_zeros();
-                marked &= marked - 1;
-                let mut key = 0;
-                if (passed >> j) & 1 != 0 {
-                    key = sort_key(f32::from_bits(ld_shared_u32(stage + j * 128)), first + j);
-                }
-                let pass = key > top.threshold;
-                append_key(&mut top, scan.shared, pass, key);
-            }
+            // The marked tokens' keys, from the staged values, go to the buffer at once (a warp
+            // prefix sum of the lanes' counts) and are merged in chunks of 32.
+            sync_warp(FULL_MASK);
+            insert_round(&mut top, scan.shared, passed, false, |j| sort_key(f32::from_bits(ld_shared_u32(stage + j * 128)), first + j));
             raw_a = raw_b;
             raw_b = raw_c;
             raw_c = raw_ahead;
