@@ -305,7 +305,7 @@ impl GpuSampler {
         let stream = gpu.stream().clone();
         let alloc_err = cuda_err("allocating sampler memory");
         let b = config.max_batch;
-        // Its band sums take more than the 48 KiB of dynamic shared memory a launch gets by default.
+        // The limit is set as for a kernel over the default 48 KiB (today it is under it).
         let stage_tiles_mass = function_with_shared(&gpu, "sample_tiles_mass", MASS_SCAN_SHARED_BYTES)?;
         // Its bin table too.
         let exact_histogram = function_with_shared(&gpu, "exact_histogram", EXACT_HIST_SHARED_BYTES)?;
@@ -314,7 +314,7 @@ impl GpuSampler {
         let stage_tiles = gpu.function("sample_tiles")?;
         let scan_resident_warps =
             resident_blocks(&gpu, &stage_tiles, SCAN_THREADS, SCAN_SHARED_BYTES, "reading sample_tiles' occupancy")? * SCAN_WARPS;
-        // Persistent: as many blocks as fit at once (four per SM on an H200: shared memory).
+        // Persistent: as many blocks as fit at once (four per SM on an H200: registers).
         let mass_scan_blocks =
             resident_blocks(&gpu, &stage_tiles_mass, MASS_SCAN_THREADS, MASS_SCAN_SHARED_BYTES, "reading sample_tiles_mass' occupancy")?;
         let sampler = Self {

@@ -294,10 +294,12 @@ pub const MASS_SCAN_WARPS: u32 = 4;
 /// Threads per `sample_tiles_mass` block.
 pub const MASS_SCAN_THREADS: u32 = MASS_SCAN_WARPS * 32;
 /// Shared memory of one mass-scanning warp: lane-private `u32` band sums and a discard row
-/// ((37 + 1) × 32 × 4 bytes), then what a `sample_tiles` warp has.
-pub const MASS_SCAN_WARP_SHARED_BYTES: u32 = (MASS_BANDS as u32 + 1) * 32 * 4 + SCAN_WARP_SHARED_BYTES;
-/// Dynamic shared memory of `sample_tiles_mass` (over 48 KiB: the host raises the limit).
+/// ((37 + 1) × 32 × 4 bytes), then what a `sample_tiles` warp has, then a round's tempered
+/// values (8 × 32 × 4 bytes).
+pub const MASS_SCAN_WARP_SHARED_BYTES: u32 = (MASS_BANDS as u32 + 1) * 32 * 4 + SCAN_WARP_SHARED_BYTES + 8 * 32 * 4;
+/// Dynamic shared memory of `sample_tiles_mass` (36 KiB).
 pub const MASS_SCAN_SHARED_BYTES: u32 = MASS_SCAN_WARPS * MASS_SCAN_WARP_SHARED_BYTES;
+const _: () = assert!(MASS_SCAN_SHARED_BYTES == 36 * 1024);
 /// What a part of a split mass tile costs besides its rounds, in rounds, in `mass_split`'s
 /// model. Chosen, not fitted: on the H200 a 4-way split at heterogeneous B = 64 (about one
 /// tile of 16 rounds per warp unsplit) measured 10% slower, and any figure of 2 or more keeps

@@ -74,10 +74,10 @@ const W_BIAS_MAP: u32 = W_BUFFER + BUFFER_KEYS * 8;
 const W_BIAS_LIST: u32 = W_BIAS_MAP + BIAS_WORDS * 4;
 const W_END: u32 = W_BIAS_LIST + BIAS_LIST * 8;
 
-/// `sample_tiles_mass` stages a round's tempered values here, `f32[8][32]` (token-major: lane
-/// `l` of token `j` is conflict-free). Its buffer never holds more than 63 keys (fewer than 32
-/// wait, and one token per lane is appended before a merge), so the staging area is free.
-const W_STAGE: u32 = W_BUFFER + 128 * 8;
+/// `sample_tiles_mass` stages a round's tempered values here, past what `sample_tiles` has,
+/// `f32[8][32]` (token-major: lane `l` of token `j` is conflict-free): a round may append all
+/// of its 256 keys to the buffer, and their keys are built from these values.
+const W_STAGE: u32 = W_END;
 /// A split tile's part publishes its result in its buffer for the first part to merge: its
 /// list (`u64[32]` from `W_BUFFER`), then its valid count, `+inf` count and band ceiling.
 const W_PART_VALID: u32 = W_BUFFER + 32 * 8;
@@ -85,9 +85,8 @@ const W_PART_INFINITE: u32 = W_PART_VALID + 4;
 const W_PART_CEILING: u32 = W_PART_VALID + 8;
 
 const _: () = assert!(W_END == SCAN_WARP_SHARED_BYTES);
-const _: () = assert!(W_BUFFER + 64 * 8 <= W_STAGE && W_STAGE + LANE_TOKENS * 32 * 4 <= W_BIAS_MAP);
-const _: () = assert!(W_PART_CEILING + 4 <= W_STAGE);
-const _: () = assert!(BAND_BYTES + W_END == MASS_SCAN_WARP_SHARED_BYTES);
+const _: () = assert!(W_PART_CEILING + 4 <= W_BIAS_MAP);
+const _: () = assert!(BAND_BYTES + W_STAGE + LANE_TOKENS * 32 * 4 == MASS_SCAN_WARP_SHARED_BYTES);
 const _: () = assert!(BUFFER_KEYS >= 31 + ROUND_TOKENS);
 const _: () = assert!(TILE_CANDIDATES == 32 && ROUNDS * ROUND_TOKENS == TILE_TOKENS);
 const _: () = assert!(BANDS == BAND_FLOOR + 1 && BANDS <= 64);
@@ -499,11 +498,9 @@ struct TopList {
 
 /// Adds this lane's tokens of one round whose bit is set in `passed` (their keys, from
 /// `key_of(j)`, are above the threshold) to the warp's list. With `seed`, a list that is not
-/// full yet first takes each lane's best key (a threshold from the first round); without
+/// full yet takes each lane's best key at once (a threshold from the first round); without
 /// (the scan has a floor already), keys wait in the buffer like any others: seeding then cost
-/// a merge a round while the few tokens above the floor filled the list. Every merge goes
-/// through one call site, so the network is in the kernel's code once per loop (the code of
-/// `sample_tiles` is large enough to stall on instruction fetches).
+/// a merge a round while the few tokens above the floor filled the list.
 ///
 /// # Safety
 /// All 32 lanes call it together.
@@ -518,66 +515,55 @@ unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed
         if !vote_any(FULL_MASK, passed != 0) {
             return; // the common round: nothing above the threshold
         }
-        // Seeding: each lane's best key is merged before the rest is buffered, and the rest is
-        // then filtered by the threshold that merge sets.
-        let mut seeding = seed && top.threshold == 0;
-        let mut append = !seeding;
-        loop {
-            if append {
-                append = false;
-                let mine = passed.count_ones();
-                if vote_any(FULL_MASK, mine > 0) {
-                    let inclusive = warp_inclusive_sum(mine);
-                    let total = shfl_idx_u32(FULL_MASK, inclusive, 31);
-                    let mut at = top.waiting + inclusive - mine;
-                    let mut m = passed;
-                    while m != 0 {
-                        let j = m.trailing_zeros();
-                        m &= m - 1;
-                        st_shared_u64(shared + W_BUFFER + at * 8, key_of(j));
-                        at += 1;
-                    }
-                    top.waiting += total;
-                    sync_warp(FULL_MASK);
+        if seed && top.threshold == 0 {
+            // Not full yet: each lane's best key joins the list directly, which sets a
+            // threshold at once instead of buffering the whole first round.
+            let (mut best, mut best_j) = (0u64, 8u32);
+            let mut m = passed;
+            while m != 0 {
+                let j = m.trailing_zeros();
+                m &= m - 1;
+                let k = key_of(j);
+                if k > best {
+                    best = k;
+                    best_j = j;
                 }
             }
-            let chunk;
-            if seeding {
-                let (mut best, mut best_j) = (0u64, 8u32);
-                let mut m = passed;
-                while m != 0 {
-                    let j = m.trailing_zeros();
-                    m &= m - 1;
-                    let k = key_of(j);
-                    if k > best {
-                        best = k;
-                        best_j = j;
-                    }
-                }
-                if best_j < 8 {
-                    passed &= !(1 << best_j);
-                }
-                chunk = best;
-            } else if top.waiting >= 32 {
-                top.waiting -= 32;
-                chunk = ld_shared_u64(shared + W_BUFFER + (top.waiting + lane) * 8);
-            } else {
-                break;
+            if best_j < 8 {
+                passed &= !(1 << best_j);
             }
+            top.list = merge_top32(top.list, best);
+            top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
+            let mut m = passed;
+            while m != 0 {
+                let j = m.trailing_zeros();
+                m &= m - 1;
+                if key_of(j) <= top.threshold {
+                    passed &= !(1 << j);
+                }
+            }
+        }
+        let mine = passed.count_ones();
+        if !vote_any(FULL_MASK, mine > 0) {
+            return;
+        }
+        let inclusive = warp_inclusive_sum(mine);
+        let total = shfl_idx_u32(FULL_MASK, inclusive, 31);
+        let mut at = top.waiting + inclusive - mine;
+        let mut m = passed;
+        while m != 0 {
+            let j = m.trailing_zeros();
+            m &= m - 1;
+            st_shared_u64(shared + W_BUFFER + at * 8, key_of(j));
+            at += 1;
+        }
+        top.waiting += total;
+        sync_warp(FULL_MASK);
+        while top.waiting >= 32 {
+            top.waiting -= 32;
+            let chunk = ld_shared_u64(shared + W_BUFFER + (top.waiting + lane) * 8);
             top.list = merge_top32(top.list, chunk);
             top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
-            if seeding {
-                seeding = false;
-                append = true;
-                let mut m = passed;
-                while m != 0 {
-                    let j = m.trailing_zeros();
-                    m &= m - 1;
-                    if key_of(j) <= top.threshold {
-                        passed &= !(1 << j);
-                    }
-                }
-            }
         }
         sync_warp(FULL_MASK);
     }
