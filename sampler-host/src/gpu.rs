@@ -1,5 +1,6 @@
-//! The GPU sampler: device state, the per-step upload, the three-kernel step, graph capture,
-//! and the [`Backend`] implementation.
+//! The GPU sampler: device state, the per-step upload, the eight-kernel step (each kernel after
+//! the first launched overlapped with its predecessor, `GpuSamplerConfig::overlap_kernels`),
+//! graph capture, and the [`Backend`] implementation.
 //!
 //! Memory is allocated once, in [`GpuSampler::new`], for the capacity fixed there (rows per
 //! step, live requests, vocab, bias entries per step). A step allocates nothing and never

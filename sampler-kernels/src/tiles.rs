@@ -33,6 +33,11 @@
 //! `sample_tiles_mass` is persistent, and most rows are usually not its own: each group of
 //! warps (one warp, or the 2 or 4 parts of `abi::mass_split`) looks up the rows of its next 32
 //! items in one round trip and scans only its own rows' items.
+//!
+//! Launch order: `sample_tiles` is the step's first kernel. `sample_tiles_mass` is launched
+//! overlapped after it and runs beside it when `sample_tiles` lets it (`overlap_stage1`); it
+//! reads nothing `sample_tiles` writes, and waits for it only at its end, so that the next
+//! kernel's wait covers both.
 
 use crate::abi::*;
 use crate::block::{each8, smem};
