@@ -46,10 +46,10 @@ pub struct GpuSamplerConfig {
     pub max_requests: usize,
     /// Most logit-bias entries over all rows of one step.
     pub max_bias_entries: usize,
-    /// Launch every kernel of a step after the first with programmatic dependent launch, so
-    /// that each kernel's launch overlaps the previous one's tail (Hopper and later; on
-    /// older devices the driver ignores the attribute). Off gives the plain stream order,
-    /// which the benchmark compares against.
+    /// Launch every kernel of a step after the first with programmatic dependent launch
+    /// (Hopper's `griddepcontrol`; the kernels are built for sm_90), so that each kernel's
+    /// launch overlaps the previous one's tail. Off gives the plain stream order, which the
+    /// benchmark compares against (`sonic-bench --serial-launches`).
     pub overlap_kernels: bool,
 }
 

@@ -236,7 +236,8 @@ pub unsafe fn sync_warp(mask: u32) {
 /// argument for every later access to the previous kernels' outputs.
 #[inline(always)]
 pub unsafe fn wait_for_prior_grids() {
-    // SAFETY: no operands; `memory` keeps loads and stores on the side the caller put them.
+    // SAFETY: no operands. Without `nomem` the asm may touch memory as far as the compiler
+    // knows, so it keeps every load and store on the side of it where the caller put them.
     unsafe { asm!("griddepcontrol.wait;", options(nostack)) };
 }
 
