@@ -280,13 +280,8 @@ unsafe fn for_each_split_tile<F: FnMut(u32, u32, u32)>(p: &StepParams, mut f: F)
 /// shared memory, after `sample_rows` of the same step on the same stream.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
-    // Launched overlapped after the previous kernel of the step: everything below follows the
-    // wait for that kernel (and so for all earlier ones). The next kernel may be placed once
-    // this one is past its wait, not before: placed at once, each kernel placed the next, and
-    // the waiting grids slowed the working ones (measured, ARCHITECTURE.md).
-    // SAFETY: a wait, no access.
-    unsafe { wait_for_prior_grids() };
-    allow_dependent_launch();
+    // SAFETY: a wait, no access; everything below follows it.
+    unsafe { follow_previous_kernel() };
     if block_dim_x() != THREADS || p.tiles == 0 {
         return;
     }
@@ -358,13 +353,8 @@ pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
 /// memory, after `exact_histogram` of the same step on the same stream.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn exact_bins(p: StepParams) {
-    // Launched overlapped after the previous kernel of the step: everything below follows the
-    // wait for that kernel (and so for all earlier ones). The next kernel may be placed once
-    // this one is past its wait, not before: placed at once, each kernel placed the next, and
-    // the waiting grids slowed the working ones (measured, ARCHITECTURE.md).
-    // SAFETY: a wait, no access.
-    unsafe { wait_for_prior_grids() };
-    allow_dependent_launch();
+    // SAFETY: a wait, no access; everything below follows it.
+    unsafe { follow_previous_kernel() };
     if block_dim_x() != THREADS {
         return;
     }
@@ -535,13 +525,8 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
 /// memory, after `exact_bins` of the same step on the same stream.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn exact_gather(p: StepParams) {
-    // Launched overlapped after the previous kernel of the step: everything below follows the
-    // wait for that kernel (and so for all earlier ones). The next kernel may be placed once
-    // this one is past its wait, not before: placed at once, each kernel placed the next, and
-    // the waiting grids slowed the working ones (measured, ARCHITECTURE.md).
-    // SAFETY: a wait, no access.
-    unsafe { wait_for_prior_grids() };
-    allow_dependent_launch();
+    // SAFETY: a wait, no access; everything below follows it.
+    unsafe { follow_previous_kernel() };
     if block_dim_x() != THREADS || p.tiles == 0 {
         return;
     }
@@ -601,13 +586,8 @@ pub unsafe extern "ptx-kernel" fn exact_gather(p: StepParams) {
 /// memory, after `exact_gather` of the same step on the same stream.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn exact_finish(p: StepParams) {
-    // Launched overlapped after the previous kernel of the step: everything below follows the
-    // wait for that kernel (and so for all earlier ones). The next kernel may be placed once
-    // this one is past its wait, not before: placed at once, each kernel placed the next, and
-    // the waiting grids slowed the working ones (measured, ARCHITECTURE.md).
-    // SAFETY: a wait, no access.
-    unsafe { wait_for_prior_grids() };
-    allow_dependent_launch();
+    // SAFETY: a wait, no access; everything below follows it.
+    unsafe { follow_previous_kernel() };
     if block_dim_x() != THREADS {
         return;
     }
@@ -624,13 +604,8 @@ pub unsafe extern "ptx-kernel" fn exact_finish(p: StepParams) {
 /// shared memory, after `exact_bins` of the same step on the same stream.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_exact(p: StepParams) {
-    // Launched overlapped after the previous kernel of the step: everything below follows the
-    // wait for that kernel (and so for all earlier ones). The next kernel may be placed once
-    // this one is past its wait, not before: placed at once, each kernel placed the next, and
-    // the waiting grids slowed the working ones (measured, ARCHITECTURE.md).
-    // SAFETY: a wait, no access.
-    unsafe { wait_for_prior_grids() };
-    allow_dependent_launch();
+    // SAFETY: a wait, no access; everything below follows it.
+    unsafe { follow_previous_kernel() };
     let row = block_idx_x();
     // SAFETY: one flag read (row < rows); exact_single is a whole-block body for a flagged row.
     // Flags of rows past this step's active count are stale (stage 2 clears only active rows).

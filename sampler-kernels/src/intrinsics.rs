@@ -250,6 +250,20 @@ pub fn allow_dependent_launch() {
     unsafe { asm!("griddepcontrol.launch_dependents;", options(nostack)) };
 }
 
+/// The start of every step kernel launched overlapped after another that reads what it
+/// wrote: wait for that kernel (and so, transitively, for all earlier ones), then let the next
+/// kernel be placed. After the wait, not before: placed at once, each kernel placed the next,
+/// and the waiting grids slowed the working ones (measured, ARCHITECTURE.md).
+///
+/// # Safety
+/// As for [`wait_for_prior_grids`].
+#[inline(always)]
+pub unsafe fn follow_previous_kernel() {
+    // SAFETY: forwarded.
+    unsafe { wait_for_prior_grids() };
+    allow_dependent_launch();
+}
+
 /// `mov.u32 %r, SMEM`: the shared-window address of the block's dynamic shared memory.
 #[inline(always)]
 pub fn shared_base() -> u32 {

@@ -884,13 +884,8 @@ unsafe fn merge_candidates(p: &StepParams, row: u32, k_hint: u32) -> Option<(u32
 /// shared memory, after `sample_tiles` of the same step on the same stream.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
-    // Launched overlapped after the previous kernel of the step: everything below follows the
-    // wait for that kernel (and so for all earlier ones). The next kernel may be placed once
-    // this one is past its wait, not before: placed at once, each kernel placed the next, and
-    // the waiting grids slowed the working ones (measured, ARCHITECTURE.md).
-    // SAFETY: a wait, no access.
-    unsafe { wait_for_prior_grids() };
-    allow_dependent_launch();
+    // SAFETY: a wait, no access; everything below follows it.
+    unsafe { follow_previous_kernel() };
     let row = block_idx_x();
     // SAFETY: one u32 read.
     if block_dim_x() != SAMPLER_THREADS || row >= unsafe { active_rows(&p) } {

@@ -459,12 +459,8 @@ unsafe fn bias_at(p: &StepParams, scan: &TileScan, offset: u32) -> f32 {
 #[inline(always)]
 unsafe fn prologue8(p: &StepParams, scan: &TileScan, first: u32, input: &RoundInput) -> [f32; 8] {
     let offset = first - scan.start;
-    let biased = if scan.bias_found > 0 {
-        // SAFETY: word offset/32 < BIAS_WORDS of this warp's bitmap.
-        (unsafe { ld_shared_u32(scan.shared + W_BIAS_MAP + (offset / 32) * 4) } >> (offset & 31)) & 0xff
-    } else {
-        0
-    };
+    // SAFETY: forwarded.
+    let biased = if scan.bias_found > 0 { unsafe { biased8(scan, offset) } } else { 0 };
     prologue8_with(scan, first, input, |j| {
         if (biased >> j) & 1 != 0 {
             // SAFETY: forwarded; the bitmap marks this token.
@@ -473,6 +469,16 @@ unsafe fn prologue8(p: &StepParams, scan: &TileScan, first: u32, input: &RoundIn
             0.0
         }
     })
+}
+
+/// Bit `j`: the tile's bias bitmap marks this lane's token `offset + j`.
+///
+/// # Safety
+/// After [`collect_bias`] for this tile; `offset % 8 == 0`, `offset < TILE_TOKENS`.
+#[inline(always)]
+unsafe fn biased8(scan: &TileScan, offset: u32) -> u32 {
+    // SAFETY: word offset/32 < BIAS_WORDS of this warp's bitmap.
+    (unsafe { ld_shared_u32(scan.shared + W_BIAS_MAP + (offset / 32) * 4) } >> (offset & 31)) & 0xff
 }
 
 /// [`prologue8`] with token `j`'s bias from `bias_of(j)`.
@@ -574,24 +580,23 @@ unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed
     }
 }
 
-/// Merges what is left in the buffer.
+/// `list` with the `waiting` keys left in the buffer merged in (the scan's last step).
 ///
 /// # Safety
-/// All 32 lanes call it together.
+/// All 32 lanes call it together, with the same `waiting` (< 32).
 #[inline(always)]
-unsafe fn flush(top: &mut TopList, shared: u32) {
-    if top.waiting == 0 {
-        return;
+unsafe fn flush(list: u64, waiting: u32, shared: u32) -> u64 {
+    if waiting == 0 {
+        return list;
     }
     let lane = lane_id();
     // SAFETY (whole warp): slots below waiting < 32; the sync_warp orders their writes (by
     // other lanes) before the reads.
     unsafe {
         sync_warp(FULL_MASK);
-        let chunk = if lane < top.waiting { ld_shared_u64(shared + W_BUFFER + lane * 8) } else { 0 };
-        top.list = merge_top32(top.list, chunk);
+        let chunk = if lane < waiting { ld_shared_u64(shared + W_BUFFER + lane * 8) } else { 0 };
+        merge_top32(list, chunk)
     }
-    top.waiting = 0;
 }
 
 #[inline(always)]
@@ -667,7 +672,7 @@ fn plain8(raw: &[f32; 8], params: &LogitParams) -> [f32; 8] {
 /// are already loaded (the first `own` of `raw`). `θ`, the 32nd largest of the lanes' two
 /// largest values, has 32 tokens of this warp's part at or above it, so its 32nd key is at
 /// least `temper(θ)`, and a value below `temper_floor(temper(θ))` cannot make the list.
-/// Without it the list starts empty: the first round divided and buffered every token (a few
+/// Without it the list starts empty: the first round tempered and buffered every token (a few
 /// hundred keys merged a tile, most of the candidate work; with the tile split, of each part).
 ///
 /// # Safety
@@ -784,10 +789,10 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
                     infinite += (y[j] == f32::INFINITY) as u32;
                 });
             } else if MODE == MODE_CANDIDATES {
-                // Below the floor a token cannot reach the threshold, so it is not divided (unless
-                // the division could overflow a finite value to -inf). The few that are go through
-                // a loop over their bits: a branch per token would be if-converted and every
-                // token would pay for the division.
+                // Below the floor a token cannot reach the threshold, so it is not tempered (unless
+                // tempering could overflow a finite value to -inf). The few that are go through a
+                // loop over their bits: a branch per token would be if-converted and every token
+                // would pay for `temper` (a division per token until session 7).
                 let mut slow = 0u32;
                 each8(|j| {
                     let v = y[j];
@@ -804,7 +809,7 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
                         infinite += (x == f32::INFINITY) as u32;
                         let pass = sort_key(x, first + j) > top.threshold;
                         if pass {
-                            // Kept in place for `insert_round`'s keys: dividing again cost more.
+                            // Kept in place for `insert_round`'s keys: tempering again cost more.
                             each8(|i| {
                                 if i as u32 == j {
                                     y[i] = x;
@@ -869,8 +874,8 @@ unsafe fn bias8(p: &StepParams, scan: &TileScan, offset: u32) -> [f32; 8] {
     if scan.bias_found == 0 {
         return bias;
     }
-    // SAFETY: word offset/32 < BIAS_WORDS of this warp's bitmap.
-    let mut marked = (unsafe { ld_shared_u32(scan.shared + W_BIAS_MAP + (offset / 32) * 4) } >> (offset & 31)) & 0xff;
+    // SAFETY: forwarded.
+    let mut marked = unsafe { biased8(scan, offset) };
     while marked != 0 {
         pragma_nounroll();
         let j = marked.trailing_zeros();
@@ -1181,9 +1186,7 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
         };
         let mut res = res;
         if mode != MODE_MAX {
-            let mut top = TopList { list: res.list, threshold: 0, waiting: res.waiting };
-            flush(&mut top, shared);
-            res.list = top.list;
+            res.list = flush(res.list, res.waiting, shared);
         }
         let stride = if MASS_KERNEL { MASS_SCAN_WARP_SHARED_BYTES } else { SCAN_WARP_SHARED_BYTES };
         let own_ceiling = res.ceiling;
