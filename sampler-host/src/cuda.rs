@@ -45,7 +45,7 @@ pub(crate) fn cuda_err(op: &'static str) -> impl FnOnce(cudarc::driver::DriverEr
 
 /// How a kernel of a multi-kernel sequence waits for the one before it on the stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Ordering {
+pub(crate) enum LaunchOrder {
     /// The ordinary stream order: the kernel is launched once the previous work completed.
     Serial,
     /// Programmatic dependent launch (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`):
@@ -57,12 +57,12 @@ pub(crate) enum Ordering {
 }
 
 /// Launches `function` with one by-value parameter struct, through `cuLaunchKernelEx`, with
-/// the ordering `ordering` asks for.
+/// the order `order` asks for.
 ///
 /// # Safety
 /// As for any launch: `params` is the kernel's whole parameter list, with the layout the
 /// kernel reads; every pointer in it is valid for what the kernel accesses under `config`.
-/// With [`Ordering::Overlapped`], the kernel executes `griddepcontrol.wait` before it reads
+/// With [`LaunchOrder::Overlapped`], the kernel executes `griddepcontrol.wait` before it reads
 /// anything the previous kernel writes and before it writes anything that kernel reads or
 /// writes, and (so that order stays transitive) before it exits.
 pub(crate) unsafe fn launch_ordered<T>(
@@ -70,7 +70,7 @@ pub(crate) unsafe fn launch_ordered<T>(
     function: &CudaFunction,
     config: LaunchConfig,
     params: &KernelParams<T>,
-    ordering: Ordering,
+    order: LaunchOrder,
 ) -> std::result::Result<(), cudarc::driver::DriverError>
 where
     KernelParams<T>: DeviceRepr,
@@ -80,7 +80,7 @@ where
     let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
     attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attribute.value.programmaticStreamSerializationAllowed = 1;
-    let overlapped = ordering == Ordering::Overlapped;
+    let overlapped = order == LaunchOrder::Overlapped;
     let launch = sys::CUlaunchConfig {
         gridDimX: config.grid_dim.0,
         gridDimY: config.grid_dim.1,

@@ -227,7 +227,14 @@ fn file_rows(file: &LogitsFile, first: usize, batch: usize) -> Vec<f32> {
     all
 }
 
-fn run_cell(cell: &Cell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut impl Rng, file: Option<&LogitsFile>) -> BenchResult<Measured> {
+fn run_cell(
+    cell: &Cell,
+    flush: &mut CudaSlice<u8>,
+    replays: usize,
+    rng: &mut impl Rng,
+    file: Option<&LogitsFile>,
+    overlap_kernels: bool,
+) -> BenchResult<Measured> {
     if cell.workload == Workload::TopK128 {
         return run_topk_cell(cell, flush, replays, rng, file);
     }
@@ -237,7 +244,7 @@ fn run_cell(cell: &Cell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut im
         max_batch: batch,
         max_requests: batch,
         max_bias_entries: batch * 32,
-        overlap_kernels: !SERIAL_LAUNCHES.load(std::sync::atomic::Ordering::Relaxed),
+        overlap_kernels,
     };
     let mut sampler = GpuSampler::new(GpuDevice::open(0)?, config)?;
     let words = vocab.div_ceil(32);
@@ -299,14 +306,10 @@ fn dtype_name(d: LogitsDtype) -> &'static str {
     }
 }
 
-/// `--serial-launches`: set once in `main`, before any cell runs.
-static SERIAL_LAUNCHES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
 fn main() -> BenchResult<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
     let serial = args.iter().any(|a| a == "--serial-launches");
-    SERIAL_LAUNCHES.store(serial, std::sync::atomic::Ordering::Relaxed);
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     let out_dir = value("--out").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("bench-out"));
     let replays: usize = value("--replays").and_then(|v| v.parse().ok()).unwrap_or(200).max(100);
@@ -395,7 +398,7 @@ fn main() -> BenchResult<()> {
     let mut results = Vec::new();
     for cell in &cells {
         let key = format!("{}:{}:{}:{}", cell.workload.name(), dtype_name(cell.dtype), cell.vocab, cell.batch);
-        let m = match run_cell(cell, &mut flush, replays, &mut cell_rng(key), file.as_ref()) {
+        let m = match run_cell(cell, &mut flush, replays, &mut cell_rng(key), file.as_ref(), !serial) {
             Ok(m) => m,
             Err(e) => {
                 eprintln!("{} {} V={} B={}: error {e}", cell.workload.name(), dtype_name(cell.dtype), cell.vocab, cell.batch);
