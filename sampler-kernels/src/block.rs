@@ -39,13 +39,44 @@ pub fn smem(offset: u32) -> u32 {
     shared_base() + offset
 }
 
+/// The larger of two `u64`.
 #[inline(always)]
-fn max_u64(a: u64, b: u64) -> u64 {
+pub(crate) fn max_u64(a: u64, b: u64) -> u64 {
     if a > b {
         a
     } else {
         b
     }
+}
+
+/// The smaller of two `u64`.
+#[inline(always)]
+pub(crate) fn min_u64(a: u64, b: u64) -> u64 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// Inclusive prefix sum of `v` over the lanes of a warp.
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+pub(crate) unsafe fn warp_inclusive_sum(v: u32) -> u32 {
+    let lane = lane_id();
+    let mut s = v;
+    let mut d = 1;
+    while d < 32 {
+        // SAFETY: forwarded (whole warp converged).
+        let up = unsafe { shfl_up_u32(FULL_MASK, s, d) };
+        if lane >= d {
+            s += up;
+        }
+        d <<= 1;
+    }
+    s
 }
 
 /// The integer widths the block reductions and scans work on, with how to move them between

@@ -40,7 +40,7 @@
 //! kernel's wait covers both.
 
 use crate::abi::*;
-use crate::block::{each8, smem};
+use crate::block::{each8, max_u64, min_u64, smem, warp_inclusive_sum};
 use crate::fixed::{frac_weight, small_ceil, soft_ceil, BAND_FLOOR, CEIL_LIMIT, FRAC_ONE};
 use crate::intrinsics::*;
 use crate::keys::{from_ordered_bits, key_value, ordered_bits, sort_key};
@@ -142,23 +142,6 @@ struct TileScan {
 // ---------------------------------------------------------------------------------------------
 // Warp helpers.
 
-#[inline(always)]
-fn max_u64(a: u64, b: u64) -> u64 {
-    if a > b {
-        a
-    } else {
-        b
-    }
-}
-
-#[inline(always)]
-fn min_u64(a: u64, b: u64) -> u64 {
-    if a < b {
-        a
-    } else {
-        b
-    }
-}
 
 /// `v[j]` for a run-time `j < 8` by selects: an indexed register array would go to local memory.
 #[inline(always)]
@@ -193,25 +176,6 @@ unsafe fn warp_max_u64(v: u64) -> u64 {
     m
 }
 
-/// Inclusive prefix sum of `v` over the lanes.
-///
-/// # Safety
-/// All 32 lanes call it together.
-#[inline(always)]
-unsafe fn warp_inclusive_sum(v: u32) -> u32 {
-    let lane = lane_id();
-    let mut s = v;
-    let mut d = 1;
-    while d < 32 {
-        // SAFETY: forwarded (whole warp converged).
-        let up = unsafe { shfl_up_u32(FULL_MASK, s, d) };
-        if lane >= d {
-            s += up;
-        }
-        d <<= 1;
-    }
-    s
-}
 
 /// The 32 largest of `list` (sorted descending across lanes) and `chunk` (one key per lane, any
 /// order), sorted descending across lanes. Keys are unique, so nothing is counted twice.

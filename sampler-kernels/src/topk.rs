@@ -310,7 +310,7 @@ pub use device::{topk_chunks, topk_merge};
 mod device {
     use super::topk_key;
     use crate::abi::*;
-    use crate::block::{each8, pow2_at_least, smem};
+    use crate::block::{each8, pow2_at_least, smem, warp_inclusive_sum};
     use crate::intrinsics::*;
     use crate::keys::{key_index, key_value};
     use crate::logit::{widen_bf16, widen_f16};
@@ -352,25 +352,6 @@ mod device {
         f(9);
     }
 
-    /// Inclusive prefix sum of `v` over the warp.
-    ///
-    /// # Safety
-    /// The whole warp calls it together.
-    #[inline(always)]
-    unsafe fn warp_inclusive_sum(v: u32) -> u32 {
-        let lane = lane_id();
-        let mut incl = v;
-        let mut d = 1;
-        while d < 32 {
-            // SAFETY: the whole warp is converged here (caller).
-            let t = unsafe { shfl_up_u32(FULL_MASK, incl, d) };
-            if lane >= d {
-                incl += t;
-            }
-            d <<= 1;
-        }
-        incl
-    }
 
     /// Combines per-warp inclusive totals published at `slots` (16 `u32`, `stride` bytes
     /// apart) after a barrier: (keys before this warp, block total).
