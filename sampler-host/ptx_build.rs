@@ -28,9 +28,11 @@ pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
     ("verify_rows", ".maxntid 512, 1, 1"),
     ("verify_draws", ".maxntid 512, 1, 1"),
     // The same bound for the 512-thread sampler kernels (one block per SM at most otherwise).
-    // `sample_rows` two per SM: 64 registers and 384 bytes of spills, measured 1.11× faster
-    // for top-k + top-p at B = 1024 and 4% slower at B = 1 (xtask/src/ptx_check.rs).
-    ("sample_rows", ".maxntid 512, 1, 1\n.minnctapersm 2"),
+    // `sample_rows_two_per_sm`, the same body two per SM: 64 registers and 384 bytes of
+    // spills, measured 1.11× faster for top-k + top-p at B = 1024 and 4% slower at B = 1
+    // (xtask/src/ptx_check.rs); the host picks it for batches of more rows than SMs.
+    ("sample_rows", ".maxntid 512, 1, 1"),
+    ("sample_rows_two_per_sm", ".maxntid 512, 1, 1\n.minnctapersm 2"),
     ("exact_histogram", ".maxntid 512, 1, 1"),
     ("exact_bins", ".maxntid 512, 1, 1"),
     ("exact_gather", ".maxntid 512, 1, 1"),

@@ -19,7 +19,7 @@ use sampler_kernels::abi::{
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
-    TILE_TOKENS, overlap_stage1, scan_split,
+    TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_split,
 };
 use sampler_kernels::logit::bitmask_words;
 use sampler_kernels::status::STATUS_OK;
@@ -224,6 +224,10 @@ pub struct GpuSampler {
     /// calculator × SMs; four per SM on an H200).
     mass_scan_blocks: u32,
     stage_rows: CudaFunction,
+    /// The same stage 2 built for two blocks per SM, for batches of more rows than SMs.
+    stage_rows_two_per_sm: CudaFunction,
+    /// SMs of the device (`abi::rows_two_per_sm`).
+    sm_count: u32,
     exact_histogram: CudaFunction,
     exact_bins: CudaFunction,
     exact_gather: CudaFunction,
@@ -325,6 +329,8 @@ impl GpuSampler {
             scan_resident_warps,
             mass_scan_blocks,
             stage_rows: gpu.function("sample_rows")?,
+            stage_rows_two_per_sm: gpu.function("sample_rows_two_per_sm")?,
+            sm_count,
             exact_histogram,
             exact_bins: gpu.function("exact_bins")?,
             exact_gather: gpu.function("exact_gather")?,
@@ -621,6 +627,8 @@ impl GpuSampler {
             block_dim: block,
             shared_mem_bytes,
         };
+        let stage_rows =
+            if rows_two_per_sm(rows as u32, self.sm_count) { &self.stage_rows_two_per_sm } else { &self.stage_rows };
         // The first kernel waits for the upload (and the previous step) in stream order; each
         // later one may overlap its predecessor's tail: all of them call
         // `griddepcontrol.wait` before touching what an earlier kernel of the step wrote.
@@ -628,7 +636,7 @@ impl GpuSampler {
         for (index, (function, config, what)) in [
             (&self.stage_tiles, tiles_cfg, "launching sample_tiles"),
             (&self.stage_tiles_mass, mass_cfg, "launching sample_tiles_mass"),
-            (&self.stage_rows, rows_cfg, "launching sample_rows"),
+            (stage_rows, rows_cfg, "launching sample_rows"),
             (&self.exact_histogram, exact_cfg(EXACT_HIST_SHARED_BYTES), "launching exact_histogram"),
             (&self.exact_bins, exact_cfg(SAMPLER_SHARED_BYTES), "launching exact_bins"),
             (&self.exact_gather, exact_cfg(SAMPLER_SHARED_BYTES), "launching exact_gather"),

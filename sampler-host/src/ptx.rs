@@ -15,6 +15,7 @@ pub const ENTRY_POINTS: &[&str] =
         "sample_tiles",
         "sample_tiles_mass",
         "sample_rows",
+        "sample_rows_two_per_sm",
         "exact_histogram",
         "exact_bins",
         "exact_gather",

@@ -877,13 +877,36 @@ unsafe fn merge_candidates(p: &StepParams, row: u32, k_hint: u32) -> Option<(u32
     }
 }
 
-/// Stage 2: one block per row; see the module header.
+/// Stage 2: one block per row; see the module header. Built at up to 128 registers (one
+/// 512-thread block per SM, no spills): the host launches it for batches of one wave.
 ///
 /// # Safety
 /// Launch with grid `(rows)`, `SAMPLER_THREADS` threads and `SAMPLER_SHARED_BYTES` of dynamic
 /// shared memory, after `sample_tiles` of the same step on the same stream.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
+    // SAFETY: forwarded.
+    unsafe { sample_rows_body(&p) }
+}
+
+/// [`sample_rows`] built for two 512-thread blocks per SM (64 registers, with spills): the
+/// host launches it for batches of more rows than SMs (`abi::rows_two_per_sm`).
+///
+/// # Safety
+/// As for [`sample_rows`].
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn sample_rows_two_per_sm(p: StepParams) {
+    // SAFETY: forwarded.
+    unsafe { sample_rows_body(&p) }
+}
+
+/// The body of both stage-2 entry points.
+///
+/// # Safety
+/// As for [`sample_rows`].
+#[inline(always)]
+unsafe fn sample_rows_body(p: &StepParams) {
+    let p = *p;
     // SAFETY: a wait, no access; everything below follows it.
     unsafe { follow_previous_kernel() };
     let row = block_idx_x();
