@@ -215,10 +215,9 @@ pub const EXACT_GATHER_KEYS: u32 = 4096;
 /// Rows per step the split pass takes (its scratch is per row); the rest take the single-block pass.
 pub const EXACT_SLOTS_MAX: u32 = 256;
 /// Dynamic shared memory of `exact_histogram`: the sampler map up to its sort buffer (the bias
-/// table of the prologue), then room for three `u32` per bin. Since session 7 the histogram
-/// uses two (the count packed with the fraction sum's high bits, and its low bits); the third
-/// is unused, and shrinking the launch to two waits for a GPU run.
-pub const EXACT_HIST_SHARED_BYTES: u32 = (22528 + 3 * EXACT_BINS * 4).next_multiple_of(1024);
+/// table of the prologue), then two `u32` per bin (the count packed with the fraction sum's
+/// high bits, and its low bits).
+pub const EXACT_HIST_SHARED_BYTES: u32 = (22528 + 2 * EXACT_BINS * 4).next_multiple_of(1024);
 
 /// One row's state in the split exact pass. Stage 2 writes the first part; `exact_bins` the
 /// rest. u128 values are split into (low, high) u64 halves: u128 alignment differs between the
