@@ -965,9 +965,7 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             // The marked tokens' keys, from the staged values, go to the buffer at once (a warp
             // prefix sum of the lanes' counts) and are merged in chunks of 32. A token tied with
             // the threshold's value may be marked with a smaller key; merging it changes nothing.
-            // (Each lane reads only its own staged values, so this sync_warp is not needed for
-            // them; it is in the build that was measured.)
-            sync_warp(FULL_MASK);
+            // Each lane reads only its own staged values, so no sync_warp is needed for them.
             insert_round(&mut top, scan.shared, passed, false, |j| sort_key(f32::from_bits(ld_shared_u32(stage + j * 128)), first + j));
             raw_a = raw_b;
             raw_b = raw_c;
