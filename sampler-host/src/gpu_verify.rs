@@ -25,7 +25,7 @@ use std::marker::PhantomData;
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, LaunchConfig, PushKernelArg};
 use sampler_kernels::abi::{
     RowSettings, VerifyParams, VerifySettings, ROW_HAS_BITMASK, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
-    TILE_TOKENS, VERIFY_BLOCK_SCRATCH_BYTES, VERIFY_CHAIN_THREADS, VERIFY_MAX_DRAFTS, VERIFY_MIN_DRAFTS, VERIFY_ONE_HOT,
+    TILE_TOKENS, VERIFY_BLOCK_SCRATCH_BYTES, VERIFY_CHAIN_THREADS, VERIFY_MAX_DRAFTS, VERIFY_MIN_DRAFTS, VERIFY_ONE_HOT, VERIFY_ROWS_SHARED_BYTES,
     VERIFY_ROW_SCRATCH_BYTES,
 };
 use sampler_kernels::status::STATUS_INVALID_SETTINGS;
@@ -162,10 +162,10 @@ pub struct GpuVerifier {
     uploaded_q_rows: usize,
 }
 
-/// Blocks of a cooperative grid of `function` (512 threads, `SAMPLER_SHARED_BYTES`): as many
-/// as can run at once, by the occupancy calculator.
-fn cooperative_grid(gpu: &GpuDevice, function: &CudaFunction) -> Result<u32> {
-    super::resident_blocks(gpu, function, SAMPLER_THREADS, SAMPLER_SHARED_BYTES, "sizing a verification grid")
+/// Blocks of a cooperative grid of `function` (512 threads, `shared_bytes` of dynamic shared
+/// memory): as many as can run at once, by the occupancy calculator.
+fn cooperative_grid(gpu: &GpuDevice, function: &CudaFunction, shared_bytes: u32) -> Result<u32> {
+    super::resident_blocks(gpu, function, SAMPLER_THREADS, shared_bytes, "sizing a verification grid")
 }
 
 impl GpuVerifier {
@@ -185,10 +185,10 @@ impl GpuVerifier {
         let stream = sampler.gpu.stream().clone();
         let alloc = cuda_err("allocating verification memory");
         let width = max_batch * (max_drafts + 1);
-        let rows_fn = sampler.gpu.function("verify_rows")?;
-        let rows_grid = cooperative_grid(&sampler.gpu, &rows_fn)?;
+        let rows_fn = super::function_with_shared(&sampler.gpu, "verify_rows", VERIFY_ROWS_SHARED_BYTES)?;
+        let rows_grid = cooperative_grid(&sampler.gpu, &rows_fn, VERIFY_ROWS_SHARED_BYTES)?;
         let draws_fn = sampler.gpu.function("verify_draws")?;
-        let draws_grid = cooperative_grid(&sampler.gpu, &draws_fn)?;
+        let draws_grid = cooperative_grid(&sampler.gpu, &draws_fn, SAMPLER_SHARED_BYTES)?;
         let cache_len = max_rows * sampler.tiles as usize * TILE_TOKENS as usize;
         let verifier = Self {
             rows_fn,
@@ -484,9 +484,10 @@ impl GpuVerifier {
         let rows_cfg = LaunchConfig {
             grid_dim: (self.rows_grid, 1, 1),
             block_dim: (SAMPLER_THREADS, 1, 1),
-            shared_mem_bytes: SAMPLER_SHARED_BYTES,
+            shared_mem_bytes: VERIFY_ROWS_SHARED_BYTES,
         };
-        let draws_cfg = LaunchConfig { grid_dim: (self.draws_grid, 1, 1), ..rows_cfg };
+        let draws_cfg =
+            LaunchConfig { grid_dim: (self.draws_grid, 1, 1), shared_mem_bytes: SAMPLER_SHARED_BYTES, ..rows_cfg };
         let chain_blocks = (self.sampler.config.max_batch as u32).div_ceil(VERIFY_CHAIN_THREADS);
         let chains_cfg =
             LaunchConfig { grid_dim: (chain_blocks, 1, 1), block_dim: (VERIFY_CHAIN_THREADS, 1, 1), shared_mem_bytes: 0 };

@@ -445,8 +445,14 @@ pub const VERIFY_ONE_HOT: u32 = u32::MAX;
 pub const VERIFY_CHAIN_THREADS: u32 = 128;
 /// Bytes of `VerifyParams::group_scratch` per `verify_rows` block: the block's share of a
 /// group reduction (up to eight u64 words) and of a radix histogram (256 bins of three u64),
-/// each in two alternating halves.
-pub const VERIFY_BLOCK_SCRATCH_BYTES: u32 = 128 + 2 * 256 * 24;
+/// each in two alternating halves; then a bin histogram (`u32` counts and `u64` fraction sums,
+/// `EXACT_BINS` each) where a group's first block collects the group's (zero between calls).
+pub const VERIFY_BLOCK_SCRATCH_BYTES: u32 = 128 + 2 * 256 * 24 + (EXACT_BINS * 4).next_multiple_of(8) + EXACT_BINS * 8;
+/// Dynamic shared memory of a `verify_rows` block: the sampler map, whose sort area and what
+/// follows it hold the bin histogram of the selection (a tile's packed parts and the row's
+/// counts and sums). The kernel runs one 512-thread block per SM (128 registers), so it costs
+/// no occupancy.
+pub const VERIFY_ROWS_SHARED_BYTES: u32 = (22528 + 3 * EXACT_BINS * 4 + 4 + EXACT_BINS * 8).next_multiple_of(1024);
 /// Bytes of `VerifyParams::row_scratch` per target row: a 16-byte head (the group's barrier
 /// counter, the two selections' gather counters, the draw's barrier counter), two generations
 /// of per-tile draw sums (`U256[MAX_TILES]` each), the selections' gather list

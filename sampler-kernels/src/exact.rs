@@ -45,7 +45,7 @@ const BINS: u32 = EXACT_BINS;
 const ZERO_BIN: u32 = BINS - 1;
 const NONE: u32 = u32::MAX;
 /// Bins each `exact_bins` thread owns, as one run: thread order is bin order.
-const BINS_PER_THREAD: u32 = BINS.div_ceil(THREADS);
+pub(crate) const BINS_PER_THREAD: u32 = BINS.div_ceil(THREADS);
 const GATHER: u32 = EXACT_GATHER_KEYS;
 /// Sorted positions each finishing thread owns.
 const OWN: u32 = GATHER / THREADS;
@@ -58,8 +58,8 @@ const OWN: u32 = GATHER / THREADS;
 const H_COUNT: u32 = SM_SORT;
 /// Per bin, the sum of `frac`'s low `H_LO_BITS`.
 const H_LO: u32 = H_COUNT + BINS * 4;
-const H_COUNT_BITS: u32 = 13;
-const H_LO_BITS: u32 = 17;
+pub(crate) const H_COUNT_BITS: u32 = 13;
+pub(crate) const H_LO_BITS: u32 = 17;
 const _: () = assert!(H_LO + BINS * 4 <= EXACT_HIST_SHARED_BYTES);
 const _: () = assert!(TILE_TOKENS < 1 << H_COUNT_BITS && TILE_TOKENS << (H_LO_BITS) <= 1 << 31);
 const _: () = assert!(
@@ -190,7 +190,7 @@ fn bin_scale(bin: u32) -> u64 {
 
 /// Exact mass of a bin from its fraction sum.
 #[inline(always)]
-fn bin_mass(bin: u32, sum: u64) -> u128 {
+pub(crate) fn bin_mass(bin: u32, sum: u64) -> u128 {
     sum as u128 * bin_scale(bin) as u128
 }
 
@@ -210,7 +210,7 @@ fn classify(key: u64, floor: u64, mc: f32) -> (u32, u128) {
 /// Calls `f(i)` for `i` in `0..BINS_PER_THREAD`, each index a constant, so per-thread bin
 /// arrays stay in registers.
 #[inline(always)]
-fn each_own_bin<F: FnMut(usize)>(mut f: F) {
+pub(crate) fn each_own_bin<F: FnMut(usize)>(mut f: F) {
     const _: () = assert!(BINS_PER_THREAD == 10);
     f(0);
     f(1);
@@ -621,7 +621,7 @@ pub unsafe extern "ptx-kernel" fn sample_exact(p: StepParams) {
 /// # Safety
 /// The whole block calls it; at most one thread passes `Some` (else the slots hold zeros).
 #[inline(always)]
-unsafe fn broadcast_key_mass(v: Option<(u64, u128)>) -> (u64, u128) {
+pub(crate) unsafe fn broadcast_key_mass(v: Option<(u64, u128)>) -> (u64, u128) {
     // SAFETY: broadcast slots of the layout; the barriers order the writes and the reads.
     unsafe {
         if thread_idx_x() == 0 {

@@ -31,11 +31,13 @@
 use crate::abi::*;
 use crate::block::*;
 use crate::decide::{min_p_floor, settings_valid, top_p_disabled, top_p_reached, top_p_units};
-use crate::fixed::{soft_ceil, weight};
+use crate::exact::{bin_mass, broadcast_key_mass, each_own_bin, BINS_PER_THREAD, H_COUNT_BITS, H_LO_BITS};
+use crate::fixed::{exact_bin, frac_weight, soft_ceil, weight};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value, sort_key};
 use crate::logit::{process_logit, widen_bf16, widen_f16, LogitParams};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
+use crate::sampler::bands_usable;
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
 use crate::verify::{draft_units, group_shape, residual_weight, spec_accept, U256};
@@ -309,8 +311,12 @@ impl Group {
 
 /// Byte offset of a block's histogram halves in its group scratch (after the words).
 const BLOCK_HIST: u64 = 128;
-const BLOCK_HIST_BYTES: u32 = VERIFY_BLOCK_SCRATCH_BYTES - BLOCK_HIST as u32;
-const _: () = assert!(BLOCK_HIST_BYTES >= 2 * 256 * 24);
+const BLOCK_HIST_BYTES: u32 = 2 * 256 * 24;
+/// Byte offsets in a block's group scratch of a bin histogram's counts (`u32[BINS]`) and
+/// fraction sums (`u64[BINS]`): a group's first block's holds the group's.
+const G_COUNT: u64 = BLOCK_HIST + BLOCK_HIST_BYTES as u64;
+const G_SUM: u64 = (G_COUNT + BINS as u64 * 4).next_multiple_of(8);
+const _: () = assert!(G_SUM + BINS as u64 * 8 <= VERIFY_BLOCK_SCRATCH_BYTES as u64);
 /// Byte offset of a row's gather list in its row scratch (after the head and the tile sums).
 const ROW_LIST: u64 = 16 + 2 * MAX_TILES as u64 * 32;
 const _: () = assert!(ROW_LIST + MERGE_CAPACITY as u64 * 8 <= ROW_PLAN);
@@ -774,6 +780,403 @@ unsafe fn count_masses(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: 
             block_sum_u128(((w[2] as u128) << 64) | w[1] as u128),
             block_sum_u128(((w[4] as u128) << 64) | w[3] as u128),
         )
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Selection by value bins: the split exact pass's bins (`fixed::exact_bin`, 1/128 nat inside
+// each mass band, so a flat 151936-token row's fullest bin holds about a thousand keys) place
+// the top-k and top-p boundaries from one histogram pass, and one gather of the boundary bins
+// decides both on keys and exact masses. The radix selection below takes a pass per digit
+// level and per selection, each weighing every key in 128-bit arithmetic: it stays for rows
+// this cannot take (infinite rows, unusable bands, boundary bins over `MERGE_CAPACITY` keys).
+
+const BINS: u32 = EXACT_BINS;
+/// Tokens more than 36 nats below the top: counted, no mass.
+const ZERO_BIN: u32 = BINS - 1;
+const NONE: u32 = u32::MAX;
+/// A tile's part of each bin: its count in the low `H_COUNT_BITS` and its sum of
+/// `frac >> H_LO_BITS` above them (two u32 shared atomics per key, as in `exact_histogram`; a
+/// tile's 4096 keys fit, and 64-bit shared atomics would be CAS loops).
+const V_PACK: u32 = SM_SORT;
+/// A tile's sum of `frac`'s low `H_LO_BITS` per bin.
+const V_LO: u32 = V_PACK + BINS * 4;
+/// The row's count per bin (each thread adds the tile parts of its own bins).
+const V_COUNT: u32 = V_LO + BINS * 4;
+/// The row's fraction sum per bin.
+const V_SUM: u32 = (V_COUNT + BINS * 4).next_multiple_of(8);
+const _: () = assert!(V_SUM + BINS * 8 <= VERIFY_ROWS_SHARED_BYTES);
+const _: () = assert!(BINS_PER_THREAD * SAMPLER_THREADS >= BINS);
+// Broadcast slots of the bin choice, past the ones `select_exact` and `broadcast_key_mass` use.
+const X_BIN_K: u32 = SM_RESULT + 96;
+const X_COUNT_K: u32 = SM_RESULT + 100;
+const X_MASS_K: u32 = SM_RESULT + 112;
+const X_MASS_P: u32 = SM_RESULT + 128;
+const _: () = assert!(X_MASS_P + 16 <= SM_RESULT + 256);
+
+/// Bin `i` of this thread's run (thread order is bin order, and so key order).
+#[inline(always)]
+fn own_bin(i: usize) -> u32 {
+    thread_idx_x() * BINS_PER_THREAD + i as u32
+}
+
+/// Bin of a valid key of a finite row with usable bands (`mc = soft_ceil` of its maximum).
+#[inline(always)]
+fn bin_of(key: u64, mc: f32) -> u32 {
+    let x = key_value(key);
+    exact_bin(x, soft_ceil(x), mc)
+}
+
+#[inline(always)]
+unsafe fn ld_shared_u128(addr: u32) -> u128 {
+    // SAFETY: the caller passes a 16-byte slot of the map.
+    unsafe { (ld_shared_u64(addr + 8) as u128) << 64 | ld_shared_u64(addr) as u128 }
+}
+
+#[inline(always)]
+unsafe fn st_shared_u128(addr: u32, v: u128) {
+    // SAFETY: the caller passes a 16-byte slot of the map.
+    unsafe {
+        st_shared_u64(addr, v as u64);
+        st_shared_u64(addr + 8, (v >> 64) as u64);
+    }
+}
+
+/// One pass over the group's tiles: the row's keys ≥ `floor` counted and weighed by bin into
+/// `V_COUNT` / `V_SUM`, the group's sums in every block of the group.
+///
+/// # Safety
+/// The whole block calls it together, and every block of the group; the group's tiles are
+/// cached; the row is finite with usable bands (`sum.mc`); the group's global bins are zero,
+/// and this leaves them zero.
+#[inline(always)]
+unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: u64) {
+    const COUNT_MASK: u32 = (1 << H_COUNT_BITS) - 1;
+    const LO_MASK: u32 = (1 << H_LO_BITS) - 1;
+    // SAFETY (whole block, uniform branches): each thread clears and flushes only its own
+    // bins, between barriers; the atomics stay inside V_PACK / V_LO (bin < BINS); global bins
+    // are the group's first block's slot of group_scratch.
+    unsafe {
+        each_own_bin(|i| {
+            let b = own_bin(i);
+            if b < BINS {
+                st_shared_u32(smem(V_PACK + b * 4), 0);
+                st_shared_u32(smem(V_LO + b * 4), 0);
+                st_shared_u32(smem(V_COUNT + b * 4), 0);
+                st_shared_u64(smem(V_SUM + b * 8), 0);
+            }
+        });
+        sync_threads();
+        let mut tile = grp.g;
+        while tile < p.tiles {
+            let x = cached8(p, grp.row, tile);
+            let keys = keys8(&x, tile_base(tile));
+            each8(|j| {
+                let key = keys[j];
+                if key != 0 && key >= floor {
+                    let v = key_value(key);
+                    let c = soft_ceil(v);
+                    let bin = exact_bin(v, c, sum.mc);
+                    if bin < ZERO_BIN {
+                        let frac = frac_weight(v - c);
+                        atom_add_shared_u32(smem(V_PACK + bin * 4), 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS));
+                        atom_add_shared_u32(smem(V_LO + bin * 4), frac & LO_MASK);
+                    } else {
+                        atom_add_shared_u32(smem(V_PACK + bin * 4), 1);
+                    }
+                }
+            });
+            sync_threads();
+            // The tile's parts into the row's sums, before the next tile's atomics.
+            each_own_bin(|i| {
+                let b = own_bin(i);
+                if b < BINS {
+                    let packed = ld_shared_u32(smem(V_PACK + b * 4));
+                    if packed != 0 {
+                        let part = ld_shared_u32(smem(V_LO + b * 4)) as u64 + (((packed >> H_COUNT_BITS) as u64) << H_LO_BITS);
+                        st_shared_u32(smem(V_COUNT + b * 4), ld_shared_u32(smem(V_COUNT + b * 4)) + (packed & COUNT_MASK));
+                        st_shared_u64(smem(V_SUM + b * 8), ld_shared_u64(smem(V_SUM + b * 8)) + part);
+                        st_shared_u32(smem(V_PACK + b * 4), 0);
+                        st_shared_u32(smem(V_LO + b * 4), 0);
+                    }
+                }
+            });
+            sync_threads();
+            tile += grp.size;
+        }
+        if grp.size == 1 {
+            return;
+        }
+        let slot = p.group_scratch + (grp.row * grp.size) as u64 * VERIFY_BLOCK_SCRATCH_BYTES as u64;
+        let (counts, sums) = ((slot + G_COUNT) as *mut u32, (slot + G_SUM) as *mut u64);
+        each_own_bin(|i| {
+            let b = own_bin(i);
+            let n = if b < BINS { ld_shared_u32(smem(V_COUNT + b * 4)) } else { 0 };
+            if n != 0 {
+                red_add_global_u32(counts.add(b as usize), n);
+                let m = ld_shared_u64(smem(V_SUM + b * 8));
+                if m != 0 {
+                    red_add_global_u64(sums.add(b as usize), m);
+                }
+            }
+        });
+        grp.sync(p);
+        each_own_bin(|i| {
+            let b = own_bin(i);
+            if b < BINS {
+                st_shared_u32(smem(V_COUNT + b * 4), ld_relaxed_gpu_u32(counts.add(b as usize)));
+                st_shared_u64(smem(V_SUM + b * 8), ld_relaxed_gpu_u64(sums.add(b as usize)));
+            }
+        });
+        // Every block has read the group's bins; the first clears them for the next call.
+        grp.sync(p);
+        if grp.leader() {
+            each_own_bin(|i| {
+                let b = own_bin(i);
+                if b < BINS && ld_shared_u32(smem(V_COUNT + b * 4)) != 0 {
+                    counts.add(b as usize).write(0);
+                    sums.add(b as usize).write(0);
+                }
+            });
+        }
+    }
+}
+
+/// Where a binned row's boundaries lie: the same in every thread and every block of the group.
+#[derive(Clone, Copy)]
+struct BinChoice {
+    /// Count and mass of the keys ≥ the min-p floor.
+    n_m: u32,
+    z_m: u128,
+    /// The top-k count (`n_m` when top-k keeps every key).
+    k1: u32,
+    /// The bin of the `k1`-th key, `NONE` when top-k keeps every key.
+    bin_k: u32,
+    /// The bins where the running mass can first reach `p·Z1`, for the least and the largest
+    /// `Z1` that `bin_k` allows (`NONE` without top-p).
+    bin_p_lo: u32,
+    bin_p_hi: u32,
+    /// Whether the boundary bins fit the gather list (else the radix selection decides).
+    fits: bool,
+}
+
+/// The boundaries of the histogram in `V_COUNT` / `V_SUM`, as `exact_bins` finds them; the
+/// counts and masses before `bin_k` and before `bin_p_lo` go to `X_COUNT_K`, `X_MASS_K` and
+/// `X_MASS_P`.
+///
+/// # Safety
+/// The whole block calls it, after [`bin_histogram`].
+#[inline(always)]
+unsafe fn choose_bins(top_k: u32, top_p: f32) -> BinChoice {
+    let tid = thread_idx_x();
+    // SAFETY (whole block): each thread reads its own bins; broadcast slots from the map, the
+    // barriers order their writes and reads.
+    unsafe {
+        let mut own_counts = [0u32; BINS_PER_THREAD as usize];
+        each_own_bin(|i| {
+            let b = own_bin(i);
+            if b < BINS {
+                own_counts[i] = ld_shared_u32(smem(V_COUNT + b * 4));
+            }
+        });
+        let own_mass_at = |i: usize| {
+            let b = own_bin(i);
+            if b < BINS {
+                bin_mass(b, ld_shared_u64(smem(V_SUM + b * 8)))
+            } else {
+                0
+            }
+        };
+        let (mut own_count, mut own_mass) = (0u32, 0u128);
+        each_own_bin(|i| {
+            own_count += own_counts[i];
+            own_mass += own_mass_at(i);
+        });
+        let (count_before, n_m) = block_exclusive_scan_u32(own_count);
+        let (mass_before, z_m) = block_exclusive_scan_u128(own_mass);
+        let k1 = if top_k == 0 || top_k > n_m { n_m } else { top_k };
+
+        // The top-k boundary: the bin where the running count reaches k1 (never the zero bin:
+        // its keys weigh nothing, so they tip neither top-p nor a draw).
+        if tid == 0 {
+            st_shared_u32(smem(X_BIN_K), NONE);
+        }
+        sync_threads();
+        if k1 < n_m {
+            let (mut run_c, mut run_m) = (count_before, mass_before);
+            each_own_bin(|i| {
+                let (b, n) = (own_bin(i), own_counts[i]);
+                if run_c < k1 && k1 <= run_c + n && b < ZERO_BIN {
+                    st_shared_u32(smem(X_BIN_K), b);
+                    st_shared_u32(smem(X_COUNT_K), run_c);
+                    st_shared_u128(smem(X_MASS_K), run_m);
+                }
+                run_c += n;
+                run_m += own_mass_at(i);
+            });
+        }
+        sync_threads();
+        let bin_k = ld_shared_u32(smem(X_BIN_K));
+        let (z1_lo, z1_hi) = if bin_k != NONE {
+            let before = ld_shared_u128(smem(X_MASS_K));
+            (before, before + bin_mass(bin_k, ld_shared_u64(smem(V_SUM + bin_k * 8))))
+        } else {
+            (z_m, z_m)
+        };
+
+        // The top-p boundary for the least and the largest Z1: the first bin whose inclusive
+        // running mass reaches p·Z1 (both at or before bin_k, since Z1 ≤ the mass through it).
+        let has_top_p = !top_p_disabled(top_p);
+        let (mut hit_lo, mut hit_hi, mut before_lo) = (NONE, NONE, 0u128);
+        if has_top_p {
+            let p24 = top_p_units(top_p);
+            let mut run_m = mass_before;
+            each_own_bin(|i| {
+                let (b, m) = (own_bin(i), own_mass_at(i));
+                if hit_lo == NONE && top_p_reached(run_m + m, z1_lo, p24) {
+                    hit_lo = b;
+                    before_lo = run_m;
+                }
+                if hit_hi == NONE && top_p_reached(run_m + m, z1_hi, p24) {
+                    hit_hi = b;
+                }
+                run_m += m;
+            });
+        }
+        let bin_p_lo = block_min_u32(hit_lo);
+        let bin_p_hi = block_min_u32(hit_hi);
+        if has_top_p && hit_lo == bin_p_lo && hit_lo != NONE {
+            st_shared_u128(smem(X_MASS_P), before_lo);
+        }
+        let mut own_gather = 0u32;
+        each_own_bin(|i| {
+            let b = own_bin(i);
+            if b == bin_k || (bin_p_lo <= b && b <= bin_p_hi) {
+                own_gather += own_counts[i];
+            }
+        });
+        let gather = block_sum_u32(own_gather);
+        BinChoice {
+            n_m,
+            z_m,
+            k1,
+            bin_k,
+            bin_p_lo,
+            bin_p_hi,
+            fits: gather <= MERGE_CAPACITY && !(has_top_p && bin_p_lo == NONE),
+        }
+    }
+}
+
+/// Gathers the keys of the boundary bins into the row's list, sorts them, and decides top-k
+/// and then top-p on them exactly: the kept floor and mass, as the radix selection gives them.
+/// `None` only if the bins' guarantee failed (no key reached `p·Z1`).
+///
+/// # Safety
+/// The whole block calls it, and every block of the group, after [`choose_bins`] with `fits`;
+/// the group's tiles are cached; the row's first gather counter is zero.
+#[inline(always)]
+unsafe fn select_binned(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: u64, c: &BinChoice, top_p: f32) -> Option<(u64, u128)> {
+    let tid = thread_idx_x();
+    let row = grp.row;
+    // SAFETY (whole block, uniform branches): the row's list holds MERGE_CAPACITY keys and the
+    // boundary bins hold at most that many (`fits`); SM_SORT and the broadcast slots from the
+    // map, read after the barriers that order them.
+    unsafe {
+        if c.bin_k == NONE && top_p_disabled(top_p) {
+            // Top-k keeps every key ≥ the floor (k ≥ n_m), and there is no top-p.
+            return Some((floor, c.z_m));
+        }
+        let head = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64) as *mut u32;
+        let counter = head.add(HEAD_GATHER as usize);
+        let list = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + ROW_LIST) as *mut u64;
+        for_each_key(p, row, grp.g, grp.size, floor, |key| {
+            let bin = bin_of(key, sum.mc);
+            if bin == c.bin_k || (c.bin_p_lo <= bin && bin <= c.bin_p_hi) {
+                let pos = atom_add_global_u32(counter, 1);
+                if pos < MERGE_CAPACITY {
+                    list.add(pos as usize).write(key);
+                }
+            }
+        });
+        grp.sync(p);
+        let n = ld_relaxed_gpu_u32(counter);
+        let n = if n < MERGE_CAPACITY { n } else { MERGE_CAPACITY };
+        let padded = pow2_at_least(n);
+        let mut i = tid;
+        while i < padded {
+            st_shared_u64(smem(SM_SORT + i * 8), if i < n { ld_relaxed_gpu_u64(list.add(i as usize)) } else { 0 });
+            i += SAMPLER_THREADS;
+        }
+        sync_threads();
+        block_sort_desc(padded);
+        let first = tid * OWN as u32;
+        let mut keys = [0u64; OWN];
+        let mut bins = [NONE; OWN];
+        each_own(|q| {
+            if first + (q as u32) < n {
+                keys[q] = ld_shared_u64(smem(SM_SORT + (first + q as u32) * 8));
+                bins[q] = bin_of(keys[q], sum.mc);
+            }
+        });
+
+        // Top-k: the k1-th key of the row is in bin_k, after the gathered keys of earlier bins.
+        let (floor1, z1) = if c.bin_k != NONE {
+            let mut earlier = 0u32;
+            each_own(|q| earlier += (bins[q] < c.bin_k) as u32);
+            let at = block_sum_u32(earlier) + (c.k1 - ld_shared_u32(smem(X_COUNT_K))) - 1;
+            let mut mine = None;
+            each_own(|q| {
+                if first + q as u32 == at {
+                    mine = Some((keys[q], 0));
+                }
+            });
+            let (floor1, _) = broadcast_key_mass(mine);
+            let mut part = 0u128;
+            each_own(|q| {
+                if bins[q] == c.bin_k && keys[q] >= floor1 {
+                    part += sum.weight_of(keys[q]);
+                }
+            });
+            (floor1, ld_shared_u128(smem(X_MASS_K)) + block_sum_u128(part))
+        } else {
+            (floor, c.z_m)
+        };
+        if top_p_disabled(top_p) {
+            return Some((floor1, z1));
+        }
+
+        // Top-p: the first key ≥ floor1 whose running mass reaches p·Z1.
+        let p24 = top_p_units(top_p);
+        let eligible = |q: usize| bins[q] != NONE && bins[q] >= c.bin_p_lo && keys[q] >= floor1;
+        let mut run = 0u128;
+        each_own(|q| {
+            if eligible(q) {
+                run += sum.weight_of(keys[q]);
+            }
+        });
+        let (before, _) = block_exclusive_scan_u128(run);
+        let mut cum = ld_shared_u128(smem(X_MASS_P)) + before;
+        let (mut hit, mut hit_mass) = (NONE, 0u128);
+        each_own(|q| {
+            let w = if eligible(q) { sum.weight_of(keys[q]) } else { 0 };
+            cum += w;
+            if w > 0 && hit == NONE && top_p_reached(cum, z1, p24) {
+                hit = first + q as u32;
+                hit_mass = cum;
+            }
+        });
+        let winner = block_min_u32(hit);
+        if winner == NONE {
+            return None;
+        }
+        let mut mine = None;
+        each_own(|q| {
+            if first + q as u32 == winner {
+                mine = Some((keys[q], hit_mass));
+            }
+        });
+        Some(broadcast_key_mass(mine))
     }
 }
 
@@ -1346,7 +1749,23 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         // two (with a runtime target, ptxas spills).
         // K1 = keys ≥ floor1: min-p is a key bound; top-k a count selection on top of it.
         let floor_m = if greedy { 1 } else { min_p_floor(max_key, s.min_p) };
-        let (n_m, z_m, z_all) = if !greedy || want_lp { count_masses(p, grp, &sum, floor_m) } else { (0, 0, 0) };
+        // A finite row that selects (top-k or top-p) places its boundaries by value bins in the
+        // pass that adds up its masses; the others add them up alone.
+        let binned = !greedy && (s.top_k != 0 || !top_p_disabled(s.top_p)) && !sum.infinite_row() && bands_usable(sum.mc);
+        let choice = if binned {
+            bin_histogram(p, grp, &sum, floor_m);
+            Some(choose_bins(s.top_k, s.top_p))
+        } else {
+            None
+        };
+        // (One call site: each inlined copy of a pass is tens of kilobytes.) A binned row counts
+        // again only for the mass under a min-p floor, which its log-probabilities need.
+        let counted =
+            if (!binned && (!greedy || want_lp)) || (binned && want_lp && floor_m > 1) { count_masses(p, grp, &sum, floor_m) } else { (0, 0, 0) };
+        let (n_m, z_m, z_all) = match choice {
+            Some(c) => (c.n_m, c.z_m, if floor_m > 1 { counted.2 } else { c.z_m }),
+            None => counted,
+        };
         let ln_z = if !want_lp {
             0.0
         } else if sum.infinite_row() {
@@ -1364,14 +1783,30 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             return;
         }
 
-        // Selections: top-k (a count) on K_m, then top-p (a mass) on K1.
-        let k1 = if s.top_k == 0 || s.top_k > n_m { n_m } else { s.top_k };
-        let (floor1, z1) = if k1 < n_m { select_exact(p, grp, &sum, floor_m, Target::Count(k1), 0) } else { (floor_m, z_m) };
-        let (kept_floor, z) = if top_p_disabled(s.top_p) {
-            (floor1, z1)
-        } else {
-            select_exact(p, grp, &sum, floor1, Target::Mass { total: z1, p24: top_p_units(s.top_p) }, 1)
-        };
+        // Selections: top-k (a count) on K_m, then top-p (a mass) on K1; from the boundary bins
+        // when they fit the list, else by radix levels.
+        let (mut kept_floor, mut z, mut radix) = (0u64, 0u128, 1u32);
+        if let Some(c) = choice {
+            if c.fits {
+                match select_binned(p, grp, &sum, floor_m, &c, s.top_p) {
+                    Some((floor, mass)) => (kept_floor, z, radix) = (floor, mass, 0),
+                    None => {
+                        write_result(p, row, leader, NO_TOKEN, STATUS_NO_VALID_TOKEN, false, f32::NAN, f32::NAN);
+                        return;
+                    }
+                }
+            }
+        }
+        // Hidden from LLVM, which would otherwise copy the radix path into each way here.
+        if opaque_u32(radix) != 0 {
+            let k1 = if s.top_k == 0 || s.top_k > n_m { n_m } else { s.top_k };
+            let (floor1, z1) = if k1 < n_m { select_exact(p, grp, &sum, floor_m, Target::Count(k1), 0) } else { (floor_m, z_m) };
+            (kept_floor, z) = if top_p_disabled(s.top_p) {
+                (floor1, z1)
+            } else {
+                select_exact(p, grp, &sum, floor1, Target::Mass { total: z1, p24: top_p_units(s.top_p) }, 1)
+            };
+        }
 
         if draft != NO_DRAFT {
             // SAFETY: slot < slots (request_ok).

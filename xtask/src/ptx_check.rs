@@ -22,10 +22,14 @@ use std::process::Command;
 ///   where it needs 99; ptxas spills 384 bytes (72 of stack). Measured on the H200 against
 ///   one block per SM with no spills (bench/results/h200-2026-11-30-s8/, run 7): top-k 50 +
 ///   top-p 0.9 at B = 1024 1.11× and heterogeneous 1.03× faster, B = 1 4% slower.
+/// - `verify_rows`: 512-thread blocks at the 128-register cap. The bin selection (session 9)
+///   keeps the row's summary, settings and boundary bins live across its phases; ptxas saves
+///   them around the phases (688 bytes with 120 of stack). None of the spill instructions lies
+///   inside a tile loop (checked in the SASS: the first pass, the histogram, the mass count,
+///   the gathers and the radix levels have none).
 ///
-/// `sample_tiles_mass` needed 320 bytes and `verify_rows` 52 bytes until session 7; both now
-/// fit their 128 registers without spilling, so they have no allowance.
-const SPILL_ALLOWANCE: &[(&str, u32)] = &[("verify_draws", 96), ("sample_rows_two_per_sm", 384)];
+/// `sample_tiles_mass` needed 320 bytes until session 7, and now fits its 128 registers.
+const SPILL_ALLOWANCE: &[(&str, u32)] = &[("verify_draws", 96), ("sample_rows_two_per_sm", 384), ("verify_rows", 720)];
 
 use anyhow::{bail, Context, Result};
 
