@@ -79,6 +79,22 @@ pub(crate) unsafe fn warp_inclusive_sum(v: u32) -> u32 {
     s
 }
 
+/// Sum of `v` over the lanes of a warp, in every lane (wrapping).
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+pub(crate) unsafe fn warp_sum_u128(v: u128) -> u128 {
+    let mut acc = v;
+    let mut x = 16;
+    while x > 0 {
+        // SAFETY: forwarded (whole warp converged).
+        acc = acc.wrapping_add(unsafe { acc.shfl_xor(x) });
+        x >>= 1;
+    }
+    acc
+}
+
 /// The integer widths the block reductions and scans work on, with how to move them between
 /// lanes and through the per-warp slots of `SM_REDUCE` (16 bytes per warp).
 pub(crate) trait Word: Copy {

@@ -124,14 +124,14 @@ fn u256_join(a: u128, b: u128, c: u128) -> U256 {
     U256::from_u128(a).wrapping_add(U256 { hi: b >> 64, lo: b << 64 }).wrapping_add(U256 { hi: c, lo: 0 })
 }
 
-/// Sum of `v` over the block (exact: every part sum stays below 2^128).
+/// Sum of `v` over the lanes of a warp, in every lane (exact: every part sum stays below 2^128).
 ///
 /// # Safety
-/// The whole block calls it together.
+/// The whole warp calls it together.
 #[inline(always)]
-unsafe fn block_sum_u256(v: U256) -> U256 {
-    // SAFETY: forwarded (whole block).
-    unsafe { u256_join(block_sum_u128(v.lo & LO64), block_sum_u128(v.lo >> 64), block_sum_u128(v.hi)) }
+unsafe fn warp_sum_u256(v: U256) -> U256 {
+    // SAFETY: forwarded (whole warp).
+    unsafe { u256_join(warp_sum_u128(v.lo & LO64), warp_sum_u128(v.lo >> 64), warp_sum_u128(v.hi)) }
 }
 
 /// Exclusive prefix sum of `v` in thread order, and the block total (exact; the total equals
@@ -546,19 +546,18 @@ unsafe fn load_q(p: &VerifyParams, r: &DraftRow, base: u32) -> [f32; 8] {
     q
 }
 
-/// Processed values of this thread's 8 tokens of `tile` (docs/SEMANTICS.md §2), with the
-/// penalty state of position `j`: real counts plus one per earlier draft.
+/// Processed values of this thread's 8 tokens of `tile`, whose raw logits `raw` are
+/// (`load_raw`; docs/SEMANTICS.md §2), with the penalty state of position `j`: real counts
+/// plus one per earlier draft.
 ///
 /// # Safety
 /// The whole block calls it together with the same `tile` (the bias table needs barriers);
 /// `SM_DRAFTS[0..r.extra]` holds the drafts.
 #[inline(always)]
-unsafe fn process8(p: &VerifyParams, r: &VRow, tile: u32) -> [f32; 8] {
+unsafe fn process8(p: &VerifyParams, r: &VRow, tile: u32, raw: [f32; 8]) -> [f32; 8] {
     let tid = thread_idx_x();
     let tile_start = tile * TILE_TOKENS;
     let base = tile_start + tid * TOKENS_PER_THREAD;
-    // SAFETY: base..base+8 clipped to the vocab.
-    let raw = unsafe { load_raw(p, r.logits, r.vector_ok, base) };
     let has_bias = r.bias_len > 0;
     // SAFETY (whole block): the bias table lives at SM_BIAS, TILE_TOKENS f32; the barrier before
     // clearing keeps earlier readers safe, the one after scattering publishes it.
@@ -641,10 +640,16 @@ fn tile_base(tile: u32) -> u32 {
     tile * TILE_TOKENS + thread_idx_x() * TOKENS_PER_THREAD
 }
 
+/// The 8 cache slots of a row's processed values from token `base` (a multiple of 8).
+#[inline(always)]
+fn cache_slots_at(p: &VerifyParams, row: u32, base: u32) -> *mut u32 {
+    (p.cache + (row as u64 * p.tiles as u64 * TILE_TOKENS as u64 + base as u64) * 4) as *mut u32
+}
+
 /// This thread's 8 cache slots of `tile` in the row's processed values.
 #[inline(always)]
 fn cache_slots(p: &VerifyParams, row: u32, tile: u32) -> *mut u32 {
-    (p.cache + (row as u64 * p.tiles as u64 * TILE_TOKENS as u64 + tile_base(tile) as u64) * 4) as *mut u32
+    cache_slots_at(p, row, tile_base(tile))
 }
 
 /// Stores the processed values of this thread's 8 tokens of `tile`.
@@ -669,8 +674,18 @@ unsafe fn store_cached8(p: &VerifyParams, row: u32, tile: u32, x: &[f32; 8]) {
 /// block stored the tile.
 #[inline(always)]
 unsafe fn cached8(p: &VerifyParams, row: u32, tile: u32) -> [f32; 8] {
-    let at = cache_slots(p, row, tile);
-    // SAFETY: as for store_cached8; ordered by the caller's barrier.
+    // SAFETY: forwarded.
+    unsafe { cached8_at(p, row, tile_base(tile)) }
+}
+
+/// The processed values of the 8 tokens from `base` (a multiple of 8, inside the row's tiles).
+///
+/// # Safety
+/// As for [`cached8`].
+#[inline(always)]
+unsafe fn cached8_at(p: &VerifyParams, row: u32, base: u32) -> [f32; 8] {
+    let at = cache_slots_at(p, row, base);
+    // SAFETY: 32 bytes inside the cache, 16-byte aligned; ordered by the caller's barrier.
     let (a, b) = unsafe { (ld_global_v4_u32(at), ld_global_v4_u32(at.add(4))) };
     f32x8(a, b)
 }
@@ -714,24 +729,49 @@ impl Summary {
     }
 }
 
+/// Runs `$body` with `$tile` and its cached values `$x` for the tiles `$first, $first + $step,
+/// ...` of `$row`, the next tile's loads issued before the body runs on the current one: a
+/// block holds one row at a time, so without them each tile would wait a whole memory round
+/// trip. A macro, so that the body inlines (a closure nested in a closure may not).
+///
+/// Safety (the caller's `unsafe`): the whole block runs it with the same arguments; the tiles
+/// are cached, and published to this block by a group barrier where another block stored them.
+macro_rules! for_each_cached_tile {
+    ($p:expr, $row:expr, $first:expr, $step:expr, |$tile:ident, $x:ident| $body:block) => {{
+        let (p, row, step) = ($p, $row, $step);
+        let mut $tile = $first;
+        if $tile < p.tiles {
+            let mut $x = cached8(p, row, $tile);
+            loop {
+                let next = $tile + step;
+                let ahead = if next < p.tiles { cached8(p, row, next) } else { $x };
+                $body
+                if next >= p.tiles {
+                    break;
+                }
+                ($tile, $x) = (next, ahead);
+            }
+        }
+    }};
+}
+
 /// Calls `f(key)` for every valid key ≥ `floor` of the cached row, in tiles `first, first +
 /// step, ...`.
 ///
 /// # Safety
-/// The whole block calls it together with the same arguments; the tiles are cached.
+/// As for [`for_each_cached_tile!`].
 #[inline(always)]
 unsafe fn for_each_key<F: FnMut(u64)>(p: &VerifyParams, row: u32, first: u32, step: u32, floor: u64, mut f: F) {
-    let mut tile = first;
-    while tile < p.tiles {
-        // SAFETY: forwarded.
-        let x = unsafe { cached8(p, row, tile) };
-        let keys = keys8(&x, tile_base(tile));
-        each8(|j| {
-            if keys[j] != 0 && keys[j] >= floor {
-                f(keys[j]);
-            }
-        });
-        tile += step;
+    // SAFETY: forwarded.
+    unsafe {
+        for_each_cached_tile!(p, row, first, step, |tile, x| {
+            let keys = keys8(&x, tile_base(tile));
+            each8(|j| {
+                if keys[j] != 0 && keys[j] >= floor {
+                    f(keys[j]);
+                }
+            });
+        })
     }
 }
 
@@ -739,16 +779,15 @@ unsafe fn for_each_key<F: FnMut(u64)>(p: &VerifyParams, row: u32, first: u32, st
 /// stay converged for warp-wide instructions inside `f`.
 ///
 /// # Safety
-/// The whole block calls it together with the same arguments; the tiles are cached.
+/// As for [`for_each_cached_tile!`].
 #[inline(always)]
 unsafe fn for_each_key_all<F: FnMut(u64)>(p: &VerifyParams, row: u32, first: u32, step: u32, floor: u64, mut f: F) {
-    let mut tile = first;
-    while tile < p.tiles {
-        // SAFETY: forwarded.
-        let x = unsafe { cached8(p, row, tile) };
-        let keys = keys8(&x, tile_base(tile));
-        each8(|j| f(if keys[j] != 0 && keys[j] >= floor { keys[j] } else { 0 }));
-        tile += step;
+    // SAFETY: forwarded.
+    unsafe {
+        for_each_cached_tile!(p, row, first, step, |tile, x| {
+            let keys = keys8(&x, tile_base(tile));
+            each8(|j| f(if keys[j] != 0 && keys[j] >= floor { keys[j] } else { 0 }));
+        })
     }
 }
 
@@ -867,9 +906,7 @@ unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
             }
         });
         sync_threads();
-        let mut tile = grp.g;
-        while tile < p.tiles {
-            let x = cached8(p, grp.row, tile);
+        for_each_cached_tile!(p, grp.row, grp.g, grp.size, |tile, x| {
             let keys = keys8(&x, tile_base(tile));
             each8(|j| {
                 let key = keys[j];
@@ -902,8 +939,7 @@ unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
                 }
             });
             sync_threads();
-            tile += grp.size;
-        }
+        });
         if grp.size == 1 {
             return;
         }
@@ -1443,26 +1479,33 @@ unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &DraftRow, sum: &Summary, f
     // SAFETY (whole block): uniform loops and calls; the row's tile sums hold tiles ≤ MAX_TILES
     // slots; the group barrier orders their stores before the loads.
     unsafe {
-        // Pass 1: the group's tiles, one sum each, into the row's scratch.
-        let mut tile = grp.g;
+        // Pass 1: the group's tiles, one sum each, into the row's scratch. A warp sums a whole
+        // tile (the block's tiles dealt to its warps in turn), so no tile waits for a block
+        // barrier: a block reduction per tile made this pass barrier-bound.
+        let (warp, lane) = (tid / 32, tid % 32);
+        let mut tile = grp.g + warp * grp.size;
         while tile < p.tiles {
-            let base = tile_base(tile);
-            let x = cached8(p, grp.row, tile);
-            let keys = keys8(&x, base);
-            let q = if with_q { load_q(p, r, base) } else { [0.0; 8] };
             let mut mine = U256::ZERO;
-            unroll8!(J => {
-                mine = mine.wrapping_add(token_weight(sum, w, r, keys[J], floor, q[J], base + J as u32));
-            });
-            let m = block_sum_u256(mine);
-            if tid == 0 {
+            let mut chunk = 0;
+            while chunk < TILE_TOKENS / (32 * TOKENS_PER_THREAD) {
+                let base = tile * TILE_TOKENS + (chunk * 32 + lane) * TOKENS_PER_THREAD;
+                let x = cached8_at(p, grp.row, base);
+                let keys = keys8(&x, base);
+                let q = if with_q { load_q(p, r, base) } else { [0.0; 8] };
+                unroll8!(J => {
+                    mine = mine.wrapping_add(token_weight(sum, w, r, keys[J], floor, q[J], base + J as u32));
+                });
+                chunk += 1;
+            }
+            let m = warp_sum_u256(mine);
+            if lane == 0 {
                 let at = sums.add(tile as usize * 4);
                 at.write(m.lo as u64);
                 at.add(1).write((m.lo >> 64) as u64);
                 at.add(2).write(m.hi as u64);
                 at.add(3).write((m.hi >> 64) as u64);
             }
-            tile += grp.size;
+            tile += (SAMPLER_THREADS / 32) * grp.size;
         }
         grp.sync(p);
         // Which tile holds the target: one thread per tile (tiles ≤ MAX_TILES ≤ threads).
@@ -1703,10 +1746,16 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         // Pass 1 over the group's tiles, caching the processed values: maximum, valid and +inf
         // counts, the draft's key, and Q = Σ q_i.
         let (mut max_key, mut valid, mut infinite, mut draft_key, mut q_sum) = (0u64, 0u32, 0u32, 0u64, 0u128);
+        // The next tile's logits are requested before this one is processed (see
+        // `for_each_cached_tile!`).
         let mut tile = grp.g;
+        let mut raw = load_raw(p, r.logits, r.vector_ok, tile_base(tile));
         while tile < p.tiles {
             let base = tile_base(tile);
-            let x = process8(p, &r, tile);
+            let next = tile + grp.size;
+            let ahead = if next < p.tiles { load_raw(p, r.logits, r.vector_ok, tile_base(next)) } else { raw };
+            let x = process8(p, &r, tile, raw);
+            raw = ahead;
             store_cached8(p, row, tile, &x);
             let keys = keys8(&x, base);
             each8(|j| {
@@ -1721,7 +1770,7 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
                 let qv = load_q(p, &r.d, base);
                 each8(|j| q_sum += draft_units(qv[j]) as u128);
             }
-            tile += grp.size;
+            tile = next;
         }
         let mut max_key = block_max_u64(max_key);
         // valid < 2^32 per block and over the group (≤ vocab), so the packed sum carries nothing.

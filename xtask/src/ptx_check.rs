@@ -14,22 +14,20 @@ use std::process::Command;
 
 /// Kernels allowed a small stack frame and spills (bytes of stack + spill stores + spill loads
 /// per thread, as ptxas reports them), each with its reason. Every other kernel gets none.
-/// - `verify_draws`: 512-thread blocks at the 128-register cap. The 256-bit residual
-///   arithmetic of the draw and the row groups' barrier and shared words tipped it over, by
-///   under 100 bytes. Where ptxas put the spills was not located; the H200 runs measured the
-///   kernel with them (see the results README).
 /// - `sample_rows_two_per_sm`: two 512-thread blocks per SM (`.minnctapersm 2`) cap it at 64 registers,
 ///   where it needs 99; ptxas spills 384 bytes (72 of stack). Measured on the H200 against
 ///   one block per SM with no spills (bench/results/h200-2026-11-30-s8/, run 7): top-k 50 +
 ///   top-p 0.9 at B = 1024 1.11× and heterogeneous 1.03× faster, B = 1 4% slower.
 /// - `verify_rows`: 512-thread blocks at the 128-register cap. The bin selection (session 9)
 ///   keeps the row's summary, settings and boundary bins live across its phases; ptxas saves
-///   them around the phases (688 bytes with 120 of stack). None of the spill instructions lies
+///   them around the phases (732 bytes with 120 of stack). None of the spill instructions lies
 ///   inside a tile loop (checked in the SASS: the first pass, the histogram, the mass count,
 ///   the gathers and the radix levels have none).
 ///
-/// `sample_tiles_mass` needed 320 bytes until session 7, and now fits its 128 registers.
-const SPILL_ALLOWANCE: &[(&str, u32)] = &[("verify_draws", 96), ("sample_rows_two_per_sm", 384), ("verify_rows", 720)];
+/// `sample_tiles_mass` needed 320 bytes until session 7, and `verify_draws` 24 until session 9
+/// (its tile sums went from a block reduction per tile to a warp per tile); both now fit their
+/// 128 registers.
+const SPILL_ALLOWANCE: &[(&str, u32)] = &[("sample_rows_two_per_sm", 384), ("verify_rows", 768)];
 
 use anyhow::{bail, Context, Result};
 
