@@ -1479,33 +1479,65 @@ unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &DraftRow, sum: &Summary, f
     // SAFETY (whole block): uniform loops and calls; the row's tile sums hold tiles ≤ MAX_TILES
     // slots; the group barrier orders their stores before the loads.
     unsafe {
-        // Pass 1: the group's tiles, one sum each, into the row's scratch. A warp sums a whole
-        // tile (the block's tiles dealt to its warps in turn), so no tile waits for a block
-        // barrier: a block reduction per tile made this pass barrier-bound.
+        // Pass 1: the group's tiles, one sum each, into the row's scratch. Each of this block's
+        // tiles is summed by `per_tile` warps (one once the block has a tile per warp, all of
+        // them for a lone tile), which meet in shared memory once per round of tiles: a block
+        // reduction per tile made this pass barrier-bound when a block held many tiles.
+        const WARPS: u32 = SAMPLER_THREADS / 32;
+        const CHUNKS: u32 = TILE_TOKENS / (32 * TOKENS_PER_THREAD);
         let (warp, lane) = (tid / 32, tid % 32);
-        let mut tile = grp.g + warp * grp.size;
-        while tile < p.tiles {
+        let own_tiles = if grp.g < p.tiles { (p.tiles - grp.g - 1) / grp.size + 1 } else { 0 };
+        let per_tile = if own_tiles >= 16 {
+            1
+        } else if own_tiles >= 8 {
+            2
+        } else if own_tiles >= 4 {
+            4
+        } else if own_tiles >= 2 {
+            8
+        } else {
+            16
+        };
+        let tiles_per_round = WARPS / per_tile;
+        let mut first = 0;
+        while first < own_tiles {
+            let local = first + warp / per_tile;
             let mut mine = U256::ZERO;
-            let mut chunk = 0;
-            while chunk < TILE_TOKENS / (32 * TOKENS_PER_THREAD) {
-                let base = tile * TILE_TOKENS + (chunk * 32 + lane) * TOKENS_PER_THREAD;
-                let x = cached8_at(p, grp.row, base);
-                let keys = keys8(&x, base);
-                let q = if with_q { load_q(p, r, base) } else { [0.0; 8] };
-                unroll8!(J => {
-                    mine = mine.wrapping_add(token_weight(sum, w, r, keys[J], floor, q[J], base + J as u32));
-                });
-                chunk += 1;
+            if local < own_tiles {
+                let tile = grp.g + local * grp.size;
+                let mut chunk = warp % per_tile;
+                while chunk < CHUNKS {
+                    let base = tile * TILE_TOKENS + (chunk * 32 + lane) * TOKENS_PER_THREAD;
+                    let x = cached8_at(p, grp.row, base);
+                    let keys = keys8(&x, base);
+                    let q = if with_q { load_q(p, r, base) } else { [0.0; 8] };
+                    unroll8!(J => {
+                        mine = mine.wrapping_add(token_weight(sum, w, r, keys[J], floor, q[J], base + J as u32));
+                    });
+                    chunk += per_tile;
+                }
             }
             let m = warp_sum_u256(mine);
             if lane == 0 {
-                let at = sums.add(tile as usize * 4);
-                at.write(m.lo as u64);
-                at.add(1).write((m.lo >> 64) as u64);
-                at.add(2).write(m.hi as u64);
-                at.add(3).write((m.hi >> 64) as u64);
+                st_shared_u256(smem(SM_SORT + warp * 32), m);
             }
-            tile += (SAMPLER_THREADS / 32) * grp.size;
+            sync_threads();
+            if tid < tiles_per_round && first + tid < own_tiles {
+                let mut total = U256::ZERO;
+                let mut k = 0;
+                while k < per_tile {
+                    total = total.wrapping_add(ld_shared_u256(smem(SM_SORT + (tid * per_tile + k) * 32)));
+                    k += 1;
+                }
+                let at = sums.add((grp.g + (first + tid) * grp.size) as usize * 4);
+                at.write(total.lo as u64);
+                at.add(1).write((total.lo >> 64) as u64);
+                at.add(2).write(total.hi as u64);
+                at.add(3).write((total.hi >> 64) as u64);
+            }
+            // The partials are read before the next round's are stored.
+            sync_threads();
+            first += tiles_per_round;
         }
         grp.sync(p);
         // Which tile holds the target: one thread per tile (tiles ≤ MAX_TILES ≤ threads).
