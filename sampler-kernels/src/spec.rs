@@ -25,8 +25,11 @@
 //! Everything goes through the shared pure functions (`logit`, `keys`, `fixed`, `decide`,
 //! `philox`, `verify`) that the CPU reference calls.
 //!
-//! The selection helpers are adapted from `sampler.rs`'s exact pass (same algorithm, over a
-//! prologue that counts earlier drafts), kept here so the two files can change independently.
+//! Selections (top-k, top-p) of finite rows use the split exact pass's value bins
+//! (`fixed::exact_bin`): a histogram built in the mass pass places both boundaries, and one
+//! gather of the boundary bins decides them; other rows use a radix selection adapted from
+//! `sampler.rs`'s single-block pass (a pass per digit level), kept here so the two files can
+//! change independently. Each pass over the cache loads one tile ahead.
 
 use crate::abi::*;
 use crate::block::*;
@@ -1684,9 +1687,10 @@ unsafe fn read_plan(p: &VerifyParams, row: u32) -> Plan {
 ///
 /// # Safety
 /// Launch cooperatively (every block co-resident), with `SAMPLER_THREADS` threads and
-/// `SAMPLER_SHARED_BYTES` of dynamic shared memory; `group_scratch` holds one slot per block of
-/// the grid; every pointer in `p` is valid for the sizes `VerifyParams` documents; the rows'
-/// barrier counters are zero (as `verify_chains` leaves them).
+/// `VERIFY_ROWS_SHARED_BYTES` of dynamic shared memory (the bin histogram runs past the sampler
+/// map); `group_scratch` holds one slot per block of the grid, its bin histograms zero; every
+/// pointer in `p` is valid for the sizes `VerifyParams` documents; the rows' barrier and gather
+/// counters are zero (as `verify_chains` leaves them).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
     if block_dim_x() != SAMPLER_THREADS {
@@ -1919,8 +1923,9 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
 /// The same cooperative grid and row groups as `verify_rows`, one group per request.
 ///
 /// # Safety
-/// As for [`verify_rows`], launched after it on the same stream (its row results, plans and
-/// cache are complete); the draws' barrier counters are zero.
+/// As for [`verify_rows`], except that `SAMPLER_SHARED_BYTES` of dynamic shared memory is
+/// enough; launched after it on the same stream (its row results, plans and cache are
+/// complete); the draws' barrier counters are zero.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn verify_draws(p: VerifyParams) {
     if block_dim_x() != SAMPLER_THREADS {
