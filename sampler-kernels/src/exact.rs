@@ -80,9 +80,9 @@ const _: () = assert!(B_SUMS + BINS * 8 <= SAMPLER_SHARED_BYTES);
 
 // Broadcast slots inside SM_RESULT.
 const X_BIN_K: u32 = SM_RESULT;
-const X_COUNT_K: u32 = SM_RESULT + 4;
-const X_MASS_K: u32 = SM_RESULT + 16;
-const X_MASS_P: u32 = SM_RESULT + 32;
+pub(crate) const X_COUNT_K: u32 = SM_RESULT + 4;
+pub(crate) const X_MASS_K: u32 = SM_RESULT + 16;
+pub(crate) const X_MASS_P: u32 = SM_RESULT + 32;
 const X_KEY: u32 = SM_RESULT + 48;
 const X_MASS: u32 = SM_RESULT + 64;
 const X_TILE: u32 = SM_RESULT + 80;
@@ -362,36 +362,49 @@ pub unsafe extern "ptx-kernel" fn exact_bins(p: StepParams) {
     unsafe { for_each_split_row!(&p, |pos, row| choose_bins(&p, pos, row)) }
 }
 
+/// Where a row's top-k and top-p boundaries lie in a bin histogram: the same in every thread.
+#[derive(Clone, Copy)]
+pub(crate) struct Boundaries {
+    /// Count and mass of the histogram (the keys above the min-p floor).
+    pub(crate) n_m: u32,
+    pub(crate) z_m: u128,
+    /// The top-k count (`n_m` when top-k keeps every key).
+    pub(crate) k1: u32,
+    /// The bin of the `k1`-th key (`NONE` when top-k keeps every key, or when that key weighs
+    /// nothing: then it changes nothing), with the count and mass of the bins before it.
+    pub(crate) bin_k: u32,
+    pub(crate) count_before_k: u32,
+    pub(crate) mass_before_k: u128,
+    /// The first bins whose inclusive running mass reaches `p·Z1` for the least and the largest
+    /// `Z1` that `bin_k` allows (`NONE` without top-p, or if never reached), and the mass
+    /// before the first.
+    pub(crate) bin_p_lo: u32,
+    pub(crate) bin_p_hi: u32,
+    pub(crate) mass_before_p: u128,
+}
+
+/// The boundaries of a bin histogram of which this thread owns the run of bins from
+/// `tid · BINS_PER_THREAD`: `own_counts[i]` and `own_mass_at(i)` are the count and mass of its
+/// bin `i` (zero past the end), `mass_of(b)` the mass of any bin. Both split-pass `exact_bins`
+/// and verification's binned selection (`spec.rs`) decide where to look with it.
+///
 /// # Safety
-/// The whole block calls it for a split row.
+/// The whole block calls it; the broadcast slots `X_BIN_K` .. `X_MASS_P` are free. They keep
+/// `count_before_k` and `mass_before_k` (when `bin_k` is a bin) and `mass_before_p` (when
+/// `bin_p_lo` is) until the caller writes them, for callers short of registers.
 #[inline(always)]
-unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
+pub(crate) unsafe fn bin_boundaries<M: Fn(usize) -> u128, B: Fn(u32) -> u128>(
+    own_counts: &[u32; BINS_PER_THREAD as usize],
+    own_mass_at: M,
+    mass_of: B,
+    top_k: u32,
+    top_p: f32,
+) -> Boundaries {
     let tid = thread_idx_x();
     let first = tid * BINS_PER_THREAD;
-    // SAFETY (whole block): each thread reads and clears only its own bins; shared slots from
-    // the layout; the job is written by thread 0 after the barriers of the scans.
+    // SAFETY (whole block): broadcast slots of the layout; the barriers order their writes
+    // (one thread each) and reads.
     unsafe {
-        let r = split_row(p, pos, row);
-        let (counts, sums) = (bin_counts(p, pos), bin_sums(p, pos));
-        // This thread's bins, loaded together (one memory round trip, not one per bin and pass):
-        // counts into registers, fraction sums into shared memory (registers would not hold
-        // both); bins past the end read as empty.
-        let mut own_counts = [0u32; BINS_PER_THREAD as usize];
-        each_own_bin(|i| {
-            let b = first + i as u32;
-            if b < BINS {
-                own_counts[i] = counts.add(b as usize).read_volatile();
-                st_shared_u64(smem(B_SUMS + b * 8), sums.add(b as usize).read_volatile());
-            }
-        });
-        let own_mass_at = |i: usize| {
-            let b = first + i as u32;
-            if b < BINS {
-                bin_mass(b, ld_shared_u64(smem(B_SUMS + b * 8)))
-            } else {
-                0
-            }
-        };
         let (mut own_count, mut own_mass) = (0u32, 0u128);
         each_own_bin(|i| {
             own_count += own_counts[i];
@@ -399,8 +412,7 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
         });
         let (count_before, n_m) = block_exclusive_scan_u32(own_count);
         let (mass_before, z_m) = block_exclusive_scan_u128(own_mass);
-        let s = &r.settings;
-        let k1 = if s.top_k == 0 || s.top_k > n_m { n_m } else { s.top_k };
+        let k1 = if top_k == 0 || top_k > n_m { n_m } else { top_k };
 
         // The top-k boundary: the bin where the running count reaches k1. In the zero bin it
         // changes nothing: those keys weigh nothing, so none is drawn or tips top-p.
@@ -436,15 +448,11 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
         // The top-p boundary for the least and the largest Z1 the top-k bin allows: the first
         // bin whose inclusive running mass reaches p·Z1. Z1 ≤ that mass at bin_k, so both are
         // at or before bin_k.
-        let top_p = !top_p_disabled(s.top_p);
-        let (z1_lo, z1_hi) = if bin_k != NONE {
-            (mass_before_k, mass_before_k + bin_mass(bin_k, sums.add(bin_k as usize).read_volatile()))
-        } else {
-            (z_m, z_m)
-        };
+        let has_top_p = !top_p_disabled(top_p);
+        let (z1_lo, z1_hi) = if bin_k != NONE { (mass_before_k, mass_before_k + mass_of(bin_k)) } else { (z_m, z_m) };
         let (mut hit_lo, mut hit_hi, mut before_lo) = (NONE, NONE, 0u128);
-        if top_p {
-            let p24 = top_p_units(s.top_p);
+        if has_top_p {
+            let p24 = top_p_units(top_p);
             let mut run_m = mass_before;
             each_own_bin(|i| {
                 let (b, m) = (first + i as u32, own_mass_at(i));
@@ -460,10 +468,56 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
         }
         let bin_p_lo = block_min_u32(hit_lo);
         let bin_p_hi = block_min_u32(hit_hi);
-        if top_p && hit_lo == bin_p_lo && hit_lo != NONE {
+        if has_top_p && hit_lo == bin_p_lo && hit_lo != NONE {
             st_shared_u64(smem(X_MASS_P), before_lo as u64);
             st_shared_u64(smem(X_MASS_P + 8), (before_lo >> 64) as u64);
         }
+        sync_threads();
+        let mass_before_p = if has_top_p && bin_p_lo != NONE {
+            (ld_shared_u64(smem(X_MASS_P + 8)) as u128) << 64 | ld_shared_u64(smem(X_MASS_P)) as u128
+        } else {
+            0
+        };
+        Boundaries { n_m, z_m, k1, bin_k, count_before_k, mass_before_k, bin_p_lo, bin_p_hi, mass_before_p }
+    }
+}
+
+/// # Safety
+/// The whole block calls it for a split row.
+#[inline(always)]
+unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
+    let tid = thread_idx_x();
+    let first = tid * BINS_PER_THREAD;
+    // SAFETY (whole block): each thread reads and clears only its own bins; shared slots from
+    // the layout; the job is written by thread 0 after the barriers of the scans.
+    unsafe {
+        let r = split_row(p, pos, row);
+        let (counts, sums) = (bin_counts(p, pos), bin_sums(p, pos));
+        // This thread's bins, loaded together (one memory round trip, not one per bin and pass):
+        // counts into registers, fraction sums into shared memory (registers would not hold
+        // both); bins past the end read as empty.
+        let mut own_counts = [0u32; BINS_PER_THREAD as usize];
+        each_own_bin(|i| {
+            let b = first + i as u32;
+            if b < BINS {
+                own_counts[i] = counts.add(b as usize).read_volatile();
+                st_shared_u64(smem(B_SUMS + b * 8), sums.add(b as usize).read_volatile());
+            }
+        });
+        let own_mass_at = |i: usize| {
+            let b = first + i as u32;
+            if b < BINS {
+                bin_mass(b, ld_shared_u64(smem(B_SUMS + b * 8)))
+            } else {
+                0
+            }
+        };
+        let s = &r.settings;
+        let mass_of = |b: u32| bin_mass(b, ld_shared_u64(smem(B_SUMS + b * 8)));
+        let bounds = bin_boundaries(&own_counts, own_mass_at, mass_of, s.top_k, s.top_p);
+        let Boundaries { z_m, k1, bin_k, count_before_k, mass_before_k, bin_p_lo, bin_p_hi, mass_before_p, .. } = bounds;
+        let top_p = !top_p_disabled(s.top_p);
+
         // Keys the boundary bins hold; then every read of this thread's bins is done, so they
         // are cleared for the next step.
         let mut own_gather = 0u32;
@@ -482,11 +536,6 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
             if gather > GATHER || (top_p && bin_p_lo == NONE) {
                 (p.exact_flags as *mut u32).add(row as usize).write(EXACT_SINGLE);
             } else {
-                let mass_before_p = if top_p {
-                    (ld_shared_u64(smem(X_MASS_P + 8)) as u128) << 64 | ld_shared_u64(smem(X_MASS_P)) as u128
-                } else {
-                    0
-                };
                 let sure_end = if top_p {
                     bin_p_lo
                 } else if bin_k != NONE {

@@ -34,7 +34,10 @@
 use crate::abi::*;
 use crate::block::*;
 use crate::decide::{min_p_floor, settings_valid, top_p_disabled, top_p_reached, top_p_units};
-use crate::exact::{bin_mass, broadcast_key_mass, each_own_bin, BINS_PER_THREAD, H_COUNT_BITS, H_LO_BITS};
+use crate::exact::{
+    bin_boundaries, bin_mass, broadcast_key_mass, each_own_bin, Boundaries, BINS_PER_THREAD, H_COUNT_BITS, H_LO_BITS, X_COUNT_K, X_MASS_K,
+    X_MASS_P,
+};
 use crate::fixed::{exact_bin, frac_weight, soft_ceil, weight};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value, sort_key};
@@ -849,12 +852,6 @@ const V_COUNT: u32 = V_LO + BINS * 4;
 const V_SUM: u32 = (V_COUNT + BINS * 4).next_multiple_of(8);
 const _: () = assert!(V_SUM + BINS * 8 <= VERIFY_ROWS_SHARED_BYTES);
 const _: () = assert!(BINS_PER_THREAD * SAMPLER_THREADS >= BINS);
-// Broadcast slots of the bin choice, past the ones `select_exact` and `broadcast_key_mass` use.
-const X_BIN_K: u32 = SM_RESULT + 96;
-const X_COUNT_K: u32 = SM_RESULT + 100;
-const X_MASS_K: u32 = SM_RESULT + 112;
-const X_MASS_P: u32 = SM_RESULT + 128;
-const _: () = assert!(X_MASS_P + 16 <= SM_RESULT + 256);
 
 /// Bin `i` of this thread's run (thread order is bin order, and so key order).
 #[inline(always)]
@@ -873,15 +870,6 @@ fn bin_of(key: u64, mc: f32) -> u32 {
 unsafe fn ld_shared_u128(addr: u32) -> u128 {
     // SAFETY: the caller passes a 16-byte slot of the map.
     unsafe { (ld_shared_u64(addr + 8) as u128) << 64 | ld_shared_u64(addr) as u128 }
-}
-
-#[inline(always)]
-unsafe fn st_shared_u128(addr: u32, v: u128) {
-    // SAFETY: the caller passes a 16-byte slot of the map.
-    unsafe {
-        st_shared_u64(addr, v as u64);
-        st_shared_u64(addr + 8, (v >> 64) as u64);
-    }
 }
 
 /// One pass over the group's tiles: the row's keys ≥ `floor` counted and weighed by bin into
@@ -984,32 +972,21 @@ unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
 /// Where a binned row's boundaries lie: the same in every thread and every block of the group.
 #[derive(Clone, Copy)]
 struct BinChoice {
-    /// Count and mass of the keys ≥ the min-p floor.
-    n_m: u32,
-    z_m: u128,
-    /// The top-k count (`n_m` when top-k keeps every key).
-    k1: u32,
-    /// The bin of the `k1`-th key, `NONE` when top-k keeps every key.
-    bin_k: u32,
-    /// The bins where the running mass can first reach `p·Z1`, for the least and the largest
-    /// `Z1` that `bin_k` allows (`NONE` without top-p).
-    bin_p_lo: u32,
-    bin_p_hi: u32,
+    /// The boundaries; the masses before them are read again from `bin_boundaries`' shared
+    /// slots where they are needed (kept in registers across the gather, they spilled).
+    b: Boundaries,
     /// Whether the boundary bins fit the gather list (else the radix selection decides).
     fits: bool,
 }
 
-/// The boundaries of the histogram in `V_COUNT` / `V_SUM`, as `exact_bins` finds them; the
-/// counts and masses before `bin_k` and before `bin_p_lo` go to `X_COUNT_K`, `X_MASS_K` and
-/// `X_MASS_P`.
+/// The boundaries of the histogram in `V_COUNT` / `V_SUM`, as `exact_bins` finds them.
 ///
 /// # Safety
 /// The whole block calls it, after [`bin_histogram`].
 #[inline(always)]
 unsafe fn choose_bins(top_k: u32, top_p: f32) -> BinChoice {
-    let tid = thread_idx_x();
-    // SAFETY (whole block): each thread reads its own bins; broadcast slots from the map, the
-    // barriers order their writes and reads.
+    // SAFETY (whole block): each thread reads its own bins, and any bin after the barriers of
+    // bin_histogram; the broadcast slots bin_boundaries uses are free here.
     unsafe {
         let mut own_counts = [0u32; BINS_PER_THREAD as usize];
         each_own_bin(|i| {
@@ -1026,84 +1003,57 @@ unsafe fn choose_bins(top_k: u32, top_p: f32) -> BinChoice {
                 0
             }
         };
-        let (mut own_count, mut own_mass) = (0u32, 0u128);
-        each_own_bin(|i| {
-            own_count += own_counts[i];
-            own_mass += own_mass_at(i);
-        });
-        let (count_before, n_m) = block_exclusive_scan_u32(own_count);
-        let (mass_before, z_m) = block_exclusive_scan_u128(own_mass);
-        let k1 = if top_k == 0 || top_k > n_m { n_m } else { top_k };
-
-        // The top-k boundary: the bin where the running count reaches k1 (never the zero bin:
-        // its keys weigh nothing, so they tip neither top-p nor a draw).
-        if tid == 0 {
-            st_shared_u32(smem(X_BIN_K), NONE);
-        }
-        sync_threads();
-        if k1 < n_m {
-            let (mut run_c, mut run_m) = (count_before, mass_before);
-            each_own_bin(|i| {
-                let (b, n) = (own_bin(i), own_counts[i]);
-                if run_c < k1 && k1 <= run_c + n && b < ZERO_BIN {
-                    st_shared_u32(smem(X_BIN_K), b);
-                    st_shared_u32(smem(X_COUNT_K), run_c);
-                    st_shared_u128(smem(X_MASS_K), run_m);
-                }
-                run_c += n;
-                run_m += own_mass_at(i);
-            });
-        }
-        sync_threads();
-        let bin_k = ld_shared_u32(smem(X_BIN_K));
-        let (z1_lo, z1_hi) = if bin_k != NONE {
-            let before = ld_shared_u128(smem(X_MASS_K));
-            (before, before + bin_mass(bin_k, ld_shared_u64(smem(V_SUM + bin_k * 8))))
-        } else {
-            (z_m, z_m)
-        };
-
-        // The top-p boundary for the least and the largest Z1: the first bin whose inclusive
-        // running mass reaches p·Z1 (both at or before bin_k, since Z1 ≤ the mass through it).
-        let has_top_p = !top_p_disabled(top_p);
-        let (mut hit_lo, mut hit_hi, mut before_lo) = (NONE, NONE, 0u128);
-        if has_top_p {
-            let p24 = top_p_units(top_p);
-            let mut run_m = mass_before;
-            each_own_bin(|i| {
-                let (b, m) = (own_bin(i), own_mass_at(i));
-                if hit_lo == NONE && top_p_reached(run_m + m, z1_lo, p24) {
-                    hit_lo = b;
-                    before_lo = run_m;
-                }
-                if hit_hi == NONE && top_p_reached(run_m + m, z1_hi, p24) {
-                    hit_hi = b;
-                }
-                run_m += m;
-            });
-        }
-        let bin_p_lo = block_min_u32(hit_lo);
-        let bin_p_hi = block_min_u32(hit_hi);
-        if has_top_p && hit_lo == bin_p_lo && hit_lo != NONE {
-            st_shared_u128(smem(X_MASS_P), before_lo);
-        }
+        let mass_of = |b: u32| bin_mass(b, ld_shared_u64(smem(V_SUM + b * 8)));
+        let b = bin_boundaries(&own_counts, own_mass_at, mass_of, top_k, top_p);
         let mut own_gather = 0u32;
         each_own_bin(|i| {
-            let b = own_bin(i);
-            if b == bin_k || (bin_p_lo <= b && b <= bin_p_hi) {
+            let bin = own_bin(i);
+            if bin == b.bin_k || (b.bin_p_lo <= bin && bin <= b.bin_p_hi) {
                 own_gather += own_counts[i];
             }
         });
         let gather = block_sum_u32(own_gather);
-        BinChoice {
-            n_m,
-            z_m,
-            k1,
-            bin_k,
-            bin_p_lo,
-            bin_p_hi,
-            fits: gather <= MERGE_CAPACITY && !(has_top_p && bin_p_lo == NONE),
+        BinChoice { b, fits: gather <= MERGE_CAPACITY && (top_p_disabled(top_p) || b.bin_p_lo != NONE) }
+    }
+}
+
+/// Appends the group's keys ≥ `floor` that `take` accepts to the row's list (its gather
+/// counter `call`), and leaves the first `n` of them (at most `MERGE_CAPACITY`) sorted, largest
+/// first, at `SM_SORT`, zero-padded to a power of two, in every block of the group. Returns `n`.
+///
+/// # Safety
+/// The whole block calls it, and every block of the group, with the same arguments; the
+/// group's tiles are cached; the counter is zero.
+#[inline(always)]
+unsafe fn gather_sorted<F: Fn(u64) -> bool>(p: &VerifyParams, grp: &mut Group, floor: u64, call: u32, take: F) -> u32 {
+    let row = grp.row;
+    // SAFETY (whole block): the row's list holds MERGE_CAPACITY keys (positions past it are
+    // counted, not stored); the group barrier orders the stores before the loads; SM_SORT
+    // holds 2048 keys.
+    unsafe {
+        let head = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64) as *mut u32;
+        let counter = head.add((HEAD_GATHER + call) as usize);
+        let list = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + ROW_LIST) as *mut u64;
+        for_each_key(p, row, grp.g, grp.size, floor, |key| {
+            if take(key) {
+                let pos = atom_add_global_u32(counter, 1);
+                if pos < MERGE_CAPACITY {
+                    list.add(pos as usize).write(key);
+                }
+            }
+        });
+        grp.sync(p);
+        let n = ld_relaxed_gpu_u32(counter);
+        let n = if n < MERGE_CAPACITY { n } else { MERGE_CAPACITY };
+        let padded = pow2_at_least(n);
+        let mut i = thread_idx_x();
+        while i < padded {
+            st_shared_u64(smem(SM_SORT + i * 8), if i < n { ld_relaxed_gpu_u64(list.add(i as usize)) } else { 0 });
+            i += SAMPLER_THREADS;
         }
+        sync_threads();
+        block_sort_desc(padded);
+        n
     }
 }
 
@@ -1117,38 +1067,19 @@ unsafe fn choose_bins(top_k: u32, top_p: f32) -> BinChoice {
 #[inline(always)]
 unsafe fn select_binned(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: u64, c: &BinChoice, top_p: f32) -> Option<(u64, u128)> {
     let tid = thread_idx_x();
-    let row = grp.row;
-    // SAFETY (whole block, uniform branches): the row's list holds MERGE_CAPACITY keys and the
-    // boundary bins hold at most that many (`fits`); SM_SORT and the broadcast slots from the
-    // map, read after the barriers that order them.
+    // SAFETY (whole block, uniform branches): the boundary bins hold at most MERGE_CAPACITY
+    // keys (`fits`); SM_SORT and the broadcast slots from the map, read after the barriers
+    // that order them.
     unsafe {
+        let c = &c.b;
         if c.bin_k == NONE && top_p_disabled(top_p) {
             // Top-k keeps every key ≥ the floor (k ≥ n_m), and there is no top-p.
             return Some((floor, c.z_m));
         }
-        let head = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64) as *mut u32;
-        let counter = head.add(HEAD_GATHER as usize);
-        let list = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + ROW_LIST) as *mut u64;
-        for_each_key(p, row, grp.g, grp.size, floor, |key| {
+        let n = gather_sorted(p, grp, floor, 0, |key| {
             let bin = bin_of(key, sum.mc);
-            if bin == c.bin_k || (c.bin_p_lo <= bin && bin <= c.bin_p_hi) {
-                let pos = atom_add_global_u32(counter, 1);
-                if pos < MERGE_CAPACITY {
-                    list.add(pos as usize).write(key);
-                }
-            }
+            bin == c.bin_k || (c.bin_p_lo <= bin && bin <= c.bin_p_hi)
         });
-        grp.sync(p);
-        let n = ld_relaxed_gpu_u32(counter);
-        let n = if n < MERGE_CAPACITY { n } else { MERGE_CAPACITY };
-        let padded = pow2_at_least(n);
-        let mut i = tid;
-        while i < padded {
-            st_shared_u64(smem(SM_SORT + i * 8), if i < n { ld_relaxed_gpu_u64(list.add(i as usize)) } else { 0 });
-            i += SAMPLER_THREADS;
-        }
-        sync_threads();
-        block_sort_desc(padded);
         let first = tid * OWN as u32;
         let mut keys = [0u64; OWN];
         let mut bins = [NONE; OWN];
@@ -1356,36 +1287,8 @@ unsafe fn select_exact(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: 
                 break;
             }
         }
-        // Gather the boundary bucket into the row's list (the group's tiles), copy it to
-        // SM_SORT, sort it, and finish position by position.
-        let head = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64) as *mut u32;
-        let counter = head.add((HEAD_GATHER + call) as usize);
-        let list = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + ROW_LIST) as *mut u64;
-        for_each_key(p, row, grp.g, grp.size, floor, |key| {
-            if in_bucket(key, prefix, level) {
-                let pos = atom_add_global_u32(counter, 1);
-                if pos < MERGE_CAPACITY {
-                    list.add(pos as usize).write(key);
-                }
-            }
-        });
-        grp.sync(p);
-        let n = ld_relaxed_gpu_u32(counter);
-        let n = if n < MERGE_CAPACITY { n } else { MERGE_CAPACITY };
-        let mut i = tid;
-        while i < n {
-            st_shared_u64(smem(SM_SORT + i * 8), ld_relaxed_gpu_u64(list.add(i as usize)));
-            i += SAMPLER_THREADS;
-        }
-        sync_threads();
-        let padded = pow2_at_least(n);
-        let mut i = n + tid;
-        while i < padded {
-            st_shared_u64(smem(SM_SORT + i * 8), 0);
-            i += SAMPLER_THREADS;
-        }
-        sync_threads();
-        block_sort_desc(padded);
+        // Gather the boundary bucket, sort it, and finish position by position.
+        let n = gather_sorted(p, grp, floor, call, |key| in_bucket(key, prefix, level));
         let first = tid * OWN as u32;
         let (keys, prefix_mass) = sorted_prefix_masses(n, sum);
         let mut hit = u32::MAX;
@@ -1848,7 +1751,7 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         let counted =
             if (!binned && (!greedy || want_lp)) || (binned && want_lp && floor_m > 1) { count_masses(p, grp, &sum, floor_m) } else { (0, 0, 0) };
         let (n_m, z_m, z_all) = match choice {
-            Some(c) => (c.n_m, c.z_m, if floor_m > 1 { counted.2 } else { c.z_m }),
+            Some(c) => (c.b.n_m, c.b.z_m, if floor_m > 1 { counted.2 } else { c.b.z_m }),
             None => counted,
         };
         let ln_z = if !want_lp {
