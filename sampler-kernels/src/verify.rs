@@ -140,7 +140,7 @@ pub fn residual_target(total: U256, r64: u64) -> U256 {
 /// the grid cannot reach (`first ≥ items`) leaves the block idle.
 #[inline(always)]
 pub fn group_shape(grid: u32, block: u32, items: u32, tiles: u32) -> (u32, u32, u32) {
-    let per_item = if items == 0 { 0 } else { grid / items };
+    let per_item = grid.checked_div(items).unwrap_or(0);
     let size = per_item.min(tiles).max(1);
     if size > 1 {
         (block / size, block % size, size)
