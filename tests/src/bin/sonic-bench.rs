@@ -534,12 +534,13 @@ fn main() -> BenchResult<()> {
         md
     } else {
         format!(
-            "{md}\n## Speculative verification (f32, two kernels per call, graph-replayed)\n\n\
+            "{md}\n## Speculative verification (f32, three kernels per call: verify_rows, verify_draws, verify_chains, graph-replayed)\n\n\
              verify_uniform: B requests × 4 drafts, T 1, full draft-probability rows. verify_hetero: per request a random \
              mix of greedy and random settings (top-k, top-p, min-p, penalties with 100 prompt tokens, logit bias), \
              0–7 drafts, q rows on half of the random requests, a bitmask on 30% of the requests. Drafts are uniform \
-             random tokens, so nearly every drafted row also runs its residual draw. GB/s counts target logits, q rows, \
-             bitmask rows, and penalty counts once per target row with penalties.\n\n\
+             random tokens, so nearly every request with drafts stops at its first draft (a random request then \
+             runs one residual draw; every row is decided, but rows past the stop are never drawn). GB/s counts \
+             target logits, q rows, bitmask rows, and penalty counts once per target row with penalties.\n\n\
              | workload | dtype | V | B | target rows | median µs | p10 – p90 µs | GB/s | of copy BW |\n\
              |---|---|---|---|---|---|---|---|---|\n{verify_md}"
         )
