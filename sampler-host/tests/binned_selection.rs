@@ -13,7 +13,7 @@ use sampler_host::reference::kept_set;
 use sampler_host::settings::SamplingParams;
 use sampler_kernels::abi::MERGE_CAPACITY;
 use sampler_kernels::decide::{min_p_floor, top_p_disabled, top_p_reached, top_p_units};
-use sampler_kernels::fixed::{exact_bin, frac_weight, soft_ceil, weight, BAND_SCALE, CEIL_LIMIT, EXACT_SUB_BINS, EXACT_ZERO_BIN};
+use sampler_kernels::fixed::{bands_usable, exact_bin, frac_weight, soft_ceil, weight, BAND_SCALE, EXACT_SUB_BINS, EXACT_ZERO_BIN};
 use sampler_kernels::keys::{key_index, key_value, sort_key};
 
 const NONE: u32 = u32::MAX;
@@ -41,7 +41,7 @@ fn binned(x: &[f32], p: &SamplingParams) -> Binned {
         return Binned::Elsewhere;
     }
     let mc = soft_ceil(max);
-    if !(mc < CEIL_LIMIT && mc > -(CEIL_LIMIT - 64.0)) {
+    if !bands_usable(mc) {
         return Binned::Elsewhere;
     }
     let keys: Vec<u64> = x

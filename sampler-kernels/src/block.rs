@@ -39,6 +39,16 @@ pub fn smem(offset: u32) -> u32 {
     shared_base() + offset
 }
 
+/// The `u128` at a 16-byte slot of shared memory, low half first.
+///
+/// # Safety
+/// `addr` is a 16-byte slot of the map.
+#[inline(always)]
+pub(crate) unsafe fn ld_shared_u128(addr: u32) -> u128 {
+    // SAFETY: forwarded.
+    unsafe { (ld_shared_u64(addr + 8) as u128) << 64 | ld_shared_u64(addr) as u128 }
+}
+
 /// The larger of two `u64`.
 #[inline(always)]
 pub(crate) fn max_u64(a: u64, b: u64) -> u64 {

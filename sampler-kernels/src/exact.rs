@@ -40,10 +40,10 @@ use crate::status::{NO_TOKEN, STATUS_NO_VALID_TOKEN};
 
 const THREADS: u32 = SAMPLER_THREADS;
 const SUB: u32 = EXACT_SUB_BINS;
-const BINS: u32 = EXACT_BINS;
+pub(crate) const BINS: u32 = EXACT_BINS;
 /// Tokens more than 36 nats below the top: counted for top-k, no mass.
-const ZERO_BIN: u32 = BINS - 1;
-const NONE: u32 = u32::MAX;
+pub(crate) const ZERO_BIN: u32 = BINS - 1;
+pub(crate) const NONE: u32 = u32::MAX;
 /// Bins each `exact_bins` thread owns, as one run: thread order is bin order.
 pub(crate) const BINS_PER_THREAD: u32 = BINS.div_ceil(THREADS);
 const GATHER: u32 = EXACT_GATHER_KEYS;
@@ -439,7 +439,7 @@ pub(crate) unsafe fn bin_boundaries<M: Fn(usize) -> u128, B: Fn(u32) -> u128>(
         let (count_before_k, mass_before_k) = if bin_k != NONE {
             (
                 ld_shared_u32(smem(X_COUNT_K)),
-                (ld_shared_u64(smem(X_MASS_K + 8)) as u128) << 64 | ld_shared_u64(smem(X_MASS_K)) as u128,
+                ld_shared_u128(smem(X_MASS_K)),
             )
         } else {
             (0, z_m)
@@ -474,7 +474,7 @@ pub(crate) unsafe fn bin_boundaries<M: Fn(usize) -> u128, B: Fn(u32) -> u128>(
         }
         sync_threads();
         let mass_before_p = if has_top_p && bin_p_lo != NONE {
-            (ld_shared_u64(smem(X_MASS_P + 8)) as u128) << 64 | ld_shared_u64(smem(X_MASS_P)) as u128
+            ld_shared_u128(smem(X_MASS_P))
         } else {
             0
         };
@@ -687,7 +687,7 @@ pub(crate) unsafe fn broadcast_key_mass(v: Option<(u64, u128)>) -> (u64, u128) {
         sync_threads();
         let out = (
             ld_shared_u64(smem(X_KEY)),
-            (ld_shared_u64(smem(X_MASS + 8)) as u128) << 64 | ld_shared_u64(smem(X_MASS)) as u128,
+            ld_shared_u128(smem(X_MASS)),
         );
         sync_threads();
         out

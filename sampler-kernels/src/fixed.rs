@@ -82,6 +82,14 @@ pub fn small_ceil(v: f32) -> (f32, i32) {
     (c, ci)
 }
 
+/// Row ceilings whose band sums stage 2 uses. Inside them, every token within the 37 bands of
+/// the ceiling has `|x| < CEIL_LIMIT`: the only tokens stage 1's mass scan puts in a band (a
+/// row near `-2^22` is finished token by token instead).
+#[inline]
+pub fn bands_usable(mc: f32) -> bool {
+    mc < CEIL_LIMIT && mc > -(CEIL_LIMIT - 64.0)
+}
+
 /// `ceil(x)` for `|x| < CEIL_LIMIT`; `x` itself otherwise (non-finite included). Written with
 /// selects, not an early return: a branch per token kept ptxas from overlapping the tokens'
 /// arithmetic.

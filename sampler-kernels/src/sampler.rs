@@ -18,7 +18,7 @@
 use crate::abi::*;
 use crate::block::*;
 use crate::decide::{draw_target, min_p_floor, min_p_threshold, settings_valid, top_p_disabled, top_p_reached, top_p_units};
-use crate::fixed::{band_scale, soft_ceil, weight, CEIL_LIMIT};
+use crate::fixed::{band_scale, bands_usable, soft_ceil, weight};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value, sort_key};
 use crate::logit::{process_logit, widen_bf16, widen_f16, LogitParams};
@@ -30,13 +30,6 @@ const CANDIDATES: u32 = TILE_CANDIDATES as u32;
 /// Band index of tokens that add no mass (in no band), for warp aggregation.
 const NO_BAND: u32 = u32::MAX;
 const RECORD_BYTES: u64 = core::mem::size_of::<TileRecord>() as u64;
-/// Row ceilings whose band sums stage 2 uses. Inside them, every token within the 37 bands of
-/// the ceiling has `|x| < CEIL_LIMIT`: the only tokens stage 1's mass scan puts in a band (a
-/// row near `-2^22` is finished token by token instead).
-#[inline(always)]
-pub(crate) fn bands_usable(mc: f32) -> bool {
-    mc < CEIL_LIMIT && mc > -(CEIL_LIMIT - 64.0)
-}
 /// Positions of the merged list each stage-2 thread owns (2048 / 512).
 const OWN: usize = (MERGE_CAPACITY / SAMPLER_THREADS) as usize;
 
