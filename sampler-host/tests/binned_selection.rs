@@ -72,11 +72,11 @@ fn binned(x: &[f32], p: &SamplingParams) -> Binned {
     let (mut bin_k, mut count_before_k, mut mass_before_k) = (NONE, 0u32, z_m);
     if k1 < n_m {
         let (mut run_c, mut run_m) = (0u32, 0u128);
-        for b in 0..bins {
-            if run_c < k1 && k1 <= run_c + counts[b] && b < EXACT_ZERO_BIN as usize {
+        for (b, &n) in counts.iter().enumerate() {
+            if run_c < k1 && k1 <= run_c + n && b < EXACT_ZERO_BIN as usize {
                 (bin_k, count_before_k, mass_before_k) = (b as u32, run_c, run_m);
             }
-            run_c += counts[b];
+            run_c += n;
             run_m += mass(b);
         }
     }
