@@ -38,6 +38,7 @@ pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
     ("exact_gather", ".maxntid 512, 1, 1"),
     ("exact_finish", ".maxntid 512, 1, 1"),
     ("sample_exact", ".maxntid 512, 1, 1"),
+    ("exact_tail", ".maxntid 512, 1, 1"),
 ];
 
 /// Inserts [`ENTRY_DIRECTIVES`] between each named entry's parameter list and its body.

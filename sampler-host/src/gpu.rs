@@ -19,7 +19,7 @@ use sampler_kernels::abi::{
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
-    TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_split,
+    TILE_TOKENS, exact_pass_in_one_launch, overlap_stage1, rows_two_per_sm, scan_split, EXACT_LIST_HEAD,
 };
 use sampler_kernels::logit::bitmask_words;
 use sampler_kernels::status::STATUS_OK;
@@ -51,6 +51,25 @@ pub struct GpuSamplerConfig {
     /// launch overlaps the previous one's tail. Off gives the plain stream order, which the
     /// benchmark compares against (`sonic-bench --serial-launches`).
     pub overlap_kernels: bool,
+    /// How the exact pass is launched; by batch size unless a comparison asks otherwise
+    /// (`sonic-bench --exact-pass one|five`).
+    pub exact_pass: ExactPassLaunch,
+}
+
+/// How a step launches its exact pass (the rows stage 2 leaves undecided). Both give the same
+/// tokens; they differ in what an idle or a busy pass costs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExactPassLaunch {
+    /// One launch for batches of at most one row per SM, five above
+    /// (`abi::exact_pass_in_one_launch`).
+    #[default]
+    ByBatchSize,
+    /// Always `exact_tail`: one launch, one 512-thread block per SM.
+    OneLaunch,
+    /// Always `exact_histogram`, `exact_bins`, `exact_gather`, `exact_finish` and
+    /// `sample_exact`: the tile kernels run two blocks per SM, and every launch costs its
+    /// place in the chain even when no row is listed.
+    FiveLaunches,
 }
 
 impl GpuSamplerConfig {
@@ -63,6 +82,7 @@ impl GpuSamplerConfig {
             max_requests: max_batch.saturating_mul(4),
             max_bias_entries: max_batch.saturating_mul(1024),
             overlap_kernels: true,
+            exact_pass: ExactPassLaunch::ByBatchSize,
         }
     }
 }
@@ -233,6 +253,10 @@ pub struct GpuSampler {
     exact_gather: CudaFunction,
     exact_finish: CudaFunction,
     stage_exact: CudaFunction,
+    /// The whole exact pass in one launch, for small batches.
+    exact_tail: CudaFunction,
+    /// Blocks of `exact_tail`: as many as run at once (one per SM on an H200: registers).
+    exact_tail_blocks: u32,
     /// Blocks of the exact-pass kernels, which take their rows and tiles in turn.
     exact_blocks: u32,
     /// List positions with split-exact-pass scratch: `min(max_batch, EXACT_SLOTS_MAX)`.
@@ -315,6 +339,9 @@ impl GpuSampler {
         let stage_tiles_mass = function_with_shared(&gpu, "sample_tiles_mass", MASS_SCAN_SHARED_BYTES)?;
         // Its bin table too.
         let exact_histogram = function_with_shared(&gpu, "exact_histogram", EXACT_HIST_SHARED_BYTES)?;
+        let exact_tail = function_with_shared(&gpu, "exact_tail", EXACT_HIST_SHARED_BYTES)?;
+        let exact_tail_blocks =
+            resident_blocks(&gpu, &exact_tail, SAMPLER_THREADS, EXACT_HIST_SHARED_BYTES, "reading exact_tail's occupancy")?;
         let sm_count = gpu.sm_count()?.max(1);
         let exact_slots = b.min(EXACT_SLOTS_MAX as usize);
         let stage_tiles = gpu.function("sample_tiles")?;
@@ -336,6 +363,8 @@ impl GpuSampler {
             exact_gather: gpu.function("exact_gather")?,
             exact_finish: gpu.function("exact_finish")?,
             stage_exact: gpu.function("sample_exact")?,
+            exact_tail,
+            exact_tail_blocks,
             exact_blocks: sm_count * 2,
             exact_slots: exact_slots as u32,
             table: RequestTable::new(config.vocab),
@@ -350,11 +379,11 @@ impl GpuSampler {
                 .alloc_zeros::<u8>(b * tiles as usize * std::mem::size_of::<TileRecord>())
                 .map_err(cuda_err("allocating tile records"))?,
             exact_flags: stream.alloc_zeros::<u32>(b).map_err(cuda_err("allocating flags"))?,
-            exact_list: stream.alloc_zeros::<u32>(1 + b).map_err(cuda_err("allocating the exact-pass list"))?,
+            exact_list: stream.alloc_zeros::<u32>(EXACT_LIST_HEAD as usize + b).map_err(cuda_err("allocating the exact-pass list"))?,
             exact_jobs: stream
                 .alloc_zeros::<u8>(exact_slots * std::mem::size_of::<ExactJob>())
                 .map_err(cuda_err("allocating the exact-pass jobs"))?,
-            // The histograms must start at zero; `exact_bins` clears each after use.
+            // The histograms must start at zero; `choose_bins` clears each after use.
             exact_counts: stream
                 .alloc_zeros::<u32>(exact_slots * EXACT_BINS as usize)
                 .map_err(cuda_err("allocating the exact-pass histograms"))?,
@@ -593,8 +622,9 @@ impl GpuSampler {
         Ok(())
     }
 
-    /// Enqueues the eight kernels of one step for `rows` grid rows (the upload says how many
-    /// are active). Nothing here synchronizes or allocates.
+    /// Enqueues the kernels of one step for `rows` grid rows (the upload says how many are
+    /// active): stage 1 (two), stage 2, and the exact pass (one or five,
+    /// [`ExactPassLaunch`]). Nothing here synchronizes or allocates.
     fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize) -> Result<()> {
         if rows == 0 {
             return Ok(());
@@ -633,19 +663,32 @@ impl GpuSampler {
         // later one may overlap its predecessor's tail: all of them call
         // `griddepcontrol.wait` before touching what an earlier kernel of the step wrote.
         let later = if self.config.overlap_kernels { LaunchOrder::Overlapped } else { LaunchOrder::Serial };
-        for (index, (function, config, what)) in [
+        let one_exact_launch = match self.config.exact_pass {
+            ExactPassLaunch::ByBatchSize => exact_pass_in_one_launch(rows as u32, self.sm_count),
+            ExactPassLaunch::OneLaunch => true,
+            ExactPassLaunch::FiveLaunches => false,
+        };
+        // Every item of the one-launch queue is a (row, tile) twice or a row once.
+        let tail_cfg = LaunchConfig {
+            grid_dim: (self.exact_tail_blocks.min(2 * warps + rows as u32), 1, 1),
+            block_dim: block,
+            shared_mem_bytes: EXACT_HIST_SHARED_BYTES,
+        };
+        let stages = [
             (&self.stage_tiles, tiles_cfg, "launching sample_tiles"),
             (&self.stage_tiles_mass, mass_cfg, "launching sample_tiles_mass"),
             (stage_rows, rows_cfg, "launching sample_rows"),
+        ];
+        let exact_pass_one = [(&self.exact_tail, tail_cfg, "launching exact_tail")];
+        let exact_pass_five = [
             (&self.exact_histogram, exact_cfg(EXACT_HIST_SHARED_BYTES), "launching exact_histogram"),
             (&self.exact_bins, exact_cfg(SAMPLER_SHARED_BYTES), "launching exact_bins"),
             (&self.exact_gather, exact_cfg(SAMPLER_SHARED_BYTES), "launching exact_gather"),
             (&self.exact_finish, exact_cfg(SAMPLER_SHARED_BYTES), "launching exact_finish"),
             (&self.stage_exact, rows_cfg, "launching sample_exact"),
-        ]
-        .into_iter()
-        .enumerate()
-        {
+        ];
+        let exact_pass: &[_] = if one_exact_launch { &exact_pass_one } else { &exact_pass_five };
+        for (index, &(function, config, what)) in stages.iter().chain(exact_pass).enumerate() {
             let order = if index == 0 { LaunchOrder::Serial } else { later };
             // SAFETY: `StepParams` matches the kernels' parameter by the ABI module; every
             // pointer in it addresses a buffer this sampler allocated for `max_batch` rows,

@@ -21,6 +21,7 @@ pub const ENTRY_POINTS: &[&str] =
         "exact_gather",
         "exact_finish",
         "sample_exact",
+        "exact_tail",
         "topk_chunks",
         "topk_merge",
         "verify_rows",

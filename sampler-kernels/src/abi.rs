@@ -148,8 +148,9 @@ pub struct StepParams {
     pub records: u64,
     /// `u32[rows]`: how stage 2 left the row to the exact pass (`EXACT_*`; 0 = it did not).
     pub exact_flags: u64,
-    /// `u32[1 + rows]`: how many rows stage 2 left to the exact pass, then their indices (in
-    /// no particular order). `sample_tiles` clears the count.
+    /// `u32[EXACT_LIST_HEAD + rows]`: how many rows stage 2 left to the exact pass, how many
+    /// items `exact_tail` has handed out, then the rows' indices (in no particular order).
+    /// `sample_tiles` clears both counts.
     pub exact_list: u64,
     /// Scratch of the split exact pass, per list position below `exact_slots`: `ExactJob[slots]`,
     /// histogram counts `u32[slots][EXACT_BINS]` and fraction sums `u64[slots][EXACT_BINS]`
@@ -203,6 +204,9 @@ pub const SAMPLER_SHARED_BYTES: u32 = 40 * 1024;
 pub const EXACT_SINGLE: u32 = 1;
 /// The split exact pass finishes the row.
 pub const EXACT_SPLIT: u32 = 2;
+/// Words before the row indices in `StepParams::exact_list`: the listed count and
+/// `exact_tail`'s queue.
+pub const EXACT_LIST_HEAD: u32 = 2;
 /// Histogram bins per mass band (1/128 nat wide): a bin of a flat 262144-token row holds
 /// about 1,700 tokens, so the boundary bins fit `EXACT_GATHER_KEYS`.
 pub const EXACT_SUB_BINS: u32 = crate::fixed::EXACT_SUB_BINS;
@@ -249,7 +253,9 @@ pub struct ExactJob {
     pub sure_end: u32,
     /// Keys `exact_gather` stored.
     pub gathered: u32,
-    pub _pad: u32,
+    /// `exact_tail`'s arrivals: the histogram tiles count it up to `tiles`, the chosen bins set
+    /// it to `tiles + 1`, and the gather tiles count on from there.
+    pub tiles_done: u32,
 }
 
 const _: () = assert!(core::mem::size_of::<ExactJob>() == 8 * 9 + 4 * 10);
@@ -297,6 +303,13 @@ pub const fn overlap_stage1(rows: u32, items: u32, split: u32, resident: u32) ->
 /// B = 1 and 2% at B = 64, where every row fits one wave anyway.
 pub const fn rows_two_per_sm(rows: u32, sms: u32) -> bool {
     rows > sms
+}
+/// Whether a step's exact pass is one launch (`exact_tail`: one 512-thread block per SM at
+/// 128 registers, taking every phase's items from one queue) rather than five
+/// (`exact_histogram` .. `sample_exact`) for `rows` rows on `sms` SMs: up to one row per SM,
+/// where the launches, idle in most steps, cost more than the pass's work.
+pub const fn exact_pass_in_one_launch(rows: u32, sms: u32) -> bool {
+    rows <= sms
 }
 /// Warps per `sample_tiles_mass` block.
 pub const MASS_SCAN_WARPS: u32 = 4;

@@ -318,6 +318,33 @@ pub unsafe fn block_sum_u128(v: u128) -> u128 {
     unsafe { block_reduce(v, 0, u128::wrapping_add) }
 }
 
+/// Adds this block's arrival to `counter` after every thread's earlier global writes, and
+/// returns, in every thread, whether the count it reached is `last`: then the block sees every
+/// write the other arrivals made before theirs (the release and acquire halves of a grid
+/// barrier, without the wait), so it may finish what they started.
+///
+/// # Safety
+/// The whole block calls it together; `counter` is a 4-byte aligned global word of the step's
+/// scratch that only such arrivals change while they happen; readers of the other arrivals'
+/// writes use loads that do not hit a stale L1 line (volatile or `.relaxed.gpu`).
+#[inline(always)]
+pub unsafe fn block_arrive(counter: *mut u32, last: u32) -> bool {
+    // SAFETY: the barrier puts every thread's writes before thread 0's release fence; the
+    // atomic is on the caller's word; `barrier.red` hands thread 0's acquire to the block.
+    unsafe {
+        sync_threads();
+        let mut is_last = false;
+        if thread_idx_x() == 0 {
+            fence_acq_rel_gpu();
+            is_last = atom_add_global_u32(counter, 1).wrapping_add(1) == last;
+            if is_last {
+                fence_acq_rel_gpu();
+            }
+        }
+        sync_threads_or(is_last)
+    }
+}
+
 /// Exclusive prefix sum of `v` in thread order, and the block total.
 ///
 /// # Safety

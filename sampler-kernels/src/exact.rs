@@ -87,6 +87,7 @@ const X_KEY: u32 = SM_RESULT + 48;
 const X_MASS: u32 = SM_RESULT + 64;
 const X_TILE: u32 = SM_RESULT + 80;
 const X_BASE: u32 = SM_RESULT + 84;
+const X_ITEM: u32 = SM_RESULT + 88;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers.
@@ -119,8 +120,8 @@ unsafe fn listed(p: &StepParams) -> (u32, u32) {
 /// `pos` < the listed count.
 #[inline(always)]
 unsafe fn listed_row(p: &StepParams, pos: u32) -> u32 {
-    // SAFETY: pos < count ≤ rows entries after the count.
-    unsafe { (p.exact_list as *const u32).add(1 + pos as usize).read_volatile() }
+    // SAFETY: pos < count ≤ rows entries after the head.
+    unsafe { (p.exact_list as *const u32).add((EXACT_LIST_HEAD + pos) as usize).read_volatile() }
 }
 
 /// How stage 2 (or `exact_bins`) left `row`; written by an earlier kernel of the step.
@@ -157,6 +158,20 @@ macro_rules! for_each_split_row {
 #[inline(always)]
 fn job_ptr(p: &StepParams, pos: u32) -> *mut ExactJob {
     (p.exact_jobs as *mut ExactJob).wrapping_add(pos as usize)
+}
+
+/// The row's arrival counter (`ExactJob::tiles_done`).
+#[inline(always)]
+fn tiles_done(p: &StepParams, pos: u32) -> *mut u32 {
+    // SAFETY: a field address inside the job, no access.
+    unsafe { &raw mut (*job_ptr(p, pos)).tiles_done }
+}
+
+/// `tiles_done` once a row's bins are chosen: one past every histogram tile's arrival. The
+/// gather tiles then count on from there.
+#[inline(always)]
+fn bins_ready(p: &StepParams) -> u32 {
+    p.tiles + 1
 }
 
 #[inline(always)]
@@ -285,59 +300,85 @@ pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
     if block_dim_x() != THREADS || p.tiles == 0 {
         return;
     }
-    let tid = thread_idx_x();
-    // SAFETY (whole block; every branch is block-uniform): shared slots from the layout above;
-    // global writes to the row's own bins (atomic).
+    // SAFETY (whole block; every branch is block-uniform): the bodies' contracts hold for the
+    // items `for_each_split_tile` hands out.
     unsafe {
         // Most steps list no split row: a block without an item leaves before clearing 37 KiB.
         if block_idx_x() >= listed(&p).1 * p.tiles {
             return;
         }
-        // Thread t owns bins t, t + THREADS, ...: it clears them here and after each flush, so
-        // clearing needs no barrier of its own.
-        let mut b = tid;
-        while b < BINS {
+        clear_histogram();
+        let tid = thread_idx_x();
+        for_each_split_tile(&p, |pos, row, tile| histogram_tile(&p, tid, pos, row, tile));
+    }
+}
+
+/// Zeroes the block's shared histogram: thread t owns bins t, t + THREADS, ..., and clears them
+/// here and after each flush, so clearing needs no barrier of its own.
+///
+/// # Safety
+/// The whole block calls it; the block has `EXACT_HIST_SHARED_BYTES` of shared memory.
+#[inline(always)]
+unsafe fn clear_histogram() {
+    let mut b = thread_idx_x();
+    while b < BINS {
+        // SAFETY: bins of the layout above.
+        unsafe {
             st_shared_u32(smem(H_COUNT + b * 4), 0);
             st_shared_u32(smem(H_LO + b * 4), 0);
+        }
+        b += THREADS;
+    }
+    // SAFETY: the whole block is here.
+    unsafe { sync_threads() };
+}
+
+/// Adds the tile's keys above the row's min-p floor to the row's bins, through the block's
+/// shared histogram (zero on entry and on return).
+///
+/// # Safety
+/// The whole block calls it for a split row's (position, tile), `tid` the thread's index (read
+/// once by the caller: read here, inside the caller's loop, it is not hoisted); the block has
+/// `EXACT_HIST_SHARED_BYTES` of shared memory.
+#[inline(always)]
+unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32) {
+    // SAFETY (whole block): shared slots from the layout above; global writes to the row's own
+    // bins (atomic).
+    unsafe {
+        let r = split_row(p, pos, row);
+        let x = process8(p, &r.row, tile);
+        let keys = keys8(&x, tile * TILE_TOKENS + tid * TOKENS_PER_THREAD);
+        each8(|j| {
+            if keys[j] != 0 && keys[j] >= r.floor {
+                let c = soft_ceil(x[j]);
+                let bin = exact_bin(x[j], c, r.mc);
+                if bin < ZERO_BIN {
+                    let frac = frac_weight(x[j] - c);
+                    atom_add_shared_u32(smem(H_COUNT + bin * 4), 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS));
+                    atom_add_shared_u32(smem(H_LO + bin * 4), frac & ((1 << H_LO_BITS) - 1));
+                } else {
+                    atom_add_shared_u32(smem(H_COUNT + bin * 4), 1);
+                }
+            }
+        });
+        sync_threads();
+        let (counts, sums) = (bin_counts(p, pos), bin_sums(p, pos));
+        let mut b = tid;
+        while b < BINS {
+            let packed = ld_shared_u32(smem(H_COUNT + b * 4));
+            if packed != 0 {
+                red_add_global_u32(counts.add(b as usize), packed & ((1 << H_COUNT_BITS) - 1));
+                let high = (packed >> H_COUNT_BITS) as u64;
+                let sum = ld_shared_u32(smem(H_LO + b * 4)) as u64 + (high << H_LO_BITS);
+                if sum != 0 {
+                    red_add_global_u64(sums.add(b as usize), sum);
+                }
+                st_shared_u32(smem(H_COUNT + b * 4), 0);
+                st_shared_u32(smem(H_LO + b * 4), 0);
+            }
             b += THREADS;
         }
         sync_threads();
-        for_each_split_tile(&p, |pos, row, tile| {
-            let r = split_row(&p, pos, row);
-            let x = process8(&p, &r.row, tile);
-            let keys = keys8(&x, tile * TILE_TOKENS + tid * TOKENS_PER_THREAD);
-            each8(|j| {
-                if keys[j] != 0 && keys[j] >= r.floor {
-                    let c = soft_ceil(x[j]);
-                    let bin = exact_bin(x[j], c, r.mc);
-                    if bin < ZERO_BIN {
-                        let frac = frac_weight(x[j] - c);
-                        atom_add_shared_u32(smem(H_COUNT + bin * 4), 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS));
-                        atom_add_shared_u32(smem(H_LO + bin * 4), frac & ((1 << H_LO_BITS) - 1));
-                    } else {
-                        atom_add_shared_u32(smem(H_COUNT + bin * 4), 1);
-                    }
-                }
-            });
-            sync_threads();
-            let (counts, sums) = (bin_counts(&p, pos), bin_sums(&p, pos));
-            let mut b = tid;
-            while b < BINS {
-                let packed = ld_shared_u32(smem(H_COUNT + b * 4));
-                if packed != 0 {
-                    red_add_global_u32(counts.add(b as usize), packed & ((1 << H_COUNT_BITS) - 1));
-                    let high = (packed >> H_COUNT_BITS) as u64;
-                    let sum = ld_shared_u32(smem(H_LO + b * 4)) as u64 + (high << H_LO_BITS);
-                    if sum != 0 {
-                        red_add_global_u64(sums.add(b as usize), sum);
-                    }
-                    st_shared_u32(smem(H_COUNT + b * 4), 0);
-                    st_shared_u32(smem(H_LO + b * 4), 0);
-                }
-                b += THREADS;
-            }
-            sync_threads();
-        });
     }
 }
 
@@ -558,6 +599,9 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
                     ..r.job
                 });
             }
+            // The row's route and bins are written: `exact_tail`'s waiting items may go on.
+            fence_acq_rel_gpu();
+            tiles_done(p, pos).write_volatile(bins_ready(p));
         }
         sync_threads();
     }
@@ -580,48 +624,58 @@ pub unsafe extern "ptx-kernel" fn exact_gather(p: StepParams) {
         return;
     }
     let tid = thread_idx_x();
+    // SAFETY (whole block): the body's contract holds for the items handed out.
+    unsafe { for_each_split_tile(&p, |pos, row, tile| gather_tile(&p, tid, pos, row, tile)) }
+}
+
+/// Stores the tile's keys that fall in the row's boundary bins and writes the tile's mass of
+/// keys in the sure bins.
+///
+/// # Safety
+/// The whole block calls it for a split row's (position, tile) whose bins are chosen, `tid` the
+/// thread's index (as for [`histogram_tile`]).
+#[inline(always)]
+unsafe fn gather_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32) {
     // SAFETY (whole block, block-uniform branches): the row's gathered keys (positions below
     // GATHER) and its tile masses; shared slots from the layout.
     unsafe {
-        for_each_split_tile(&p, |pos, row, tile| {
-            let r = split_row(&p, pos, row);
-            let job = &r.job;
-            let x = process8(&p, &r.row, tile);
-            let keys = keys8(&x, tile * TILE_TOKENS + tid * TOKENS_PER_THREAD);
-            let mut sure = 0u128;
-            let mut take = 0u32;
-            each8(|j| {
-                let (bin, w) = classify(keys[j], r.floor, r.mc);
-                if bin < job.sure_end {
-                    sure += w;
-                } else if bin != NONE && (bin == job.bin_k || (job.bin_p_lo <= bin && bin <= job.bin_p_hi)) {
-                    take |= 1 << j;
-                }
-            });
-            // One global atomic per block reserves the tile's run of the list.
-            let (before, total) = block_exclusive_scan_u32(take.count_ones());
-            if tid == 0 && total > 0 {
-                st_shared_u32(smem(X_BASE), atom_add_global_u32(&raw mut (*job_ptr(&p, pos)).gathered, total));
+        let r = split_row(p, pos, row);
+        let job = &r.job;
+        let x = process8(p, &r.row, tile);
+        let keys = keys8(&x, tile * TILE_TOKENS + tid * TOKENS_PER_THREAD);
+        let mut sure = 0u128;
+        let mut take = 0u32;
+        each8(|j| {
+            let (bin, w) = classify(keys[j], r.floor, r.mc);
+            if bin < job.sure_end {
+                sure += w;
+            } else if bin != NONE && (bin == job.bin_k || (job.bin_p_lo <= bin && bin <= job.bin_p_hi)) {
+                take |= 1 << j;
             }
-            let sure = block_sum_u128(sure);
-            let mut at = if total > 0 { ld_shared_u32(smem(X_BASE)) } else { 0 } + before;
-            let out = gathered_keys(&p, pos);
-            each8(|j| {
-                if take & (1 << j) != 0 {
-                    if at < GATHER {
-                        out.add(at as usize).write(keys[j]);
-                    }
-                    at += 1;
-                }
-            });
-            if tid == 0 {
-                let m = tile_masses(&p, pos).add(tile as usize * 2);
-                m.write(sure as u64);
-                m.add(1).write((sure >> 64) as u64);
-            }
-            // X_BASE is read above before the next item's thread 0 can pass this barrier.
-            sync_threads();
         });
+        // One global atomic per block reserves the tile's run of the list.
+        let (before, total) = block_exclusive_scan_u32(take.count_ones());
+        if tid == 0 && total > 0 {
+            st_shared_u32(smem(X_BASE), atom_add_global_u32(&raw mut (*job_ptr(p, pos)).gathered, total));
+        }
+        let sure = block_sum_u128(sure);
+        let mut at = if total > 0 { ld_shared_u32(smem(X_BASE)) } else { 0 } + before;
+        let out = gathered_keys(p, pos);
+        each8(|j| {
+            if take & (1 << j) != 0 {
+                if at < GATHER {
+                    out.add(at as usize).write(keys[j]);
+                }
+                at += 1;
+            }
+        });
+        if tid == 0 {
+            let m = tile_masses(p, pos).add(tile as usize * 2);
+            m.write(sure as u64);
+            m.add(1).write((sure >> 64) as u64);
+        }
+        // X_BASE is read above before the next item's thread 0 can pass this barrier.
+        sync_threads();
     }
 }
 
@@ -662,6 +716,124 @@ pub unsafe extern "ptx-kernel" fn sample_exact(p: StepParams) {
         if block_dim_x() == THREADS && row < active_rows(&p) && flag_of(&p, row) == EXACT_SINGLE {
             exact_single(&p, row);
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. The whole exact pass in one launch.
+
+/// The exact pass as one launch, for small batches, where five launches in a chain cost more
+/// than the work (the host picks it: `abi::exact_pass_in_one_launch`). Blocks take items from
+/// a queue in order: every split row's histogram tiles, then its gather tiles, then every listed
+/// row once for the single-block pass. The block whose histogram tile is a row's last chooses
+/// the row's bins; the block whose gather tile is its last finishes it. An item waits only for
+/// items earlier in the queue, which running blocks hold, so the queue cannot deadlock however
+/// few blocks are resident.
+///
+/// # Safety
+/// Launch with `SAMPLER_THREADS` threads, any grid, and `EXACT_HIST_SHARED_BYTES` of dynamic
+/// shared memory, after `sample_rows` of the same step on the same stream.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn exact_tail(p: StepParams) {
+    // SAFETY: a wait, no access; everything below follows it.
+    unsafe { follow_previous_kernel() };
+    if block_dim_x() != THREADS || p.tiles == 0 {
+        return;
+    }
+    let tid = thread_idx_x();
+    // SAFETY (whole block; every branch depends on the item, which is block-uniform): list,
+    // flag and job reads of listed positions; the queue word is the list's second; the bodies'
+    // contracts as each branch states.
+    unsafe {
+        let (n, split) = listed(&p);
+        if n == 0 {
+            return;
+        }
+        let tile_items = split * p.tiles;
+        let items = 2 * tile_items + n;
+        let queue = (p.exact_list as *mut u32).add(1);
+        clear_histogram();
+        loop {
+            if tid == 0 {
+                st_shared_u32(smem(X_ITEM), atom_add_global_u32(queue, 1));
+            }
+            sync_threads();
+            let item = ld_shared_u32(smem(X_ITEM));
+            // Every thread has the item before thread 0 takes the next.
+            sync_threads();
+            if item >= items {
+                break;
+            }
+            if item < tile_items {
+                let (pos, tile) = (item / p.tiles, item % p.tiles);
+                let row = listed_row(&p, pos);
+                // A split row's flag changes only when its last histogram tile has arrived.
+                if row < p.rows && flag_of(&p, row) == EXACT_SPLIT {
+                    histogram_tile(&p, tid, pos, row, tile);
+                    if block_arrive(tiles_done(&p, pos), p.tiles) {
+                        choose_bins(&p, pos, row);
+                        // Its fraction sums overlay the shared histogram.
+                        clear_histogram();
+                    }
+                }
+            } else if item < 2 * tile_items {
+                let (pos, tile) = ((item - tile_items) / p.tiles, (item - tile_items) % p.tiles);
+                let row = listed_row(&p, pos);
+                if row < p.rows && split_now(&p, row) {
+                    wait_for_bins(&p, pos);
+                    // Still split: the bins did not send the row to the single-block pass.
+                    if flag_of(&p, row) == EXACT_SPLIT {
+                        gather_tile(&p, tid, pos, row, tile);
+                        if block_arrive(tiles_done(&p, pos), bins_ready(&p) + p.tiles) {
+                            finish_split(&p, pos, row);
+                            sync_threads();
+                        }
+                    }
+                }
+            } else {
+                let row = listed_row(&p, item - 2 * tile_items);
+                if row < p.rows {
+                    if split_now(&p, row) {
+                        wait_for_bins(&p, item - 2 * tile_items);
+                    }
+                    if row < active_rows(&p) && flag_of(&p, row) == EXACT_SINGLE {
+                        exact_single(&p, row);
+                        sync_threads();
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether `row` is flagged for the split pass, as thread 0 reads it, in every thread: another
+/// block's `choose_bins` may change the flag while the block reads it.
+///
+/// # Safety
+/// The whole block calls it; `row < rows`.
+#[inline(always)]
+unsafe fn split_now(p: &StepParams, row: u32) -> bool {
+    // SAFETY: one flag read; the barrier is the whole block's.
+    unsafe { sync_threads_or(thread_idx_x() == 0 && flag_of(p, row) == EXACT_SPLIT) }
+}
+
+/// Waits until the bins of the split row at list position `pos` are chosen (or the row was
+/// sent to the single-block pass); the row's job and flag are then final for this step.
+///
+/// # Safety
+/// The whole block calls it; the row's histogram tiles are earlier in `exact_tail`'s queue.
+#[inline(always)]
+unsafe fn wait_for_bins(p: &StepParams, pos: u32) {
+    // SAFETY: thread 0 polls the job's counter alone; the fence and the barrier hand what
+    // `choose_bins` wrote before its release to the whole block.
+    unsafe {
+        if thread_idx_x() == 0 {
+            while ld_relaxed_gpu_u32(tiles_done(p, pos)) < bins_ready(p) {
+                nanosleep(64);
+            }
+            fence_acq_rel_gpu();
+        }
+        sync_threads();
     }
 }
 

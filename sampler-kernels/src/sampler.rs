@@ -599,13 +599,13 @@ unsafe fn flag_exact(p: &StepParams, row: u32, s: &RowSettings, sum: &Summary, t
         && bands_usable(sum.mc)
         && (top_written || top_n(s) == 0)
         && (sum.mass_ok || !want_lp);
-    // SAFETY: the list holds 1 + rows u32 and stage 1 cleared its count; a row is flagged at most
+    // SAFETY: the list holds EXACT_LIST_HEAD + rows u32 and stage 1 cleared its count; a row is flagged at most
     // once per step, so pos < rows (checked all the same); row < rows; pos < exact_slots jobs.
     unsafe {
         let list = p.exact_list as *mut u32;
         let pos = atom_add_global_u32(list, 1);
         if pos < p.rows {
-            list.add(1 + pos as usize).write(row);
+            list.add((EXACT_LIST_HEAD + pos) as usize).write(row);
         }
         let split = splittable && pos < p.exact_slots && pos < p.rows;
         (p.exact_flags as *mut u32).add(row as usize).write(if split { EXACT_SPLIT } else { EXACT_SINGLE });

@@ -1225,8 +1225,12 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
         allow_dependent_launch();
     }
     if block_idx_x() == 0 && thread_idx_x() == 0 {
-        // SAFETY: the exact-pass list's count, one u32; stage 2 appends to it after this kernel.
-        unsafe { (p.exact_list as *mut u32).write(0) };
+        // SAFETY: the exact-pass list's head (the count and `exact_tail`'s queue); stage 2 appends
+        // to the list after this kernel.
+        unsafe {
+            (p.exact_list as *mut u32).write(0);
+            (p.exact_list as *mut u32).add(1).write(0);
+        }
     }
     if block_dim_x() != SCAN_THREADS || p.tiles == 0 {
         return;

@@ -6,7 +6,7 @@
 
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, Batch, BatchRow};
-use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
+use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, GpuSampler, GpuSamplerConfig};
 use sampler_host::logits::LogitsDtype;
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
@@ -143,15 +143,23 @@ fn gpu_tokens_equal_reference_on_mixed_batches() {
 /// Rows that must take the exact pass, through both of its paths: flat rows with wide nuclei,
 /// large top-k, min-p and log-probabilities (the split pass), and rows of equal logits whose
 /// boundary bin holds the whole row, which the split pass hands to the single-block pass. Every
-/// token must be the reference's, and each path must have run.
+/// token must be the reference's, and each path must have run, both with the exact pass in one
+/// launch (`exact_tail`) and in five.
 #[test]
 fn gpu_exact_pass_paths_equal_reference() {
     const TEST: &str = "gpu_exact_pass_paths_equal_reference";
-    let mut rng = fresh_rng(TEST);
+    for launch in [ExactPassLaunch::OneLaunch, ExactPassLaunch::FiveLaunches] {
+        exact_pass_paths_equal_reference(TEST, launch);
+    }
+}
+
+fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
+    let mut rng = fresh_rng(&format!("{test} {launch:?}"));
     let (mut split_rows, mut single_rows, mut mismatches) = (0usize, 0usize, 0usize);
     for &(vocab, batch, dtype) in &[(151_936usize, sized(48usize, 12), LogitsDtype::F32), (50_257, sized(21, 7), LogitsDtype::Bf16)] {
-        let Some(device) = gpu_or_skip(TEST) else { return };
-        let mut gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+        let Some(device) = gpu_or_skip(test) else { return };
+        let config = GpuSamplerConfig { exact_pass: launch, ..GpuSamplerConfig::new(vocab, batch) };
+        let mut gpu = GpuSampler::new(device, config).expect("gpu sampler");
         let mut cpu = CpuReference::new(vocab, batch).expect("cpu reference");
         let mut values = Vec::with_capacity(batch * vocab);
         for id in 0..batch {
@@ -187,18 +195,18 @@ fn gpu_exact_pass_paths_equal_reference() {
             for (i, (g, c)) in g.iter().zip(&c).enumerate() {
                 if let Some(diff) = compare(g, c) {
                     mismatches += 1;
-                    eprintln!("V={vocab} {dtype:?} step {step} row {i} (kind {}): {diff}", i % 7);
+                    eprintln!("{launch:?} V={vocab} {dtype:?} step {step} row {i} (kind {}): {diff}", i % 7);
                 }
             }
             let (split, single) = gpu.exact_paths_last_step().expect("flags");
-            eprintln!("V={vocab} {dtype:?} step {step}: {split} rows split, {single} single-block");
+            eprintln!("{launch:?} V={vocab} {dtype:?} step {step}: {split} rows split, {single} single-block");
             split_rows += split;
             single_rows += single;
         }
     }
-    assert_eq!(mismatches, 0);
-    assert!(split_rows > 0, "the split exact pass never ran");
-    assert!(single_rows > 0, "the single-block exact pass never ran");
+    assert_eq!(mismatches, 0, "{launch:?}");
+    assert!(split_rows > 0, "{launch:?}: the split exact pass never ran");
+    assert!(single_rows > 0, "{launch:?}: the single-block exact pass never ran");
 }
 
 #[test]

@@ -23,11 +23,15 @@ use std::process::Command;
 ///   them around the phases (732 bytes with 120 of stack). None of the spill instructions lies
 ///   inside a tile loop (checked in the SASS: the first pass, the histogram, the mass count,
 ///   the gathers and the radix levels have none).
+/// - `exact_tail`: the whole exact pass in one 512-thread kernel (small batches) holds the
+///   split finish and the single-block pass at the 128-register cap; ptxas saves the item
+///   loop's invariants and a few values around the sorts (428 bytes with 88 of stack). The
+///   SASS has 29 spill instructions, none in a per-token loop.
 ///
 /// `sample_tiles_mass` needed 320 bytes until session 7, and `verify_draws` 24 until session 9
 /// (its tile sums went from a block reduction per tile to a warp per tile); both now fit their
 /// 128 registers.
-const SPILL_ALLOWANCE: &[(&str, u32)] = &[("sample_rows_two_per_sm", 384), ("verify_rows", 768)];
+const SPILL_ALLOWANCE: &[(&str, u32)] = &[("sample_rows_two_per_sm", 384), ("verify_rows", 768), ("exact_tail", 448)];
 
 use anyhow::{bail, Context, Result};
 

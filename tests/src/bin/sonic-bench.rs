@@ -3,7 +3,7 @@
 //! One run measures, on the GPU it finds:
 //! - the ceilings: device-to-device copy bandwidth (the driver's memcpy and our 16-byte copy
 //!   kernel; the faster is the reference) and a graph-replayed empty kernel;
-//! - the sampler step (eight kernels, captured in a CUDA graph) over a grid of vocab sizes,
+//! - the sampler step (four to eight kernels, captured in a CUDA graph) over a grid of vocab sizes,
 //!   batch sizes, dtypes and workloads, with LLM-like logits generated on the GPU;
 //! - top-k alone (`topk128`: `GpuTopK`, k = 128, values and indices) on the same grid, the line
 //!   to set against torch.topk and FlashInfer's top-k (bench/peers/).
@@ -16,7 +16,9 @@
 //!
 //! Options: `--quick` (a subset in well under a minute), `--only CELL[,CELL..]`
 //! (`workload:dtype:V:B`), `--replays N`, `--date D`, `--serial-launches` (the step's kernels
-//! in plain stream order instead of overlapped launches, for an A/B), and `--logits FILE` (`.npy` or
+//! in plain stream order instead of overlapped launches, for an A/B), `--exact-pass one|five` (the
+//! exact pass always in one launch or always in five, instead of by batch size, for an A/B), and
+//! `--logits FILE` (`.npy` or
 //! `.safetensors`, `rows × V` saved from a real model): the file's rows replace the generated
 //! ones, tiled over each batch, at the file's V.
 
@@ -27,7 +29,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, BatchRow};
 use sampler_host::cuda::GpuDevice;
-use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig, StepGraph};
+use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, GpuSampler, GpuSamplerConfig, StepGraph};
 use sampler_host::gpu_topk::{GpuTopK, TopKGraph};
 use sampler_host::logits::LogitsDtype;
 use sampler_host::logits_file::LogitsFile;
@@ -234,6 +236,7 @@ fn run_cell(
     rng: &mut impl Rng,
     file: Option<&LogitsFile>,
     overlap_kernels: bool,
+    exact_pass: ExactPassLaunch,
 ) -> BenchResult<Measured> {
     if cell.workload == Workload::TopK128 {
         return run_topk_cell(cell, flush, replays, rng, file);
@@ -245,6 +248,7 @@ fn run_cell(
         max_requests: batch,
         max_bias_entries: batch * 32,
         overlap_kernels,
+        exact_pass,
     };
     let mut sampler = GpuSampler::new(GpuDevice::open(0)?, config)?;
     let words = vocab.div_ceil(32);
@@ -311,6 +315,12 @@ fn main() -> BenchResult<()> {
     let quick = args.iter().any(|a| a == "--quick");
     let serial = args.iter().any(|a| a == "--serial-launches");
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    let exact_pass = match value("--exact-pass").as_deref() {
+        None => ExactPassLaunch::ByBatchSize,
+        Some("one") => ExactPassLaunch::OneLaunch,
+        Some("five") => ExactPassLaunch::FiveLaunches,
+        Some(other) => return Err(format!("--exact-pass takes one or five, not {other}").into()),
+    };
     let out_dir = value("--out").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("bench-out"));
     let replays: usize = value("--replays").and_then(|v| v.parse().ok()).unwrap_or(200).max(100);
     let gpu = GpuDevice::open(0)?;
@@ -398,7 +408,7 @@ fn main() -> BenchResult<()> {
     let mut results = Vec::new();
     for cell in &cells {
         let key = format!("{}:{}:{}:{}", cell.workload.name(), dtype_name(cell.dtype), cell.vocab, cell.batch);
-        let m = match run_cell(cell, &mut flush, replays, &mut cell_rng(key), file.as_ref(), !serial) {
+        let m = match run_cell(cell, &mut flush, replays, &mut cell_rng(key), file.as_ref(), !serial, exact_pass) {
             Ok(m) => m,
             Err(e) => {
                 eprintln!("{} {} V={} B={}: error {e}", cell.workload.name(), dtype_name(cell.dtype), cell.vocab, cell.batch);
@@ -505,7 +515,7 @@ fn main() -> BenchResult<()> {
     };
     let md = format!(
         "# sonic-bench on {device_name}\n\n{source}\
-         Each figure: CUDA events around one graph replay of the whole step (eight kernels, {launches}), median and \
+         Each figure: CUDA events around one graph replay of the whole step ({kernels}, {launches}), median and \
          10th–90th percentile of {replays} replays after 10 warm-up replays. A 256 MB buffer is rewritten before \
          every replay (outside the events) and two logits buffers alternate, so nothing is timed from L2. Logits are \
          generated on the GPU: peaked rows are ≈N(0, 2) with about 20 tokens boosted by +8..+14; flat rows ≈N(0, 0.5). \
@@ -529,6 +539,11 @@ fn main() -> BenchResult<()> {
          | V | B | peaked rows (mostly fast path) µs | flat rows (all exact pass) µs | ratio |\n|---|---|---|---|---|\n{exact_md}",
         empty.median_us,
         launches = if serial { "in plain stream order: --serial-launches" } else { "each after the first launched overlapped with its predecessor" },
+        kernels = match exact_pass {
+            ExactPassLaunch::ByBatchSize => "four kernels up to one row per SM, eight above: the exact pass in one launch or five",
+            ExactPassLaunch::OneLaunch => "four kernels: the exact pass in one launch, --exact-pass one",
+            ExactPassLaunch::FiveLaunches => "eight kernels: the exact pass in five launches, --exact-pass five",
+        },
     );
     let md = if verify_md.is_empty() {
         md
