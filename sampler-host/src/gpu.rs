@@ -19,7 +19,7 @@ use sampler_kernels::abi::{
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
-    TILE_TOKENS, exact_pass_in_one_launch, overlap_stage1, rows_two_per_sm, scan_split, EXACT_LIST_HEAD,
+    TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_split, EXACT_LIST_HEAD,
 };
 use sampler_kernels::logit::bitmask_words;
 use sampler_kernels::status::STATUS_OK;
@@ -51,25 +51,26 @@ pub struct GpuSamplerConfig {
     /// launch overlaps the previous one's tail. Off gives the plain stream order, which the
     /// benchmark compares against (`sonic-bench --serial-launches`).
     pub overlap_kernels: bool,
-    /// How the exact pass is launched; by batch size unless a comparison asks otherwise
-    /// (`sonic-bench --exact-pass one|five`).
+    /// How the exact pass is launched ([`ExactPassLaunch`]; `sonic-bench --exact-pass one|five`
+    /// compares them).
     pub exact_pass: ExactPassLaunch,
 }
 
 /// How a step launches its exact pass (the rows stage 2 leaves undecided). Both give the same
-/// tokens; they differ in what an idle or a busy pass costs.
+/// tokens; they differ in what an idle and a busy pass cost (H200, bench/results/h200-2026-11-30-s10/).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExactPassLaunch {
-    /// One launch for batches of at most one row per SM, five above
-    /// (`abi::exact_pass_in_one_launch`).
+    /// `exact_histogram`, `exact_bins`, `exact_gather`, `exact_finish` and `sample_exact`: the
+    /// tile kernels run two blocks per SM. Each launch costs its place in the chain of a step
+    /// even when no row is listed (1–2 µs each).
     #[default]
-    ByBatchSize,
-    /// Always `exact_tail`: one launch, one 512-thread block per SM.
-    OneLaunch,
-    /// Always `exact_histogram`, `exact_bins`, `exact_gather`, `exact_finish` and
-    /// `sample_exact`: the tile kernels run two blocks per SM, and every launch costs its
-    /// place in the chain even when no row is listed.
     FiveLaunches,
+    /// `exact_tail` alone: one launch, one 512-thread block per SM, every phase's items from
+    /// one queue. A step with no listed row is 3.5–8 µs faster (greedy and top-k 50 + top-p
+    /// 0.9, B = 1 and 64); a step that lists rows is slower (one row: about 17 µs; 64 flat
+    /// rows: 1.5×). For deployments whose rows rarely leave stage 2 undecided: greedy rows
+    /// without log-probabilities never do, and random rows at T ≤ 0.7 with top-p ≤ 0.9 seldom.
+    OneLaunch,
 }
 
 impl GpuSamplerConfig {
@@ -82,7 +83,7 @@ impl GpuSamplerConfig {
             max_requests: max_batch.saturating_mul(4),
             max_bias_entries: max_batch.saturating_mul(1024),
             overlap_kernels: true,
-            exact_pass: ExactPassLaunch::ByBatchSize,
+            exact_pass: ExactPassLaunch::FiveLaunches,
         }
     }
 }
@@ -651,11 +652,20 @@ impl GpuSampler {
         };
         let rows_cfg = LaunchConfig { grid_dim: (rows as u32, 1, 1), block_dim: block, shared_mem_bytes: SAMPLER_SHARED_BYTES };
         // The exact pass takes its listed rows (and their tiles) in turn over a fixed grid, so a
-        // step that lists none pays a few idle blocks, not one per row and tile.
-        let exact_cfg = |shared_mem_bytes| LaunchConfig {
-            grid_dim: (self.exact_blocks.min(warps), 1, 1),
+        // step that lists none pays a few idle blocks, not one per row and tile. The per-row
+        // kernels get no more blocks than rows with scratch: idle blocks past them only
+        // lengthen the launch (128 registers: a second wave of 132 above one row per SM).
+        let exact_cfg = |shared_mem_bytes, items: u32| LaunchConfig {
+            grid_dim: (self.exact_blocks.min(items), 1, 1),
             block_dim: block,
             shared_mem_bytes,
+        };
+        let split_rows = (rows as u32).min(self.exact_slots);
+        // One 512-thread block per SM fits (128 registers): one wave, rows taken in turn.
+        let single_cfg = LaunchConfig {
+            grid_dim: (self.sm_count.min(rows as u32), 1, 1),
+            block_dim: block,
+            shared_mem_bytes: SAMPLER_SHARED_BYTES,
         };
         let stage_rows =
             if rows_two_per_sm(rows as u32, self.sm_count) { &self.stage_rows_two_per_sm } else { &self.stage_rows };
@@ -663,11 +673,6 @@ impl GpuSampler {
         // later one may overlap its predecessor's tail: all of them call
         // `griddepcontrol.wait` before touching what an earlier kernel of the step wrote.
         let later = if self.config.overlap_kernels { LaunchOrder::Overlapped } else { LaunchOrder::Serial };
-        let one_exact_launch = match self.config.exact_pass {
-            ExactPassLaunch::ByBatchSize => exact_pass_in_one_launch(rows as u32, self.sm_count),
-            ExactPassLaunch::OneLaunch => true,
-            ExactPassLaunch::FiveLaunches => false,
-        };
         // Every item of the one-launch queue is a (row, tile) twice or a row once.
         let tail_cfg = LaunchConfig {
             grid_dim: (self.exact_tail_blocks.min(2 * warps + rows as u32), 1, 1),
@@ -681,13 +686,16 @@ impl GpuSampler {
         ];
         let exact_pass_one = [(&self.exact_tail, tail_cfg, "launching exact_tail")];
         let exact_pass_five = [
-            (&self.exact_histogram, exact_cfg(EXACT_HIST_SHARED_BYTES), "launching exact_histogram"),
-            (&self.exact_bins, exact_cfg(SAMPLER_SHARED_BYTES), "launching exact_bins"),
-            (&self.exact_gather, exact_cfg(SAMPLER_SHARED_BYTES), "launching exact_gather"),
-            (&self.exact_finish, exact_cfg(SAMPLER_SHARED_BYTES), "launching exact_finish"),
-            (&self.stage_exact, rows_cfg, "launching sample_exact"),
+            (&self.exact_histogram, exact_cfg(EXACT_HIST_SHARED_BYTES, warps), "launching exact_histogram"),
+            (&self.exact_bins, exact_cfg(SAMPLER_SHARED_BYTES, split_rows), "launching exact_bins"),
+            (&self.exact_gather, exact_cfg(SAMPLER_SHARED_BYTES, warps), "launching exact_gather"),
+            (&self.exact_finish, exact_cfg(SAMPLER_SHARED_BYTES, split_rows), "launching exact_finish"),
+            (&self.stage_exact, single_cfg, "launching sample_exact"),
         ];
-        let exact_pass: &[_] = if one_exact_launch { &exact_pass_one } else { &exact_pass_five };
+        let exact_pass: &[_] = match self.config.exact_pass {
+            ExactPassLaunch::OneLaunch => &exact_pass_one,
+            ExactPassLaunch::FiveLaunches => &exact_pass_five,
+        };
         for (index, &(function, config, what)) in stages.iter().chain(exact_pass).enumerate() {
             let order = if index == 0 { LaunchOrder::Serial } else { later };
             // SAFETY: `StepParams` matches the kernels' parameter by the ABI module; every

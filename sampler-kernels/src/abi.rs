@@ -304,13 +304,7 @@ pub const fn overlap_stage1(rows: u32, items: u32, split: u32, resident: u32) ->
 pub const fn rows_two_per_sm(rows: u32, sms: u32) -> bool {
     rows > sms
 }
-/// Whether a step's exact pass is one launch (`exact_tail`: one 512-thread block per SM at
-/// 128 registers, taking every phase's items from one queue) rather than five
-/// (`exact_histogram` .. `sample_exact`) for `rows` rows on `sms` SMs: up to one row per SM,
-/// where the launches, idle in most steps, cost more than the pass's work.
-pub const fn exact_pass_in_one_launch(rows: u32, sms: u32) -> bool {
-    rows <= sms
-}
+
 /// Warps per `sample_tiles_mass` block.
 pub const MASS_SCAN_WARPS: u32 = 4;
 /// Threads per `sample_tiles_mass` block.

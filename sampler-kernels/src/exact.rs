@@ -698,23 +698,33 @@ pub unsafe extern "ptx-kernel" fn exact_finish(p: StepParams) {
     unsafe { for_each_split_row!(&p, |pos, row| finish_split(&p, pos, row)) }
 }
 
-/// The single-block exact pass for the rows the split pass does not take: block `b` finishes
-/// row `b` if it is one (a separate kernel, and one block per row as before the split pass:
-/// inside a loop, or together with the split finish, it would need more than 128 registers).
+/// The single-block exact pass for the rows the split pass does not take: blocks take the listed
+/// rows in turn and finish those flagged for it. A grid of one block per row (until session 10)
+/// put eight waves of idle blocks in every step at B = 1024.
 ///
 /// # Safety
-/// Launch with grid `(rows)`, `SAMPLER_THREADS` threads and `SAMPLER_SHARED_BYTES` of dynamic
-/// shared memory, after `exact_bins` of the same step on the same stream.
+/// Launch with `SAMPLER_THREADS` threads, any grid, and `SAMPLER_SHARED_BYTES` of dynamic shared
+/// memory, after `exact_finish` of the same step on the same stream.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_exact(p: StepParams) {
     // SAFETY: a wait, no access; everything below follows it.
     unsafe { follow_previous_kernel() };
-    let row = block_idx_x();
-    // SAFETY: one flag read (row < rows); exact_single is a whole-block body for a flagged row.
-    // Flags of rows past this step's active count are stale (stage 2 clears only active rows).
+    if block_dim_x() != THREADS {
+        return;
+    }
+    // SAFETY: list reads below the listed count, flag reads of rows < rows; exact_single is a
+    // whole-block body for a flagged row. Flags of rows past this step's active count are stale
+    // (stage 2 clears only active rows).
     unsafe {
-        if block_dim_x() == THREADS && row < active_rows(&p) && flag_of(&p, row) == EXACT_SINGLE {
-            exact_single(&p, row);
+        let (n, _) = listed(&p);
+        let mut pos = block_idx_x();
+        while pos < n {
+            let row = listed_row(&p, pos);
+            if row < active_rows(&p) && flag_of(&p, row) == EXACT_SINGLE {
+                exact_single(&p, row);
+                sync_threads();
+            }
+            pos += grid_dim_x();
         }
     }
 }

@@ -23,8 +23,13 @@ struct Pair {
 
 impl Pair {
     fn new(test: &str, rng: &mut impl Rng, vocab: usize, batch: usize) -> Option<Self> {
+        Self::with_exact_pass(test, rng, vocab, batch, ExactPassLaunch::default())
+    }
+
+    fn with_exact_pass(test: &str, rng: &mut impl Rng, vocab: usize, batch: usize, exact_pass: ExactPassLaunch) -> Option<Self> {
         let device = gpu_or_skip(test)?;
-        let gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+        let config = GpuSamplerConfig { exact_pass, ..GpuSamplerConfig::new(vocab, batch) };
+        let gpu = GpuSampler::new(device, config).expect("gpu sampler");
         let cpu = CpuReference::new(vocab, batch).expect("cpu reference");
         let mut pair = Pair { gpu, cpu };
         for id in 0..batch as u64 {
@@ -213,10 +218,12 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
 fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
     const TEST: &str = "gpu_strided_device_logits_and_graph_replay_equal_reference";
     let mut rng = fresh_rng(TEST);
-    for &(vocab, batch, stride, dtype) in
-        &[(50_257usize, sized(64usize, 16), 50_260usize, LogitsDtype::F32), (151_936, 3, 151_939, LogitsDtype::Bf16)]
-    {
-        let Some(mut pair) = Pair::new(TEST, &mut rng, vocab, batch) else { return };
+    // The second case replays the exact pass in one launch, whose queue each step must reset.
+    for &(vocab, batch, stride, dtype, exact_pass) in &[
+        (50_257usize, sized(64usize, 16), 50_260usize, LogitsDtype::F32, ExactPassLaunch::FiveLaunches),
+        (151_936, 3, 151_939, LogitsDtype::Bf16, ExactPassLaunch::OneLaunch),
+    ] {
+        let Some(mut pair) = Pair::with_exact_pass(TEST, &mut rng, vocab, batch, exact_pass) else { return };
         let stream = pair.gpu.device().stream().clone();
         let len = (batch - 1) * stride + vocab;
         let mut dev_f32 = stream.alloc_zeros::<f32>(if dtype == LogitsDtype::F32 { len } else { 1 }).expect("alloc");
@@ -302,8 +309,8 @@ fn gpu_edge_rows_equal_reference_and_do_not_disturb_neighbours() {
     let b = Batch { logits: logits.host(batch, vocab, vocab), rows: rows.clone() };
     let mut mismatches = pair.step(&b, "edge rows");
     // The same rows one at a time, from fresh requests with the same settings and state, give
-    // the same tokens as inside the batch.
-    let Some(mut single) = Pair::new(TEST, &mut rng, vocab, 1) else { return };
+    // the same tokens as inside the batch; alone, with the exact pass in one launch.
+    let Some(mut single) = Pair::with_exact_pass(TEST, &mut rng, vocab, 1, ExactPassLaunch::OneLaunch) else { return };
     let together = pair.cpu.table().clone();
     for r in 0..batch {
         let state = together.get(r as u64).expect("request").clone();

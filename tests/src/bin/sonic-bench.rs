@@ -16,8 +16,8 @@
 //!
 //! Options: `--quick` (a subset in well under a minute), `--only CELL[,CELL..]`
 //! (`workload:dtype:V:B`), `--replays N`, `--date D`, `--serial-launches` (the step's kernels
-//! in plain stream order instead of overlapped launches, for an A/B), `--exact-pass one|five` (the
-//! exact pass always in one launch or always in five, instead of by batch size, for an A/B), and
+//! in plain stream order instead of overlapped launches, for an A/B), `--exact-pass one` (the
+//! exact pass in one launch, `exact_tail`, instead of five, for an A/B), and
 //! `--logits FILE` (`.npy` or
 //! `.safetensors`, `rows × V` saved from a real model): the file's rows replace the generated
 //! ones, tiled over each batch, at the file's V.
@@ -316,9 +316,8 @@ fn main() -> BenchResult<()> {
     let serial = args.iter().any(|a| a == "--serial-launches");
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     let exact_pass = match value("--exact-pass").as_deref() {
-        None => ExactPassLaunch::ByBatchSize,
+        None | Some("five") => ExactPassLaunch::FiveLaunches,
         Some("one") => ExactPassLaunch::OneLaunch,
-        Some("five") => ExactPassLaunch::FiveLaunches,
         Some(other) => return Err(format!("--exact-pass takes one or five, not {other}").into()),
     };
     let out_dir = value("--out").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("bench-out"));
@@ -540,9 +539,8 @@ fn main() -> BenchResult<()> {
         empty.median_us,
         launches = if serial { "in plain stream order: --serial-launches" } else { "each after the first launched overlapped with its predecessor" },
         kernels = match exact_pass {
-            ExactPassLaunch::ByBatchSize => "four kernels up to one row per SM, eight above: the exact pass in one launch or five",
             ExactPassLaunch::OneLaunch => "four kernels: the exact pass in one launch, --exact-pass one",
-            ExactPassLaunch::FiveLaunches => "eight kernels: the exact pass in five launches, --exact-pass five",
+            ExactPassLaunch::FiveLaunches => "eight kernels",
         },
     );
     let md = if verify_md.is_empty() {
