@@ -33,8 +33,9 @@ pub const DEMO_SHARED_BYTES: u32 = (DEMO_BLOCK_THREADS / 32) * 8;
 
 // ---------------------------------------------------------------------------------------------
 // The sampler step: eight kernels (`sample_tiles`, `sample_tiles_mass`, `sample_rows`,
-// `exact_histogram`, `exact_bins`, `exact_gather`, `exact_finish`, `sample_exact`) share one
-// parameter struct, `StepParams`, and read per-row settings from device memory.
+// `exact_histogram`, `exact_bins`, `exact_gather`, `exact_finish`, `sample_exact`), or four
+// with `exact_tail` for the last five, share one parameter struct, `StepParams`, and read
+// per-row settings from device memory.
 
 /// Threads per block of every sampler kernel.
 pub const SAMPLER_THREADS: u32 = 512;
@@ -218,7 +219,7 @@ const _: () = assert!(EXACT_BINS == MASS_BANDS as u32 * EXACT_SUB_BINS + 1);
 pub const EXACT_GATHER_KEYS: u32 = 4096;
 /// Rows per step the split pass takes (its scratch is per row); the rest take the single-block pass.
 pub const EXACT_SLOTS_MAX: u32 = 256;
-/// Dynamic shared memory of `exact_histogram`: the sampler map up to its sort buffer (the bias
+/// Dynamic shared memory of `exact_histogram` and `exact_tail`: the sampler map up to its sort buffer (the bias
 /// table of the prologue), then two `u32` per bin (the count packed with the fraction sum's
 /// high bits, and its low bits).
 pub const EXACT_HIST_SHARED_BYTES: u32 = (22528 + 2 * EXACT_BINS * 4).next_multiple_of(1024);

@@ -17,7 +17,11 @@
 //!
 //! Rows the split pass does not take (infinite rows, rows without band masses, top
 //! log-probabilities still to write, no scratch left, boundary bins too full) go through
-//! `sample_exact`, one block per row running `sampler::exact_single`.
+//! `sample_exact`, whose blocks take the listed rows in turn and run `sampler::exact_single`.
+//!
+//! `exact_tail` runs all of it in one launch (opt-in; the host's `ExactPassLaunch`): the same
+//! bodies, items from one queue, a row's next phase started by the block that finishes its
+//! previous one.
 //!
 //! The bins only say where to look. Every decision is made on keys and exact integer masses
 //! with the functions the CPU reference uses, so the tokens are the reference's. The pass reads
