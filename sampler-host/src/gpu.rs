@@ -255,7 +255,7 @@ pub struct GpuSampler {
     exact_gather: CudaFunction,
     exact_finish: CudaFunction,
     stage_exact: CudaFunction,
-    /// The whole exact pass in one launch, for small batches.
+    /// The whole exact pass in one launch (`ExactPassLaunch::OneLaunch`).
     exact_tail: CudaFunction,
     /// Blocks of `exact_tail`: as many as run at once (one per SM on an H200: registers).
     exact_tail_blocks: u32,

@@ -167,7 +167,8 @@ fn job_ptr(p: &StepParams, pos: u32) -> *mut ExactJob {
 /// The row's arrival counter (`ExactJob::tiles_done`).
 #[inline(always)]
 fn tiles_done(p: &StepParams, pos: u32) -> *mut u32 {
-    // SAFETY: a field address inside the job, no access.
+    // SAFETY: no access, only an address: every caller passes a position with scratch, so the
+    // place is inside the jobs buffer.
     unsafe { &raw mut (*job_ptr(p, pos)).tiles_done }
 }
 
@@ -736,8 +737,9 @@ pub unsafe extern "ptx-kernel" fn sample_exact(p: StepParams) {
 // ---------------------------------------------------------------------------------------------
 // 5. The whole exact pass in one launch.
 
-/// The exact pass as one launch, for small batches, where five launches in a chain cost more
-/// than the work (the host picks it: `abi::exact_pass_in_one_launch`). Blocks take items from
+/// The exact pass as one launch, opted into with the host's `ExactPassLaunch::OneLaunch` for
+/// steps that seldom list a row: five idle launches in a chain cost more than one. (A step that
+/// lists rows is slower this way: ARCHITECTURE.md, "Why".) Blocks take items from
 /// a queue in order: every split row's histogram tiles, then its gather tiles, then every listed
 /// row once for the single-block pass. The block whose histogram tile is a row's last chooses
 /// the row's bins; the block whose gather tile is its last finishes it. An item waits only for

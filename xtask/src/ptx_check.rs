@@ -23,7 +23,7 @@ use std::process::Command;
 ///   them around the phases (732 bytes with 120 of stack). None of the spill instructions lies
 ///   inside a tile loop (checked in the SASS: the first pass, the histogram, the mass count,
 ///   the gathers and the radix levels have none).
-/// - `exact_tail`: the whole exact pass in one 512-thread kernel (small batches) holds the
+/// - `exact_tail`: the whole exact pass in one 512-thread kernel (opt-in) holds the
 ///   split finish and the single-block pass at the 128-register cap; ptxas saves the item
 ///   loop's invariants and a few values around the sorts (428 bytes with 88 of stack). The
 ///   SASS has 29 spill instructions, none in a per-token loop.
