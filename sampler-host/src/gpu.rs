@@ -66,7 +66,7 @@ pub enum ExactPassLaunch {
     #[default]
     FiveLaunches,
     /// `exact_tail` alone: one launch, one 512-thread block per SM, every phase's items from
-    /// one queue. A step that lists no row is 2.6–7.7 µs faster (greedy and top-k 50 + top-p
+    /// one queue. A step that lists no row is 2.6–8.2 µs faster (greedy and top-k 50 + top-p
     /// 0.9, B = 1 to 1024); a step that lists rows is slower: 14–19 µs with one or two rows,
     /// 1.5–1.8× with 64–256 flat rows. For deployments whose rows rarely leave stage 2
     /// undecided: greedy rows without log-probabilities never do, and in a real model's rows
