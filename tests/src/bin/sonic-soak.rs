@@ -1,10 +1,11 @@
 //! `sonic-soak`: a long run of the GPU sampler the way a serving engine drives it (`run.sh soak`).
 //!
 //! ```text
-//! sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--quick] [--out DIR]
+//! sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--exact-pass one|five] [--quick] [--out DIR]
 //! ```
 //!
-//! One `GpuSampler` (capacity 256 rows, V = 151936) and one CUDA graph captured for 256 rows.
+//! One `GpuSampler` (capacity 256 rows, V = 151936; its exact pass in five launches, or in one
+//! with `--exact-pass one`) and one CUDA graph captured for 256 rows.
 //! Every replay: some requests are dropped, added, reset or given new settings and seeds; a new
 //! batch of 1..=256 rows is drawn from the live requests in a random order (so rows move between
 //! requests and slots are reused); new logits are generated on the GPU (`fill_logits`); the
@@ -31,7 +32,7 @@ use cudarc::driver::CudaSlice;
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, BatchRow, RowOutput};
 use sampler_host::cuda::GpuDevice;
-use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
+use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, GpuSampler, GpuSamplerConfig};
 use sampler_host::reference::sample_row;
 use sampler_host::state::{RequestState, RequestTable};
 use sampler_kernels::abi::{DTYPE_F32, FILL_FLAT, FILL_PEAKED};
@@ -66,6 +67,7 @@ struct Options {
     replays: u64,
     check_every: u64,
     check_rows: usize,
+    exact_pass: ExactPassLaunch,
     out: PathBuf,
 }
 
@@ -80,12 +82,12 @@ fn parse_options() -> SoakResult<Options> {
             },
         }
     };
-    let known = ["--seconds", "--replays", "--check-every", "--check-rows", "--out", "--quick"];
+    let known = ["--seconds", "--replays", "--check-every", "--check-rows", "--exact-pass", "--out", "--quick"];
     let mut i = 0;
     while i < args.len() {
         if !known.contains(&args[i].as_str()) {
             return Err(format!(
-                "unknown argument {:?}\nusage: sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--quick] [--out DIR]",
+                "unknown argument {:?}\nusage: sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--exact-pass one|five] [--quick] [--out DIR]",
                 args[i]
             )
             .into());
@@ -97,11 +99,17 @@ fn parse_options() -> SoakResult<Options> {
         None => PathBuf::from("soak-out"),
         Some(i) => args.get(i + 1).map(PathBuf::from).ok_or("--out needs a directory")?,
     };
+    let exact_pass = match args.iter().position(|a| a == "--exact-pass").map(|i| args.get(i + 1).map(String::as_str)) {
+        None | Some(Some("five")) => ExactPassLaunch::FiveLaunches,
+        Some(Some("one")) => ExactPassLaunch::OneLaunch,
+        Some(other) => return Err(format!("--exact-pass takes one or five, not {other:?}").into()),
+    };
     Ok(Options {
         seconds: value("--seconds")?.unwrap_or(if quick { 20 } else { 600 }),
         replays: value("--replays")?.unwrap_or(1_000_000),
         check_every: value("--check-every")?.unwrap_or(if quick { 50 } else { 100 }),
         check_rows: value("--check-rows")?.unwrap_or(4) as usize,
+        exact_pass,
         out,
     })
 }
@@ -274,7 +282,7 @@ fn run(options: &Options, report: &mut Report) -> SoakResult<()> {
     let mut rng = fresh_rng("sonic-soak");
     let stream = device.stream().clone();
     let mut logits: CudaSlice<f32> = stream.alloc_zeros::<f32>(CAPACITY * VOCAB)?;
-    let gpu = GpuSampler::new(device, GpuSamplerConfig::new(VOCAB, CAPACITY))?;
+    let gpu = GpuSampler::new(device, GpuSamplerConfig { exact_pass: options.exact_pass, ..GpuSamplerConfig::new(VOCAB, CAPACITY) })?;
     let mut soak = Soak { gpu, model: RequestTable::new(VOCAB), live: Vec::new(), next_id: 0, counters: Counters::default() };
     // The counters reach the report whether the run ends normally or on an error.
     let outcome = drive(options, report, &mut soak, &mut rng, &mut logits);
@@ -490,7 +498,7 @@ fn write_report(options: &Options, report: &Report, passed: bool) -> SoakResult<
     let distinct_sizes = sizes.len();
     let failures: Vec<String> = c.failures.iter().map(|f| json_string(f)).collect();
     let json = format!(
-        "{{\"producer\":\"sonic-soak\",\"passed\":{passed},\"device\":{},\"vocab\":{VOCAB},\"capacity\":{CAPACITY},\
+        "{{\"producer\":\"sonic-soak\",\"passed\":{passed},\"device\":{},\"vocab\":{VOCAB},\"capacity\":{CAPACITY},\"exact_pass\":\"{:?}\",\
          \"seconds_limit\":{},\"replays_limit\":{},\"check_every\":{},\"check_rows\":{},\"elapsed_s\":{:.2},\
          \"replays\":{},\"eager_steps\":{},\"checks\":{},\"rows_sampled\":{},\"rows_checked\":{},\"status_ok\":{},\
          \"status_no_valid_token\":{},\"masked_rows\":{},\"adds\":{},\"drops\":{},\"resets\":{},\"updates\":{},\
@@ -498,6 +506,7 @@ fn write_report(options: &Options, report: &Report, passed: bool) -> SoakResult<
          \"device_slack_bytes\":{DEVICE_SLACK_BYTES},\"rss_slack_bytes\":{RSS_SLACK_BYTES}}},\"failure_count\":{},\
          \"failures\":[{}],\"error\":{}}}\n",
         json_string(&report.device),
+        options.exact_pass,
         options.seconds,
         options.replays,
         options.check_every,
@@ -533,12 +542,13 @@ fn write_report(options: &Options, report: &Report, passed: bool) -> SoakResult<
     let rate = if report.elapsed_s > 0.0 { c.replays as f64 / report.elapsed_s } else { 0.0 };
     let mut table = format!(
         "## sonic-soak on {} — {}\n\n| quantity | value |\n|---|---|\n\
-         | elapsed | {:.1} s |\n| replays (graph + eager) | {} ({:.0}/s) |\n| eager steps | {} |\n\
+         | exact pass | {:?} |\n| elapsed | {:.1} s |\n| replays (graph + eager) | {} ({:.0}/s) |\n| eager steps | {} |\n\
          | reference checks | {} ({} rows) |\n| rows sampled | {} (ok {}, no valid token {}, masked {}) |\n\
          | distinct batch sizes | {} |\n| requests added / dropped / reset / updated | {} / {} / {} / {} |\n\
          | failures | {} |\n\n| memory | device in use MiB | host RSS MiB |\n|---|---|---|\n",
         report.device,
         if passed { "PASSED" } else { "FAILED" },
+        options.exact_pass,
         report.elapsed_s,
         c.replays,
         rate,
