@@ -62,8 +62,8 @@ const OWN: u32 = GATHER / THREADS;
 const H_COUNT: u32 = SM_SORT;
 /// Per bin, the sum of `frac`'s low `H_LO_BITS`.
 const H_LO: u32 = H_COUNT + BINS * 4;
-pub(crate) const H_COUNT_BITS: u32 = 13;
-pub(crate) const H_LO_BITS: u32 = 17;
+const H_COUNT_BITS: u32 = 13;
+const H_LO_BITS: u32 = 17;
 const _: () = assert!(H_LO + BINS * 4 <= EXACT_HIST_SHARED_BYTES);
 const _: () = assert!(TILE_TOKENS < 1 << H_COUNT_BITS && TILE_TOKENS << (H_LO_BITS) <= 1 << 31);
 const _: () = assert!(
@@ -227,6 +227,37 @@ fn classify(key: u64, floor: u64, mc: f32) -> (u32, u128) {
     (bin, w)
 }
 
+/// Adds a key's value `x` (at or above its row's floor) to a tile's bin histogram in shared
+/// memory: per bin a packed word at `pack + 4·bin` (the count in the low `H_COUNT_BITS`, the sum
+/// of `frac >> H_LO_BITS` above it) and the sum of `frac`'s low bits at `lo + 4·bin`, so two
+/// u32 shared atomics per key (64-bit ones would be CAS loops). The zero bin only counts.
+/// `exact_histogram` and verification's bin histogram both build their tiles with it.
+///
+/// # Safety
+/// `pack` and `lo` are shared byte offsets of `BINS` words each that only such adds touch
+/// between barriers; a tile adds at most `TILE_TOKENS` keys (asserted above: they fit).
+#[inline(always)]
+pub(crate) unsafe fn add_to_tile_bins(pack: u32, lo: u32, x: f32, mc: f32) {
+    let c = soft_ceil(x);
+    let bin = exact_bin(x, c, mc);
+    // SAFETY: bin < BINS, inside both arrays.
+    unsafe {
+        if bin < ZERO_BIN {
+            let frac = frac_weight(x - c);
+            atom_add_shared_u32(smem(pack + bin * 4), 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS));
+            atom_add_shared_u32(smem(lo + bin * 4), frac & ((1 << H_LO_BITS) - 1));
+        } else {
+            atom_add_shared_u32(smem(pack + bin * 4), 1);
+        }
+    }
+}
+
+/// A tile bin's count and fraction sum from the two words [`add_to_tile_bins`] keeps.
+#[inline(always)]
+pub(crate) fn tile_bin(packed: u32, lo: u32) -> (u32, u64) {
+    (packed & ((1 << H_COUNT_BITS) - 1), lo as u64 + (((packed >> H_COUNT_BITS) as u64) << H_LO_BITS))
+}
+
 /// Calls `f(i)` for `i` in `0..BINS_PER_THREAD`, each index a constant, so per-thread bin
 /// arrays stay in registers.
 #[inline(always)]
@@ -355,15 +386,7 @@ unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32
         let keys = keys8(&x, tile * TILE_TOKENS + tid * TOKENS_PER_THREAD);
         each8(|j| {
             if keys[j] != 0 && keys[j] >= r.floor {
-                let c = soft_ceil(x[j]);
-                let bin = exact_bin(x[j], c, r.mc);
-                if bin < ZERO_BIN {
-                    let frac = frac_weight(x[j] - c);
-                    atom_add_shared_u32(smem(H_COUNT + bin * 4), 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS));
-                    atom_add_shared_u32(smem(H_LO + bin * 4), frac & ((1 << H_LO_BITS) - 1));
-                } else {
-                    atom_add_shared_u32(smem(H_COUNT + bin * 4), 1);
-                }
+                add_to_tile_bins(H_COUNT, H_LO, x[j], r.mc);
             }
         });
         sync_threads();
@@ -372,9 +395,8 @@ unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32
         while b < BINS {
             let packed = ld_shared_u32(smem(H_COUNT + b * 4));
             if packed != 0 {
-                red_add_global_u32(counts.add(b as usize), packed & ((1 << H_COUNT_BITS) - 1));
-                let high = (packed >> H_COUNT_BITS) as u64;
-                let sum = ld_shared_u32(smem(H_LO + b * 4)) as u64 + (high << H_LO_BITS);
+                let (count, sum) = tile_bin(packed, ld_shared_u32(smem(H_LO + b * 4)));
+                red_add_global_u32(counts.add(b as usize), count);
                 if sum != 0 {
                     red_add_global_u64(sums.add(b as usize), sum);
                 }
@@ -882,6 +904,105 @@ pub(crate) unsafe fn broadcast_key_mass(v: Option<(u64, u128)>) -> (u64, u128) {
     }
 }
 
+/// What a row's boundary bins leave to decide on its gathered keys (those of bin `bin_k` and of
+/// the top-p bins from `bin_p_lo`, sorted, largest first).
+#[derive(Clone, Copy)]
+pub(crate) struct Cut {
+    /// The bound before top-k (min-p's floor), and the mass of the keys at or above it.
+    pub(crate) floor: u64,
+    pub(crate) z_m: u128,
+    /// Top-k: the `k1`-th key is in `bin_k` (`NONE`: top-k keeps every key ≥ `floor`), after
+    /// `count_before_k` keys of mass `mass_before_k` in earlier bins.
+    pub(crate) bin_k: u32,
+    pub(crate) k1: u32,
+    pub(crate) count_before_k: u32,
+    pub(crate) mass_before_k: u128,
+    /// Top-p: the keys of bins before `bin_p_lo` are kept for sure.
+    pub(crate) bin_p_lo: u32,
+}
+
+/// Decides top-k, then top-p, on a row's sorted gathered keys, with the integer tests of the
+/// reference: the kept floor and the kept mass. This thread holds positions `first ..` as
+/// `keys[j]`, their bins `bins[j]` (`NONE` past the list) and weights `weight(j)`;
+/// `mass_before_p()` is the mass of the bins before `bin_p_lo` (read only with top-p on).
+/// A kept mass of 0 means that no key reached `p·Z1`, which the bins rule out (a kept set
+/// weighs more: it holds the row's largest key). Not an `Option`: with one, `exact_tail`
+/// spilled 72 bytes more. The split pass's finish (8 keys a thread) and verification's binned
+/// selection (4) both decide with it.
+///
+/// # Safety
+/// The whole block calls it; the broadcast slots `X_KEY` .. `X_MASS` and the reduction slots
+/// are free.
+#[inline(always)]
+pub(crate) unsafe fn decide_gathered<const N: usize, W: Fn(usize) -> u128, P: Fn() -> u128>(
+    keys: &[u64; N],
+    bins: &[u32; N],
+    first: u32,
+    cut: Cut,
+    top_p: f32,
+    weight: W,
+    mass_before_p: P,
+) -> (u64, u128) {
+    // SAFETY (whole block): uniform branches; the block reductions and broadcasts are called by
+    // every thread.
+    unsafe {
+        // Top-k: the k1-th key of the row is in bin_k, after the gathered keys of earlier bins.
+        let (floor1, z1) = if cut.bin_k != NONE {
+            let mut earlier = 0u32;
+            each_n::<N, _>(|j| earlier += (bins[j] < cut.bin_k) as u32);
+            let at = block_sum_u32(earlier) + (cut.k1 - cut.count_before_k) - 1;
+            let mut mine = None;
+            each_n::<N, _>(|j| {
+                if first + j as u32 == at {
+                    mine = Some((keys[j], 0));
+                }
+            });
+            let (floor1, _) = broadcast_key_mass(mine);
+            let mut part = 0u128;
+            each_n::<N, _>(|j| {
+                if bins[j] == cut.bin_k && keys[j] >= floor1 {
+                    part += weight(j);
+                }
+            });
+            (floor1, cut.mass_before_k + block_sum_u128(part))
+        } else {
+            (cut.floor, cut.z_m)
+        };
+        if top_p_disabled(top_p) {
+            return (floor1, z1);
+        }
+
+        // Top-p: the first kept-so-far key whose running mass reaches p·Z1.
+        let p24 = top_p_units(top_p);
+        let eligible = |j: usize| bins[j] != NONE && bins[j] >= cut.bin_p_lo && keys[j] >= floor1;
+        let mut run = 0u128;
+        each_n::<N, _>(|j| {
+            if eligible(j) {
+                run += weight(j);
+            }
+        });
+        let (before, _) = block_exclusive_scan_u128(run);
+        let mut cum = mass_before_p() + before;
+        let (mut hit, mut hit_mass) = (NONE, 0u128);
+        each_n::<N, _>(|j| {
+            let w = if eligible(j) { weight(j) } else { 0 };
+            cum += w;
+            if w > 0 && hit == NONE && top_p_reached(cum, z1, p24) {
+                hit = first + j as u32;
+                hit_mass = cum;
+            }
+        });
+        let winner = block_min_u32(hit);
+        let mut mine = None;
+        each_n::<N, _>(|j| {
+            if first + j as u32 == winner {
+                mine = Some((keys[j], hit_mass));
+            }
+        });
+        broadcast_key_mass(mine)
+    }
+}
+
 /// # Safety
 /// The whole block calls it for a split row whose gather is done.
 #[inline(always)]
@@ -925,68 +1046,21 @@ unsafe fn finish_split(p: &StepParams, pos: u32, row: u32) {
             }
         });
         let weight = |j: usize| classify(keys[j], r.floor, r.mc).1;
-
-        // Top-k: the k1-th key of the row is in bin_k, after the gathered keys of earlier bins.
-        let (floor1, z1) = if job.bin_k != NONE {
-            let mut earlier = 0u32;
-            each8(|j| earlier += (bins[j] < job.bin_k) as u32);
-            let at = block_sum_u32(earlier) + (job.k1 - job.count_before_k) - 1;
-            let mut mine = None;
-            each8(|j| {
-                if first + j as u32 == at {
-                    mine = Some((keys[j], 0));
-                }
-            });
-            let (floor1, _) = broadcast_key_mass(mine);
-            let mut part = 0u128;
-            each8(|j| {
-                if bins[j] == job.bin_k && keys[j] >= floor1 {
-                    part += weight(j);
-                }
-            });
-            (floor1, join(job.mass_before_k) + block_sum_u128(part))
-        } else {
-            (r.floor, join(job.z_m))
+        let cut = Cut {
+            floor: r.floor,
+            z_m: join(job.z_m),
+            bin_k: job.bin_k,
+            k1: job.k1,
+            count_before_k: job.count_before_k,
+            mass_before_k: join(job.mass_before_k),
+            bin_p_lo: job.bin_p_lo,
         };
-
-        // Top-p: the first kept-so-far key whose running mass reaches p·Z1.
-        let (kept_floor, z_kept) = if top_p_disabled(s.top_p) {
-            (floor1, z1)
-        } else {
-            let p24 = top_p_units(s.top_p);
-            let eligible = |j: usize| bins[j] != NONE && bins[j] >= job.bin_p_lo && keys[j] >= floor1;
-            let mut run = 0u128;
-            each8(|j| {
-                if eligible(j) {
-                    run += weight(j);
-                }
-            });
-            let (before, _) = block_exclusive_scan_u128(run);
-            let mut cum = join(job.mass_before_p) + before;
-            let mut hit = NONE;
-            let mut hit_mass = 0u128;
-            each8(|j| {
-                let w = if eligible(j) { weight(j) } else { 0 };
-                cum += w;
-                if w > 0 && hit == NONE && top_p_reached(cum, z1, p24) {
-                    hit = first + j as u32;
-                    hit_mass = cum;
-                }
-            });
-            let winner = block_min_u32(hit);
-            if winner == NONE {
-                // The bins guarantee a hit; a status beats a wrong token if that ever fails.
-                finish(p, row, s.slot, NO_TOKEN, STATUS_NO_VALID_TOKEN, f32::NAN);
-                return;
-            }
-            let mut mine = None;
-            each8(|j| {
-                if first + j as u32 == winner {
-                    mine = Some((keys[j], hit_mass));
-                }
-            });
-            broadcast_key_mass(mine)
-        };
+        let (kept_floor, z_kept) = decide_gathered(&keys, &bins, first, cut, s.top_p, weight, || join(job.mass_before_p));
+        if z_kept == 0 {
+            // The bins guarantee a hit; a status beats a wrong token if that ever fails.
+            finish(p, row, s.slot, NO_TOKEN, STATUS_NO_VALID_TOKEN, f32::NAN);
+            return;
+        }
         let u = draw_target(z_kept, draw(p, s.slot));
 
         // Kept mass per tile: the sure bins' (from the gather) plus the kept gathered keys.

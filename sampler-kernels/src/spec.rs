@@ -35,10 +35,10 @@ use crate::abi::*;
 use crate::block::*;
 use crate::decide::{min_p_floor, settings_valid, top_p_disabled, top_p_reached, top_p_units};
 use crate::exact::{
-    bin_boundaries, bin_mass, broadcast_key_mass, each_own_bin, Boundaries, BINS, BINS_PER_THREAD, H_COUNT_BITS, H_LO_BITS, NONE, X_COUNT_K,
-    X_MASS_K, X_MASS_P, ZERO_BIN,
+    add_to_tile_bins, bin_boundaries, bin_mass, decide_gathered, each_own_bin, tile_bin, Boundaries, Cut, BINS, BINS_PER_THREAD, NONE,
+    X_COUNT_K, X_MASS_K, X_MASS_P,
 };
-use crate::fixed::{bands_usable, exact_bin, frac_weight, soft_ceil, weight};
+use crate::fixed::{bands_usable, exact_bin, soft_ceil, weight};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value, sort_key};
 use crate::logit::{process_logit, widen_bf16, widen_f16, LogitParams};
@@ -835,11 +835,10 @@ unsafe fn count_masses(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: 
 // level and per selection, each weighing every key in 128-bit arithmetic: it stays for rows
 // this cannot take (infinite rows, unusable bands, boundary bins over `MERGE_CAPACITY` keys).
 
-/// A tile's part of each bin: its count in the low `H_COUNT_BITS` and its sum of
-/// `frac >> H_LO_BITS` above them (two u32 shared atomics per key, as in `exact_histogram`; a
-/// tile's 4096 keys fit, and 64-bit shared atomics would be CAS loops).
+/// A tile's part of each bin, as [`add_to_tile_bins`] packs it: the count with the high bits of
+/// the fraction sum.
 const V_PACK: u32 = SM_SORT;
-/// A tile's sum of `frac`'s low `H_LO_BITS` per bin.
+/// A tile's sum of the fractions' low bits per bin.
 const V_LO: u32 = V_PACK + BINS * 4;
 /// The row's count per bin (each thread adds the tile parts of its own bins).
 const V_COUNT: u32 = V_LO + BINS * 4;
@@ -870,8 +869,6 @@ fn bin_of(key: u64, mc: f32) -> u32 {
 /// and this leaves them zero.
 #[inline(always)]
 unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: u64) {
-    const COUNT_MASK: u32 = (1 << H_COUNT_BITS) - 1;
-    const LO_MASK: u32 = (1 << H_LO_BITS) - 1;
     // SAFETY (whole block, uniform branches): each thread clears and flushes only its own
     // bins, between barriers; the atomics stay inside V_PACK / V_LO (bin < BINS); global bins
     // are the group's first block's slot of group_scratch.
@@ -891,16 +888,7 @@ unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
             each8(|j| {
                 let key = keys[j];
                 if key != 0 && key >= floor {
-                    let v = key_value(key);
-                    let c = soft_ceil(v);
-                    let bin = exact_bin(v, c, sum.mc);
-                    if bin < ZERO_BIN {
-                        let frac = frac_weight(v - c);
-                        atom_add_shared_u32(smem(V_PACK + bin * 4), 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS));
-                        atom_add_shared_u32(smem(V_LO + bin * 4), frac & LO_MASK);
-                    } else {
-                        atom_add_shared_u32(smem(V_PACK + bin * 4), 1);
-                    }
+                    add_to_tile_bins(V_PACK, V_LO, key_value(key), sum.mc);
                 }
             });
             sync_threads();
@@ -910,8 +898,8 @@ unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
                 if b < BINS {
                     let packed = ld_shared_u32(smem(V_PACK + b * 4));
                     if packed != 0 {
-                        let part = ld_shared_u32(smem(V_LO + b * 4)) as u64 + (((packed >> H_COUNT_BITS) as u64) << H_LO_BITS);
-                        st_shared_u32(smem(V_COUNT + b * 4), ld_shared_u32(smem(V_COUNT + b * 4)) + (packed & COUNT_MASK));
+                        let (count, part) = tile_bin(packed, ld_shared_u32(smem(V_LO + b * 4)));
+                        st_shared_u32(smem(V_COUNT + b * 4), ld_shared_u32(smem(V_COUNT + b * 4)) + count);
                         st_shared_u64(smem(V_SUM + b * 8), ld_shared_u64(smem(V_SUM + b * 8)) + part);
                         st_shared_u32(smem(V_PACK + b * 4), 0);
                         st_shared_u32(smem(V_LO + b * 4), 0);
@@ -1079,63 +1067,23 @@ unsafe fn select_binned(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
             }
         });
 
-        // Top-k: the k1-th key of the row is in bin_k, after the gathered keys of earlier bins.
-        let (floor1, z1) = if c.bin_k != NONE {
-            let mut earlier = 0u32;
-            each_own(|q| earlier += (bins[q] < c.bin_k) as u32);
-            let at = block_sum_u32(earlier) + (c.k1 - ld_shared_u32(smem(X_COUNT_K))) - 1;
-            let mut mine = None;
-            each_own(|q| {
-                if first + q as u32 == at {
-                    mine = Some((keys[q], 0));
-                }
-            });
-            let (floor1, _) = broadcast_key_mass(mine);
-            let mut part = 0u128;
-            each_own(|q| {
-                if bins[q] == c.bin_k && keys[q] >= floor1 {
-                    part += sum.weight_of(keys[q]);
-                }
-            });
-            (floor1, ld_shared_u128(smem(X_MASS_K)) + block_sum_u128(part))
-        } else {
-            (floor, c.z_m)
+        // The masses before the boundaries come from bin_boundaries' broadcast slots, not from
+        // `c` (kept in registers across the gather, they spilled).
+        let cut = Cut {
+            floor,
+            z_m: c.z_m,
+            bin_k: c.bin_k,
+            k1: c.k1,
+            count_before_k: ld_shared_u32(smem(X_COUNT_K)),
+            mass_before_k: ld_shared_u128(smem(X_MASS_K)),
+            bin_p_lo: c.bin_p_lo,
         };
-        if top_p_disabled(top_p) {
-            return Some((floor1, z1));
+        let (kept_floor, z) = decide_gathered(&keys, &bins, first, cut, top_p, |q| sum.weight_of(keys[q]), || ld_shared_u128(smem(X_MASS_P)));
+        if z == 0 {
+            None
+        } else {
+            Some((kept_floor, z))
         }
-
-        // Top-p: the first key ≥ floor1 whose running mass reaches p·Z1.
-        let p24 = top_p_units(top_p);
-        let eligible = |q: usize| bins[q] != NONE && bins[q] >= c.bin_p_lo && keys[q] >= floor1;
-        let mut run = 0u128;
-        each_own(|q| {
-            if eligible(q) {
-                run += sum.weight_of(keys[q]);
-            }
-        });
-        let (before, _) = block_exclusive_scan_u128(run);
-        let mut cum = ld_shared_u128(smem(X_MASS_P)) + before;
-        let (mut hit, mut hit_mass) = (NONE, 0u128);
-        each_own(|q| {
-            let w = if eligible(q) { sum.weight_of(keys[q]) } else { 0 };
-            cum += w;
-            if w > 0 && hit == NONE && top_p_reached(cum, z1, p24) {
-                hit = first + q as u32;
-                hit_mass = cum;
-            }
-        });
-        let winner = block_min_u32(hit);
-        if winner == NONE {
-            return None;
-        }
-        let mut mine = None;
-        each_own(|q| {
-            if first + q as u32 == winner {
-                mine = Some((keys[q], hit_mass));
-            }
-        });
-        Some(broadcast_key_mass(mine))
     }
 }
 
@@ -1762,11 +1710,11 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
 
         // Selections: top-k (a count) on K_m, then top-p (a mass) on K1; from the boundary bins
         // when they fit the list, else by radix levels.
-        let (mut kept_floor, mut z, mut radix) = (0u64, 0u128, 1u32);
+        let (mut kept_floor, mut z, mut by_radix) = (0u64, 0u128, true);
         if let Some(c) = choice {
             if c.fits {
                 match select_binned(p, grp, &sum, floor_m, &c, s.top_p) {
-                    Some((floor, mass)) => (kept_floor, z, radix) = (floor, mass, 0),
+                    Some((floor, mass)) => (kept_floor, z, by_radix) = (floor, mass, false),
                     None => {
                         write_result(p, row, leader, NO_TOKEN, STATUS_NO_VALID_TOKEN, false, f32::NAN, f32::NAN);
                         return;
@@ -1774,9 +1722,7 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
                 }
             }
         }
-        // `opaque_u32` guarded against LLVM copying the radix path into both ways; measured, it
-        // did not (the build without it is 0.4 KB smaller). It stays until a GPU run of that build.
-        if opaque_u32(radix) != 0 {
+        if by_radix {
             let k1 = if s.top_k == 0 || s.top_k > n_m { n_m } else { s.top_k };
             let (floor1, z1) = if k1 < n_m { select_exact(p, grp, &sum, floor_m, Target::Count(k1), 0) } else { (floor_m, z_m) };
             (kept_floor, z) = if top_p_disabled(s.top_p) {
