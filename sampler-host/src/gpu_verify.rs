@@ -88,6 +88,7 @@ pub struct DeviceVerifyRequest<'a> {
 struct VerifyLayout {
     settings: usize,
     row_map: usize,
+    row_order: usize,
     drafts: usize,
     bias_tokens: usize,
     bias_values: usize,
@@ -98,12 +99,13 @@ impl VerifyLayout {
     fn new(max_batch: usize, max_rows: usize, max_drafts: usize, max_bias: usize, words: usize) -> (Self, usize) {
         let settings = 16;
         let row_map = settings + max_batch * std::mem::size_of::<VerifySettings>();
-        let drafts = row_map + max_rows * 8;
+        let row_order = row_map + max_rows * 8;
+        let drafts = row_order + max_rows * 4;
         let bias_tokens = drafts + max_batch * max_drafts * 4;
         let bias_values = bias_tokens + max_bias * 4;
         let bitmask = (bias_values + max_bias * 4).next_multiple_of(16);
         let total = bitmask + max_rows * words * 4;
-        (Self { settings, row_map, drafts, bias_tokens, bias_values, bitmask }, total)
+        (Self { settings, row_map, row_order, drafts, bias_tokens, bias_values, bitmask }, total)
     }
 }
 
@@ -362,6 +364,7 @@ impl GpuVerifier {
         put(staging, 0, as_bytes(&[requests.len() as u32, rows as u32, q_rows as u32, 0]));
         put(staging, l.settings, as_bytes(&settings));
         put(staging, l.row_map, as_bytes(&row_map));
+        put(staging, l.row_order, as_bytes(&position_major_rows(&settings)));
         for (r, req) in requests.iter().enumerate() {
             put(staging, l.drafts + r * self.max_drafts * 4, as_bytes(req.drafts));
         }
@@ -443,6 +446,7 @@ impl GpuVerifier {
             header: upload,
             settings: upload + l.settings as u64,
             row_map: upload + l.row_map as u64,
+            row_order: upload + l.row_order as u64,
             drafts: upload + l.drafts as u64,
             bitmask: upload + l.bitmask as u64,
             bias_tokens: upload + l.bias_tokens as u64,
@@ -602,6 +606,23 @@ impl GpuVerifier {
         Ok(outs)
     }
 
+    /// Blocks of `verify_rows`' grid (what the device holds at once). A call with more target
+    /// rows than this gives each block whole rows in turn, position-major, and skips rows past
+    /// a rejection already known; with fewer, each row gets a group of blocks.
+    pub fn rows_grid(&self) -> usize {
+        self.rows_grid as usize
+    }
+
+    /// Waits for the stream, then reads how many target rows the last call's `verify_rows`
+    /// skipped because an earlier row of their request had already stopped the chain (a
+    /// diagnostic: the outputs are the same whatever it is). It counts from the last upload,
+    /// so a graph replayed twice without a new upload adds both replays.
+    pub fn skipped_rows(&self) -> Result<u32> {
+        let stream = self.sampler.gpu.stream().clone();
+        let header = stream.clone_dtoh(&self.upload.slice(12..16)).map_err(cuda_err("reading the verification header"))?;
+        Ok(u32::from_le_bytes([header[0], header[1], header[2], header[3]]))
+    }
+
     /// Copies host logits into the staging buffer (packed, stride = vocab), growing it first.
     fn stage_logits(&mut self, logits: &HostLogits<'_>) -> Result<DeviceLogits<'static>> {
         let (rows, vocab) = (logits.rows(), self.sampler.config.vocab);
@@ -653,6 +674,18 @@ impl GpuVerifier {
         let n = rows.len() / vocab;
         Ok(Some(DraftProbs { ptr, rows: n, row_stride: vocab, elements: rows.len(), context: None, _borrow: PhantomData }))
     }
+}
+
+/// The call's target rows position-major: every request's row `j` before any request's row
+/// `j + 1`, requests in call order within a position (`VerifyParams::row_order`).
+fn position_major_rows(settings: &[VerifySettings]) -> Vec<u32> {
+    let rows: usize = settings.iter().map(|s| s.drafts as usize + 1).sum();
+    let deepest = settings.iter().map(|s| s.drafts).max().unwrap_or(0);
+    let mut order = Vec::with_capacity(rows);
+    for j in 0..=deepest {
+        order.extend(settings.iter().filter(|s| j <= s.drafts).map(|s| s.first_row + j));
+    }
+    order
 }
 
 impl Verifier for GpuVerifier {
@@ -709,5 +742,46 @@ impl Backend for GpuVerifier {
     }
     fn sample(&mut self, batch: &Batch<'_>) -> Result<Vec<RowOutput>> {
         self.sampler.sample(batch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every row once; positions never decrease along the order; within a position, requests
+    /// keep call order.
+    #[test]
+    fn position_major_rows_visit_every_row_once_by_position() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for requests in [0usize, 1, 3, 17, 257] {
+            let mut settings = Vec::new();
+            let mut rows = 0u32;
+            for _ in 0..requests {
+                let drafts = next(VERIFY_MAX_DRAFTS as u64 + 1) as u32 % 9;
+                settings.push(VerifySettings { drafts, first_row: rows, ..Default::default() });
+                rows += drafts + 1;
+            }
+            let order = position_major_rows(&settings);
+            assert_eq!(order.len(), rows as usize);
+            let mut seen = vec![false; rows as usize];
+            let position_of = |row: u32| {
+                let s = settings.iter().rfind(|s| s.first_row <= row).map_or(0, |s| row - s.first_row);
+                (s, settings.iter().position(|t| t.first_row <= row && row <= t.first_row + t.drafts).unwrap_or(usize::MAX))
+            };
+            let mut last = (0u32, 0usize);
+            for &row in &order {
+                assert!(!std::mem::replace(&mut seen[row as usize], true), "row {row} twice");
+                let here = position_of(row);
+                assert!(here >= last, "requests {requests}: row {row} at {here:?} after {last:?}");
+                last = here;
+            }
+        }
     }
 }

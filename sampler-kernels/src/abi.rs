@@ -461,11 +461,14 @@ pub const VERIFY_BLOCK_SCRATCH_BYTES: u32 = 128 + 2 * 256 * 24 + (EXACT_BINS * 4
 /// counts and sums). The kernel runs one 512-thread block per SM (128 registers), so it costs
 /// no occupancy.
 pub const VERIFY_ROWS_SHARED_BYTES: u32 = (22528 + 3 * EXACT_BINS * 4 + 4 + EXACT_BINS * 8).next_multiple_of(1024);
-/// Bytes of `VerifyParams::row_scratch` per target row: a 16-byte head (the group's barrier
-/// counter, the two selections' gather counters, the draw's barrier counter), two generations
-/// of per-tile draw sums (`U256[MAX_TILES]` each), the selections' gather list
-/// (`u64[MERGE_CAPACITY]`), then the row's draw plan (64 bytes: kept floor, masses, summary).
-pub const VERIFY_ROW_SCRATCH_BYTES: u32 = 16 + 2 * MAX_TILES * 32 + MERGE_CAPACITY * 8 + 64;
+/// Bytes of the head of a target row's scratch: the group's barrier counter, the two
+/// selections' gather counters, the draw's barrier counter and, in a request's first row, the
+/// request's rejection word (`u32` each, zero between calls), padded to 16-byte alignment.
+pub const VERIFY_ROW_HEAD_BYTES: u32 = 32;
+/// Bytes of `VerifyParams::row_scratch` per target row: the head, two generations of per-tile
+/// draw sums (`U256[MAX_TILES]` each), the selections' gather list (`u64[MERGE_CAPACITY]`),
+/// then the row's draw plan (64 bytes: kept floor, masses, summary).
+pub const VERIFY_ROW_SCRATCH_BYTES: u32 = VERIFY_ROW_HEAD_BYTES + 2 * MAX_TILES * 32 + MERGE_CAPACITY * 8 + 64;
 
 /// One request of a verification call, in device memory (one host copy per call).
 #[repr(C)]
@@ -492,7 +495,9 @@ const _: () = assert!(core::mem::align_of::<VerifySettings>() == 4);
 pub struct VerifyRowResult {
     /// The token the chain emits if it stops at this row (residual, bonus or greedy argmax);
     /// -1 without a valid token, and on a pending row that `verify_draws` did not draw (a row
-    /// past where its chain stops, which `verify_chains` never reads).
+    /// past where its chain stops, which `verify_chains` never reads). A row that
+    /// `verify_rows` skipped (past a rejection it already knew) keeps an older call's entry,
+    /// which nothing reads either.
     pub token: i32,
     /// `STATUS_*` of the row.
     pub status: u32,
@@ -520,12 +525,18 @@ pub struct VerifyParams {
     /// Draft probabilities: `q_rows` f32 rows of `vocab`, `q_stride` elements apart (0: none).
     pub q: u64,
     pub q_stride: u64,
-    /// `u32[4]`: active requests, active target rows (the rest of each grid idles).
+    /// `u32[4]`: active requests, active target rows (the rest of each grid idles),
+    /// draft-probability rows, and the rows `verify_rows` skipped (zero when uploaded; a
+    /// diagnostic the host can read back).
     pub header: u64,
     /// `VerifySettings[requests]`, 16-byte aligned.
     pub settings: u64,
     /// `u32[rows][2]`: (request, position) of each target row.
     pub row_map: u64,
+    /// `u32[rows]`: the target rows in the order `verify_rows`' blocks take whole rows,
+    /// position-major (every request's row `j` before any row `j + 1`), so that a row past its
+    /// request's first rejection is mostly taken once that rejection is known, and skipped.
+    pub row_order: u64,
     /// `u32[requests][max_drafts]`: the draft tokens of each request.
     pub drafts: u64,
     /// Grammar bitmask, `i32[rows][bitmask_words]`.
@@ -570,7 +581,7 @@ pub struct VerifyParams {
     pub _pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<VerifyParams>() == 22 * 8 + 12 * 4);
+const _: () = assert!(core::mem::size_of::<VerifyParams>() == 23 * 8 + 12 * 4);
 const _: () = assert!(core::mem::align_of::<VerifyParams>() == 8);
 
 #[cfg(test)]

@@ -586,6 +586,17 @@ pub unsafe fn red_add_relaxed_gpu_u32(ptr: *mut u32, value: u32) {
     unsafe { asm!("red.relaxed.gpu.global.add.u32 [{0}], {1};", in(reg64) ptr, in(reg32) value, options(nostack)) };
 }
 
+/// `red.relaxed.gpu.global.max.u32 [ptr], v`: a device-scope atomic maximum with no returned
+/// value.
+///
+/// # Safety
+/// `ptr` is a 4-byte aligned global address the kernel may write.
+#[inline(always)]
+pub unsafe fn red_max_relaxed_gpu_u32(ptr: *mut u32, value: u32) {
+    // SAFETY: the caller guarantees the address; the operation itself is atomic.
+    unsafe { asm!("red.relaxed.gpu.global.max.u32 [{0}], {1};", in(reg64) ptr, in(reg32) value, options(nostack)) };
+}
+
 /// `ld.relaxed.gpu.global.u32`: a load that sees other blocks' writes at device scope (never a
 /// stale L1 line).
 ///

@@ -13,13 +13,15 @@
 //! 3. `verify_chains`, one thread per request: the first rejection, the outputs, and the state
 //!    update (emitted tokens counted, `step += 1` once).
 //!
-//! Rows are independent, so every row of every request is decided in parallel; a row past the
-//! first rejection is wasted work, but no row waits on another. `verify_rows` runs a
-//! co-resident (cooperative) grid: with few rows, each row gets `grid / rows` blocks (its
-//! group), which split every tile pass (summary, masses, radix histograms, the bucket gather,
-//! the draw's tile sums) and meet at a device-scope barrier to combine exact integer partials,
-//! so every block of a group makes the same decisions; with many rows, each block takes whole
-//! rows in turn. The first pass stores each processed value in `VerifyParams::cache`; later
+//! Rows are independent, so every row of every request is decided in parallel, and no row waits
+//! on another. `verify_rows` runs a co-resident (cooperative) grid: with few rows, each row
+//! gets `grid / rows` blocks (its group), which split every tile pass (summary, masses, radix
+//! histograms, the bucket gather, the draw's tile sums) and meet at a device-scope barrier to
+//! combine exact integer partials, so every block of a group makes the same decisions; with
+//! many rows, each block takes whole rows in turn, position-major. A row that does not accept
+//! its draft marks its request's rejection word, and a whole-row block drops a row once an
+//! earlier row of its request is marked (checked at three points of the row): nothing reads a
+//! chain past its first rejection. The word is a hint; no decision depends on it. The first pass stores each processed value in `VerifyParams::cache`; later
 //! passes read it back, so the prologue (penalties with the earlier drafts, bias, bitmask,
 //! temperature) runs once per token.
 //! Everything goes through the shared pure functions (`logit`, `keys`, `fixed`, `decide`,
@@ -59,7 +61,11 @@ const LO64: u128 = u64::MAX as u128;
 // (verification never uses those).
 /// The request's draft tokens, `u32[VERIFY_MAX_DRAFTS]`.
 const SM_DRAFTS: u32 = SM_BAND;
-const _: () = assert!(SM_DRAFTS + VERIFY_MAX_DRAFTS * 4 <= SM_BIAS);
+/// `verify_rows`' current item while a whole-row block runs it (a `u32`).
+const SM_ITEM: u32 = SM_DRAFTS + VERIFY_MAX_DRAFTS * 4;
+/// `past_rejection`'s answer, broadcast from thread 0 (a `u32`).
+const SM_SKIP: u32 = SM_ITEM + 4;
+const _: () = assert!(SM_SKIP + 4 <= SM_BIAS);
 
 // Broadcast slots inside SM_RESULT (256 bytes).
 const RES_SELECT: u32 = SM_RESULT;
@@ -193,10 +199,13 @@ struct Group {
 }
 
 /// Words of a row's scratch head: `verify_rows`' barrier counter, its two selections' gather
-/// counters, and `verify_draws`' barrier counter (each kernel counts from zero).
+/// counters, `verify_draws`' barrier counter (each kernel counts from zero), and the request's
+/// rejection word (in its first row's head only; see [`mark_rejected`]).
 const HEAD_ROWS_BARRIER: u32 = 0;
 const HEAD_GATHER: u32 = 1;
 const HEAD_DRAWS_BARRIER: u32 = 3;
+const HEAD_REJECTED: u32 = 4;
+const _: () = assert!((HEAD_REJECTED + 1) * 4 <= VERIFY_ROW_HEAD_BYTES);
 
 impl Group {
     /// Whether this block writes the row's result when every block of the group knows it.
@@ -323,7 +332,7 @@ const G_COUNT: u64 = BLOCK_HIST + BLOCK_HIST_BYTES as u64;
 const G_SUM: u64 = (G_COUNT + BINS as u64 * 4).next_multiple_of(8);
 const _: () = assert!(G_SUM + BINS as u64 * 8 <= VERIFY_BLOCK_SCRATCH_BYTES as u64);
 /// Byte offset of a row's gather list in its row scratch (after the head and the tile sums).
-const ROW_LIST: u64 = 16 + 2 * MAX_TILES as u64 * 32;
+const ROW_LIST: u64 = VERIFY_ROW_HEAD_BYTES as u64 + 2 * MAX_TILES as u64 * 32;
 const _: () = assert!(ROW_LIST + MERGE_CAPACITY as u64 * 8 <= ROW_PLAN);
 /// Byte offset of a row's draw plan in its row scratch (after the gather list).
 const ROW_PLAN: u64 = ROW_LIST + MERGE_CAPACITY as u64 * 8;
@@ -1302,7 +1311,8 @@ enum Drawn {
 /// The row's per-tile sums of draw `attempt` (0 or 1), `U256[MAX_TILES]` as four u64 each.
 #[inline(always)]
 fn tile_sums(p: &VerifyParams, row: u32, attempt: u32) -> *mut u64 {
-    (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + 16 + attempt as u64 * MAX_TILES as u64 * 32) as *mut u64
+    (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + VERIFY_ROW_HEAD_BYTES as u64 + attempt as u64 * MAX_TILES as u64 * 32)
+        as *mut u64
 }
 
 /// The draw over keys ≥ `floor` with weights `w` and the random word `r64`: the total `T`,
@@ -1541,11 +1551,87 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
     if rows == 0 {
         return;
     }
-    for_each_group_item!(&p, rows, |row, g, size| {
-        let mut grp = Group { row, g, size, barriers: 0, counter: HEAD_ROWS_BARRIER };
-        // SAFETY: row < rows; the whole block (and its whole group) calls it.
-        unsafe { verify_row(&p, requests, rows, &mut grp) };
-    });
+    let grid = grid_dim_x();
+    let (mut item, g, size) = group_shape(grid, block_idx_x(), rows, p.tiles);
+    // A group's row is its item; whole rows are every grid-th item of `VerifyParams::row_order`.
+    // The item waits in shared memory while the row runs: held in a register, it made ptxas
+    // spill 120 bytes more. (One call site: each inlined copy of the row is 400 KB of SASS.)
+    while item < rows {
+        // SAFETY: item < rows, and the host writes `rows` entries; SM_ITEM is this loop's
+        // alone, written by thread 0 before the row and read by all after the first barrier
+        // below, the second keeping the next write behind every read.
+        unsafe {
+            let at = if size == 1 { (p.row_order as *const u32).add(item as usize).read() } else { item };
+            let row = if at < rows { at } else { item };
+            if thread_idx_x() == 0 {
+                st_shared_u32(smem(SM_ITEM), item);
+            }
+            let mut grp = Group { row, g, size, barriers: 0, counter: HEAD_ROWS_BARRIER };
+            verify_row(&p, requests, rows, &mut grp);
+            if size > 1 {
+                break;
+            }
+            sync_threads();
+            item = ld_shared_u32(smem(SM_ITEM)) + grid;
+            sync_threads();
+        }
+    }
+}
+
+/// Rejection words hold `REJECTED_BASE - j` for a row `j` that accepted nothing, so their
+/// maximum marks the earliest such row (0: none yet).
+const REJECTED_BASE: u32 = VERIFY_MAX_DRAFTS + 1;
+
+/// The request's rejection word: `HEAD_REJECTED` of its first row's head.
+#[inline(always)]
+fn rejected_word(p: &VerifyParams, first_row: u32) -> *mut u32 {
+    (p.row_scratch + first_row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + HEAD_REJECTED as u64 * 4) as *mut u32
+}
+
+/// Records that the request's chain stops at or before row `position` (a draft rejected or not
+/// decided here, a greedy mismatch, a row error): thread 0 of the leader, a relaxed
+/// device-scope maximum. It is a hint: it only lets later rows of the same request skip work
+/// (`past_rejection`), and no decision reads it.
+///
+/// # Safety
+/// `first_row` is the request's first row (< rows); `position ≤ VERIFY_MAX_DRAFTS`.
+#[inline(always)]
+unsafe fn mark_rejected(p: &VerifyParams, first_row: u32, position: u32, leader: bool) {
+    if thread_idx_x() == 0 && leader {
+        // SAFETY: the word is in the first row's scratch head (caller).
+        unsafe { red_max_relaxed_gpu_u32(rejected_word(p, first_row), REJECTED_BASE - position) };
+    }
+}
+
+/// Whether this block may drop row `position` because an earlier row of its request already
+/// stopped the chain: `verify_chains` and `verify_draws` read a chain only up to its first
+/// non-accepted row, so nothing reads a row after it. Only a block that holds a whole row
+/// (`grp.size == 1`) drops one; the answer is block-uniform (thread 0 reads it and broadcasts
+/// it through shared memory), so the block's barriers stay uniform. A skipped row is counted in the header.
+///
+/// # Safety
+/// The whole block calls it; `first_row` is the request's first row (< rows).
+#[inline(always)]
+unsafe fn past_rejection(p: &VerifyParams, grp: &Group, first_row: u32, position: u32) -> bool {
+    if grp.size != 1 || position == 0 {
+        return false;
+    }
+    // SAFETY (whole block): the word is in the first row's head; header word 3 is the call's
+    // skip counter.
+    unsafe {
+        if thread_idx_x() == 0 {
+            let skip = ld_relaxed_gpu_u32(rejected_word(p, first_row)) > REJECTED_BASE - position;
+            if skip {
+                red_add_global_u32((p.header as *mut u32).add(3), 1);
+            }
+            st_shared_u32(smem(SM_SKIP), skip as u32);
+        }
+        sync_threads();
+        let skip = ld_shared_u32(smem(SM_SKIP)) != 0;
+        // The next check's store waits for every read of this one.
+        sync_threads();
+        skip
+    }
 }
 
 /// One target row, by one block of its group.
@@ -1594,6 +1680,13 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         // (Its barriers also publish SM_DRAFTS.)
         if block_sum_u32(bad) != 0 {
             write_result(p, row, leader, NO_TOKEN, STATUS_INVALID_SETTINGS, false, f32::NAN, f32::NAN);
+            return;
+        }
+        // Rows past a known rejection are dropped here, after the first pass, and before the
+        // selections: the points where the rest of the row costs the most.
+        // (From the row, not `vs`: `row` and `position` stay live anyway.)
+        let first_row = row - position;
+        if past_rejection(p, grp, first_row, position) {
             return;
         }
         let greedy = s.temperature == 0.0;
@@ -1665,6 +1758,10 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         let q_total = if r.d.q != 0 { q_sum } else { 1 };
         if max_key == 0 {
             write_result(p, row, leader, NO_TOKEN, STATUS_NO_VALID_TOKEN, false, f32::NAN, f32::NAN);
+            mark_rejected(p, first_row, position, leader);
+            return;
+        }
+        if past_rejection(p, grp, first_row, position) {
             return;
         }
         let sum = Summary { infinite, mc: if infinite > 0 { 0.0 } else { soft_ceil(key_value(max_key)) } };
@@ -1705,6 +1802,9 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             let accept = draft != NO_DRAFT && draft == top;
             let lp = lp_of(max_key);
             write_result(p, row, leader, top as i32, STATUS_OK, accept, lp, lp);
+            if !accept {
+                mark_rejected(p, first_row, position, leader);
+            }
             return;
         }
 
@@ -1717,6 +1817,7 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
                     Some((floor, mass)) => (kept_floor, z, by_radix) = (floor, mass, false),
                     None => {
                         write_result(p, row, leader, NO_TOKEN, STATUS_NO_VALID_TOKEN, false, f32::NAN, f32::NAN);
+                        mark_rejected(p, first_row, position, leader);
                         return;
                     }
                 }
@@ -1749,6 +1850,7 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         // Rejected, or the bonus row: the token is drawn only if the chain stops here, which
         // `verify_draws` decides once every row's accept test is in.
         write_pending(p, row, leader, &Plan { kept_floor, z, q_total, sum, ln_z });
+        mark_rejected(p, first_row, position, leader);
     }
 }
 
@@ -1888,12 +1990,17 @@ pub unsafe extern "ptx-kernel" fn verify_chains(p: VerifyParams) {
     let request = block_idx_x() * block_dim_x() + thread_idx_x();
     // SAFETY: the header.
     let (requests, rows) = unsafe { active(&p) };
-    // The next call's groups count their barriers from zero. verify_rows has finished (same
-    // stream), and it counted only on active rows.
+    // The next call's groups count their barriers from zero, and its requests start with no
+    // rejection. verify_rows has finished (same stream), and it wrote only active rows' heads.
     let mut row = request;
     while row < rows {
         // SAFETY: row < rows ≤ the row scratch's capacity.
-        unsafe { st_global_v4_u32((p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64) as *mut u32, [0; 4]) };
+        const _: () = assert!(VERIFY_ROW_HEAD_BYTES == 32); // two 16-byte stores
+        unsafe {
+            let head = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64) as *mut u32;
+            st_global_v4_u32(head, [0; 4]);
+            st_global_v4_u32(head.add(4), [0; 4]);
+        }
         row += grid_dim_x() * block_dim_x();
     }
     if request >= requests {

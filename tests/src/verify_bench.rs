@@ -5,12 +5,15 @@
 //!   covers);
 //! - `verify_hetero`: per request a random mix of greedy and random settings (top-k, top-p,
 //!   min-p, penalties with 100 prompt tokens, logit bias), 0..7 drafts, draft-probability rows on
-//!   half of the random requests, a grammar bitmask on 30% of the requests.
+//!   half of the random requests, a grammar bitmask on 30% of the requests;
+//! - `verify_accepted`: B greedy requests × 4 drafts, each draft the argmax of its target row,
+//!   so every draft is accepted and no row can be skipped (the case where `verify_rows`' skip
+//!   of rows past a rejection saves nothing and its checks still run).
 //!
-//! Timed like the step: CUDA events around one graph replay of the two verification kernels,
-//! two target-logit sets alternating, the flush buffer rewritten before each replay. Drafts are
-//! uniform random tokens, so nearly every draft is rejected and every drafted row runs its
-//! residual draw: the expensive case. GB/s counts the bytes a call must move: target logits,
+//! Timed like the step: CUDA events around one graph replay of the three verification kernels,
+//! two target-logit sets alternating, the flush buffer rewritten before each replay. In the
+//! first two workloads drafts are uniform random tokens, so nearly every chain stops at its
+//! first draft and its random requests run a residual draw. GB/s counts the bytes a call must move: target logits,
 //! draft-probability rows, bitmask rows, and the penalty counts once per target row of a request
 //! with penalties.
 
@@ -31,6 +34,7 @@ use super::{time_replays, BenchResult, Timing};
 pub enum VerifyWorkload {
     Uniform,
     Hetero,
+    Accepted,
 }
 
 impl VerifyWorkload {
@@ -38,6 +42,7 @@ impl VerifyWorkload {
         match self {
             VerifyWorkload::Uniform => "verify_uniform",
             VerifyWorkload::Hetero => "verify_hetero",
+            VerifyWorkload::Accepted => "verify_accepted",
         }
     }
 }
@@ -55,6 +60,9 @@ pub struct VerifyMeasured {
     pub bytes: f64,
     /// Target rows of the call.
     pub rows: usize,
+    /// Rows `verify_rows` skipped in one replay after the timed ones (past a rejection it
+    /// already knew).
+    pub skipped: u32,
 }
 
 /// The grid: B ∈ {1, 8, 32, 128}, V ∈ {128256, 151936} (quick: V 128256, B ∈ {1, 32}).
@@ -63,7 +71,7 @@ pub fn cells(quick: bool) -> Vec<VerifyCell> {
     let mut out = Vec::new();
     for &vocab in vocabs {
         for &batch in batches {
-            for workload in [VerifyWorkload::Uniform, VerifyWorkload::Hetero] {
+            for workload in [VerifyWorkload::Uniform, VerifyWorkload::Hetero, VerifyWorkload::Accepted] {
                 out.push(VerifyCell { workload, vocab, batch });
             }
         }
@@ -86,6 +94,7 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
     let mut verifier = GpuVerifier::new(GpuSampler::new(GpuDevice::open(0)?, config)?, MAX_DRAFTS)?;
     let words = vocab.div_ceil(32);
     let hetero = cell.workload == VerifyWorkload::Hetero;
+    let accepted = cell.workload == VerifyWorkload::Accepted;
 
     // Requests: settings, prompt, drafts, whether they bring q rows, bitmask rows.
     let mut drafts: Vec<Vec<u32>> = Vec::new();
@@ -97,6 +106,8 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
             let mut p = mixed_params(rng, vocab);
             p.top_logprobs = 0;
             p
+        } else if accepted {
+            SamplingParams::greedy()
         } else {
             SamplingParams::random(1.0, rng.next_u64())
         };
@@ -104,7 +115,7 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
         if params.repetition_penalty != 1.0 || params.frequency_penalty != 0.0 || params.presence_penalty != 0.0 {
             penalty_rows += n + 1;
         }
-        has_q.push(if hetero { !params.is_greedy() && below(rng, 2) == 0 } else { true });
+        has_q.push(if hetero { !params.is_greedy() && below(rng, 2) == 0 } else { !accepted });
         let prompt: Vec<u32> = if hetero { (0..100).map(|_| below(rng, vocab as u64) as u32).collect() } else { Vec::new() };
         verifier.add_request(r as u64, params, &prompt)?;
         drafts.push((0..n).map(|_| below(rng, vocab as u64) as u32).collect());
@@ -115,14 +126,6 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
             None
         });
     }
-    let requests: Vec<DeviceVerifyRequest<'_>> = (0..batch)
-        .map(|r| DeviceVerifyRequest {
-            request: r as u64,
-            drafts: &drafts[r],
-            has_draft_probs: has_q[r],
-            bitmask: masks[r].as_deref(),
-        })
-        .collect();
     let rows: usize = drafts.iter().map(|d| d.len() + 1).sum();
     let q_rows: usize = drafts.iter().zip(&has_q).filter(|(_, &q)| q).map(|(d, _)| d.len()).sum();
     let mask_rows: usize = drafts.iter().zip(&masks).filter(|(_, m)| m.is_some()).map(|(d, _)| d.len() + 1).sum();
@@ -134,6 +137,30 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
         verifier.device().fill_logits(&mut s, DTYPE_F32, rows, vocab, vocab, rng.next_u64() ^ set, FILL_PEAKED)?;
         sets.push(s);
     }
+    if accepted {
+        // Every draft is its row's argmax (plain greedy rows: the largest logit, lowest index
+        // on ties), and the second set is a copy of the first, so both accept everything.
+        let host = stream.clone_dtoh(&sets[0])?;
+        let mut row = 0;
+        for d in &mut drafts {
+            for t in d.iter_mut() {
+                let x = &host[row * vocab..(row + 1) * vocab];
+                *t = (0..vocab).fold(0, |best, i| if x[i] > x[best] { i } else { best }) as u32;
+                row += 1;
+            }
+            row += 1; // the bonus row
+        }
+        let (first, second) = sets.split_at_mut(1);
+        stream.memcpy_dtod(&first[0], &mut second[0])?;
+    }
+    let requests: Vec<DeviceVerifyRequest<'_>> = (0..batch)
+        .map(|r| DeviceVerifyRequest {
+            request: r as u64,
+            drafts: &drafts[r],
+            has_draft_probs: has_q[r],
+            bitmask: masks[r].as_deref(),
+        })
+        .collect();
     // One host q row, copied to every q row (its contents do not change the work).
     let mut q_dev = stream.alloc_zeros::<f32>(q_rows.max(1) * vocab)?;
     let q_host = q_row(rng, vocab);
@@ -149,8 +176,18 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
         graphs.push(unsafe { verifier.capture_verify(&DeviceLogits::f32(set, rows, vocab), Some(&q), rows) }?);
     }
     let timing = time_replays(&stream, flush, 10, replays, |i| Ok(verifier.replay(&graphs[i % graphs.len()])?))?;
-    // Read once, so a kernel fault surfaces here rather than in the next cell.
-    verifier.read_verify_outputs()?;
+    // One more replay from a fresh upload (which zeroes the skip count), read back, so a
+    // kernel fault surfaces here rather than in the next cell.
+    verifier.upload_verify(&requests)?;
+    verifier.replay(&graphs[0])?;
+    let skipped = verifier.skipped_rows()?;
+    let outs = verifier.read_verify_outputs()?;
+    if accepted {
+        let short = outs.iter().filter(|o| o.accepted != 4).count();
+        if short > 0 {
+            eprintln!("verify_accepted V={vocab} B={batch}: {short} requests accepted fewer than 4 drafts");
+        }
+    }
     let bytes = ((rows + q_rows) * vocab * 4 + mask_rows * words * 4 + penalty_rows * vocab * 4) as f64;
-    Ok(VerifyMeasured { timing, bytes, rows })
+    Ok(VerifyMeasured { timing, bytes, rows, skipped })
 }

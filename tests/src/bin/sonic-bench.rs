@@ -470,27 +470,29 @@ fn main() -> BenchResult<()> {
         let gbs = m.bytes / (t.median_us * 1e3);
         let frac = gbs / copy_gbs;
         eprintln!(
-            "{name:>18}  f32 V={:>6} B={:>4}: {:>9.2} µs  {gbs:>6.0} GB/s  {:>5.1}% of copy  target rows {}",
+            "{name:>18}  f32 V={:>6} B={:>4}: {:>9.2} µs  {gbs:>6.0} GB/s  {:>5.1}% of copy  target rows {} skipped {}",
             cell.vocab,
             cell.batch,
             t.median_us,
             frac * 100.0,
-            m.rows
+            m.rows,
+            m.skipped
         );
         let _ = writeln!(
             verify_md,
-            "| {name} | f32 | {} | {} | {} | {:.2} | {:.2} – {:.2} | {gbs:.0} | {:.1}% |",
+            "| {name} | f32 | {} | {} | {} | {} | {:.2} | {:.2} – {:.2} | {gbs:.0} | {:.1}% |",
             cell.vocab,
             cell.batch,
             m.rows,
+            m.skipped,
             t.median_us,
             t.p10_us,
             t.p90_us,
             frac * 100.0
         );
         json_rows.push(format!(
-            "{{\"impl\":\"sonic\",\"workload\":\"{name}\",\"dtype\":\"f32\",\"batch\":{},\"vocab\":{},\"median_us\":{:.3},\"p10_us\":{:.3},\"p90_us\":{:.3},\"bytes\":{},\"gb_per_s\":{gbs:.1},\"copy_fraction\":{frac:.4},\"exact_rows\":0,\"note\":\"target rows {}\"}}",
-            cell.batch, cell.vocab, t.median_us, t.p10_us, t.p90_us, m.bytes, m.rows
+            "{{\"impl\":\"sonic\",\"workload\":\"{name}\",\"dtype\":\"f32\",\"batch\":{},\"vocab\":{},\"median_us\":{:.3},\"p10_us\":{:.3},\"p90_us\":{:.3},\"bytes\":{},\"gb_per_s\":{gbs:.1},\"copy_fraction\":{frac:.4},\"exact_rows\":0,\"skipped_rows\":{},\"note\":\"target rows {}\"}}",
+            cell.batch, cell.vocab, t.median_us, t.p10_us, t.p90_us, m.bytes, m.skipped, m.rows
         ));
     }
 
@@ -550,12 +552,15 @@ fn main() -> BenchResult<()> {
             "{md}\n## Speculative verification (f32, three kernels per call: verify_rows, verify_draws, verify_chains, graph-replayed)\n\n\
              verify_uniform: B requests × 4 drafts, T 1, full draft-probability rows. verify_hetero: per request a random \
              mix of greedy and random settings (top-k, top-p, min-p, penalties with 100 prompt tokens, logit bias), \
-             0–7 drafts, q rows on half of the random requests, a bitmask on 30% of the requests. Drafts are uniform \
-             random tokens, so nearly every request with drafts stops at its first draft (a random request then \
-             runs one residual draw; every row is decided, but rows past the stop are never drawn). GB/s counts \
-             target logits, q rows, bitmask rows, and penalty counts once per target row with penalties.\n\n\
-             | workload | dtype | V | B | target rows | median µs | p10 – p90 µs | GB/s | of copy BW |\n\
-             |---|---|---|---|---|---|---|---|---|\n{verify_md}"
+             0–7 drafts, q rows on half of the random requests, a bitmask on 30% of the requests. In both, drafts \
+             are uniform random tokens, so nearly every request with drafts stops at its first draft (a random \
+             request then runs one residual draw). verify_accepted: B greedy requests × 4 drafts, each the argmax of \
+             its target row, so every draft is accepted. \"skipped\": target rows that verify_rows dropped in one \
+             replay because an earlier row of their request had already stopped the chain (only blocks that hold \
+             whole rows skip, when the call has more rows than the grid has blocks). GB/s counts target logits, \
+             q rows, bitmask rows, and penalty counts once per target row with penalties.\n\n\
+             | workload | dtype | V | B | target rows | skipped | median µs | p10 – p90 µs | GB/s | of copy BW |\n\
+             |---|---|---|---|---|---|---|---|---|---|\n{verify_md}"
         )
     };
     std::fs::write(out_dir.join("sonic-bench.md"), &md)?;
