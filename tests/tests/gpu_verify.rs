@@ -312,14 +312,17 @@ fn gpu_verify_equals_reference_on_heterogeneous_batches() {
 
 /// More target rows than `verify_rows` has blocks: each block takes whole rows in turn,
 /// position-major, and drops a row once an earlier row of its request is known to stop the
-/// chain. The outputs must still equal the reference, and the skip must have happened (the
-/// calls hold far more rows than blocks, and most chains stop early).
+/// chain. The outputs must still equal the reference; every skipped row must lie past its
+/// chain's stop; and at full size (about ten rows per block, most chains stopping early) rows
+/// must have been skipped. Under the sanitizer (about two rows per block, and its own timing)
+/// the skip count is only bounded.
 #[test]
 fn gpu_verify_whole_row_blocks_skip_rows_past_a_rejection() {
     const TEST: &str = "gpu_verify_whole_row_blocks_skip_rows_past_a_rejection";
     let mut rng = fresh_rng(TEST);
     let vocab = 32_000usize;
     let batch = sized(257usize, 64);
+    let expect_skips = sized(true, false);
     let Some(device) = gpu_or_skip(TEST) else { return };
     let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
     let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
@@ -329,7 +332,7 @@ fn gpu_verify_whole_row_blocks_skip_rows_past_a_rejection() {
     let mut cov = Coverage::default();
     for c in 0..sized(2, 1) {
         let call = make_call(&mut rng, &cpu, &ids, vocab, MAX_DRAFTS);
-        assert!(call.rows > 2 * gpu.rows_grid(), "call {c}: {} rows for a grid of {}", call.rows, gpu.rows_grid());
+        assert!(call.rows > gpu.rows_grid(), "call {c}: {} rows for a grid of {}", call.rows, gpu.rows_grid());
         let batch_v = call.batch(vocab);
         let g = gpu.verify(&batch_v).expect("gpu verify");
         let skipped = gpu.skipped_rows().expect("skipped rows") as usize;
@@ -337,7 +340,7 @@ fn gpu_verify_whole_row_blocks_skip_rows_past_a_rejection() {
         // Rows a chain never reaches: past its first non-accepted row.
         let unread: usize = call.requests.iter().zip(&c_out).map(|(r, o)| r.drafts.len() - o.accepted.min(r.drafts.len())).sum();
         eprintln!("call {c}: {} rows, {skipped} skipped, {unread} past a stop", call.rows);
-        assert!(skipped > 0, "call {c}: no row skipped of {} rows past a stop", unread);
+        assert!(!expect_skips || skipped > 0, "call {c}: no row skipped of {unread} rows past a stop");
         assert!(skipped <= unread, "call {c}: {skipped} rows skipped, only {unread} lie past a stop");
         total_bad += check(&format!("call {c}"), &call, &g, &c_out, |id| format!("{:?}", cpu.table().get(id).map(|s| &s.params)));
         cov.add(&call, &c_out);
