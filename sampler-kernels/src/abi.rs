@@ -533,9 +533,11 @@ pub struct VerifyParams {
     pub settings: u64,
     /// `u32[rows][2]`: (request, position) of each target row.
     pub row_map: u64,
-    /// `u32[rows]`: the target rows in the order `verify_rows`' blocks take whole rows,
-    /// position-major (every request's row `j` before any row `j + 1`), so that a row past its
-    /// request's first rejection is mostly taken once that rejection is known, and skipped.
+    /// `u32[rows]`: the target rows in the order `verify_rows`' blocks take whole rows (item
+    /// `k · grid + b` is block `b`'s `k`-th): the first round position-major (every request's
+    /// row `j` before any row `j + 1`), then each block continuing its own request's chain
+    /// where it can. So a row past its request's first rejection is mostly taken once that
+    /// rejection is known, and skipped.
     pub row_order: u64,
     /// `u32[requests][max_drafts]`: the draft tokens of each request.
     pub drafts: u64,
@@ -552,6 +554,7 @@ pub struct VerifyParams {
     pub row_results: u64,
     /// Processed values of every target row, `f32[rows][tiles * TILE_TOKENS]`: written by the
     /// first pass over a tile, read by every later pass (so the prologue runs once per token).
+    /// Greedy rows without log-probabilities have no later pass and write none.
     pub cache: u64,
     /// `VERIFY_BLOCK_SCRATCH_BYTES` per `verify_rows` block (the grid's size).
     pub group_scratch: u64,

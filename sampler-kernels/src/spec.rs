@@ -18,12 +18,14 @@
 //! gets `grid / rows` blocks (its group), which split every tile pass (summary, masses, radix
 //! histograms, the bucket gather, the draw's tile sums) and meet at a device-scope barrier to
 //! combine exact integer partials, so every block of a group makes the same decisions; with
-//! many rows, each block takes whole rows in turn, position-major. A row that does not accept
-//! its draft marks its request's rejection word, and a whole-row block drops a row once an
-//! earlier row of its request is marked (checked at three points of the row): nothing reads a
-//! chain past its first rejection. The word is a hint; no decision depends on it. The first pass stores each processed value in `VerifyParams::cache`; later
-//! passes read it back, so the prologue (penalties with the earlier drafts, bias, bitmask,
-//! temperature) runs once per token.
+//! many rows, each block takes whole rows in turn (`VerifyParams::row_order`: position-major,
+//! then each block continuing its own request's chain). A row that does not accept its draft
+//! marks its request's rejection word, and a whole-row block drops a row once an earlier row
+//! of its request is marked (checked before the row's first pass and after it): nothing reads
+//! a chain past its first rejection. The word is a hint; no decision depends on it. The first
+//! pass stores each processed value in `VerifyParams::cache`; later passes read it back, so
+//! the prologue (penalties with the earlier drafts, bias, bitmask, temperature) runs once per
+//! token.
 //! Everything goes through the shared pure functions (`logit`, `keys`, `fixed`, `decide`,
 //! `philox`, `verify`) that the CPU reference calls.
 //!
@@ -1682,8 +1684,8 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             write_result(p, row, leader, NO_TOKEN, STATUS_INVALID_SETTINGS, false, f32::NAN, f32::NAN);
             return;
         }
-        // Rows past a known rejection are dropped here, after the first pass, and before the
-        // selections: the points where the rest of the row costs the most.
+        // Rows past a known rejection are dropped here and again after the first pass (a third
+        // check, before the selections, made ptxas spill 12 bytes more; it was not measured).
         // (From the row, not `vs`: `row` and `position` stay live anyway.)
         let first_row = row - position;
         if past_rejection(p, grp, first_row, position) {
@@ -1713,7 +1715,9 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
 
         // Pass 1 over the group's tiles, caching the processed values: maximum, valid and +inf
-        // counts, the draft's key, and Q = Σ q_i.
+        // counts, the draft's key, and Q = Σ q_i. A greedy row without log-probabilities reads
+        // nothing back (no mass, no selection, never a draw), so it caches nothing.
+        let cached = !greedy || want_lp;
         let (mut max_key, mut valid, mut infinite, mut draft_key, mut q_sum) = (0u64, 0u32, 0u32, 0u64, 0u128);
         // The next tile's logits are requested before this one is processed (see
         // `for_each_cached_tile!`).
@@ -1725,7 +1729,9 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             let ahead = if next < p.tiles { load_raw(p, r.logits, r.vector_ok, tile_base(next)) } else { raw };
             let x = process8(p, &r, tile, raw);
             raw = ahead;
-            store_cached8(p, row, tile, &x);
+            if cached {
+                store_cached8(p, row, tile, &x);
+            }
             let keys = keys8(&x, base);
             each8(|j| {
                 max_key = if keys[j] > max_key { keys[j] } else { max_key };
