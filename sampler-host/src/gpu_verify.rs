@@ -364,7 +364,7 @@ impl GpuVerifier {
         put(staging, 0, as_bytes(&[requests.len() as u32, rows as u32, q_rows as u32, 0]));
         put(staging, l.settings, as_bytes(&settings));
         put(staging, l.row_map, as_bytes(&row_map));
-        put(staging, l.row_order, as_bytes(&whole_row_schedule(&settings, self.rows_grid as usize)));
+        put(staging, l.row_order, as_bytes(&position_major_rows(&settings)));
         for (r, req) in requests.iter().enumerate() {
             put(staging, l.drafts + r * self.max_drafts * 4, as_bytes(req.drafts));
         }
@@ -676,67 +676,14 @@ impl GpuVerifier {
     }
 }
 
-/// The call's target rows position-major: every request's row `j` before any request's row
-/// `j + 1`, requests in call order within a position.
+/// The call's target rows position-major (`VerifyParams::row_order`): every request's row `j`
+/// before any request's row `j + 1`, requests in call order within a position.
 fn position_major_rows(settings: &[VerifySettings]) -> Vec<u32> {
     let rows: usize = settings.iter().map(|s| s.drafts as usize + 1).sum();
     let deepest = settings.iter().map(|s| s.drafts).max().unwrap_or(0);
     let mut order = Vec::with_capacity(rows);
     for j in 0..=deepest {
         order.extend(settings.iter().filter(|s| j <= s.drafts).map(|s| s.first_row + j));
-    }
-    order
-}
-
-/// `VerifyParams::row_order` for a grid of `grid` whole-row blocks: item `k · grid + b` is
-/// block `b`'s `k`-th row. The first round takes the rows position-major; in each later round a
-/// block first continues the chain of the request whose row it just ran (the next row, unless
-/// another block holds it), so that a rejection it found is known to it at once, and the
-/// blocks left take the remaining rows position-major. Every row appears once, whatever the
-/// grid; only the speed of a call depends on it.
-fn whole_row_schedule(settings: &[VerifySettings], grid: usize) -> Vec<u32> {
-    let queue = position_major_rows(settings);
-    let rows = queue.len();
-    if grid == 0 || rows <= grid {
-        return queue;
-    }
-    // The row after `row` in its request's chain, if any.
-    let mut next_in_chain = vec![None; rows];
-    for s in settings {
-        for j in 0..s.drafts {
-            if let Some(slot) = next_in_chain.get_mut((s.first_row + j) as usize) {
-                *slot = Some(s.first_row + j + 1);
-            }
-        }
-    }
-    let mut taken = vec![false; rows];
-    let mut order = vec![u32::MAX; rows];
-    let mut held: Vec<Option<u32>> = vec![None; grid];
-    let mut cursor = 0;
-    let mut base = 0;
-    while base < rows {
-        let slots = grid.min(rows - base);
-        for (b, slot) in order[base..base + slots].iter_mut().enumerate() {
-            let next = held[b].and_then(|row| next_in_chain.get(row as usize).copied().flatten());
-            if let Some(next) = next.filter(|&n| taken.get(n as usize) == Some(&false)) {
-                taken[next as usize] = true;
-                *slot = next;
-            }
-        }
-        for (b, slot) in order[base..base + slots].iter_mut().enumerate() {
-            if *slot == u32::MAX {
-                // Rows before the cursor are all taken, and as many rows as slots remain.
-                while queue.get(cursor).is_some_and(|&row| taken[row as usize]) {
-                    cursor += 1;
-                }
-                if let Some(&row) = queue.get(cursor) {
-                    taken[row as usize] = true;
-                    *slot = row;
-                }
-            }
-            held[b] = Some(*slot);
-        }
-        base += slots;
     }
     order
 }
@@ -801,61 +748,6 @@ impl Backend for GpuVerifier {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn random_settings(requests: usize, next: &mut impl FnMut(u64) -> u64) -> (Vec<VerifySettings>, u32) {
-        let mut settings = Vec::new();
-        let mut rows = 0u32;
-        for _ in 0..requests {
-            let drafts = next(9) as u32;
-            settings.push(VerifySettings { drafts, first_row: rows, ..Default::default() });
-            rows += drafts + 1;
-        }
-        (settings, rows)
-    }
-
-    /// The whole-row schedule is a permutation of the rows; its first round is position-major;
-    /// in every later round a block runs the next row of the chain it just ran whenever no
-    /// earlier round took that row.
-    #[test]
-    fn whole_row_schedule_continues_each_blocks_chain() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
-        for (requests, grid) in [(0usize, 132usize), (1, 132), (30, 132), (128, 132), (257, 132), (100, 7), (64, 0)] {
-            let (settings, rows) = random_settings(requests, &mut next);
-            let order = whole_row_schedule(&settings, grid);
-            let mut sorted = order.clone();
-            sorted.sort_unstable();
-            assert_eq!(sorted, (0..rows).collect::<Vec<_>>(), "requests {requests} grid {grid}: not a permutation");
-            let queue = position_major_rows(&settings);
-            let first = if grid == 0 { rows as usize } else { grid.min(rows as usize) };
-            assert_eq!(order[..first], queue[..first], "requests {requests} grid {grid}: first round");
-            if grid == 0 {
-                continue;
-            }
-            let last_row = |row: u32| settings.iter().any(|s| s.first_row + s.drafts == row);
-            let item_of: std::collections::HashMap<u32, usize> = order.iter().enumerate().map(|(i, &r)| (r, i)).collect();
-            let mut continued = 0;
-            for item in grid..order.len() {
-                let (round, b) = (item / grid, item % grid);
-                let prev = order[(round - 1) * grid + b];
-                if last_row(prev) {
-                    continue;
-                }
-                if item_of[&(prev + 1)] >= round * grid {
-                    assert_eq!(order[item], prev + 1, "requests {requests} grid {grid}: block {b} round {round}");
-                    continued += 1;
-                }
-            }
-            if requests >= 128 && grid == 132 {
-                assert!(continued > 0, "requests {requests}: no block continued a chain");
-            }
-        }
-    }
 
     /// Every row once; positions never decrease along the order; within a position, requests
     /// keep call order.

@@ -18,11 +18,10 @@
 //! gets `grid / rows` blocks (its group), which split every tile pass (summary, masses, radix
 //! histograms, the bucket gather, the draw's tile sums) and meet at a device-scope barrier to
 //! combine exact integer partials, so every block of a group makes the same decisions; with
-//! many rows, each block takes whole rows in turn (`VerifyParams::row_order`: position-major,
-//! then each block continuing its own request's chain). A row that does not accept its draft
-//! marks its request's rejection word, and a whole-row block drops a row once an earlier row
-//! of its request is marked (checked before the row's first pass and after it): nothing reads
-//! a chain past its first rejection. The word is a hint; no decision depends on it. The first
+//! many rows, each block takes whole rows in turn, position-major (`VerifyParams::row_order`).
+//! A row that does not accept its draft marks its request's rejection word, and a whole-row
+//! block drops a row once an earlier row of its request is marked (checked before the row's
+//! first pass and after it): nothing reads a chain past its first rejection. The word is a hint; no decision depends on it. The first
 //! pass stores each processed value in `VerifyParams::cache`; later passes read it back, so
 //! the prologue (penalties with the earlier drafts, bias, bitmask, temperature) runs once per
 //! token.
