@@ -171,6 +171,8 @@ fn workload_notes(workload: &str) -> &'static str {
         "verify_uniform" | "verify_hetero" => "FlashInfer: OnlineSoftmax of the target rows + ChainSpeculativeSampling \
                       (one call pair per draft count in verify_hetero; T 1, dense draft probabilities, no penalties, \
                       bitmask or truncation there: ‡). torch: not run.",
+        "verify_accepted" => "sonic only: greedy requests whose every draft is accepted, the case where skipping rows \
+                              past a rejection saves nothing. No peer cell was run (the peer harnesses predate it).",
         "peaked_topp095" | "flat_topp095" => "sonic only: T 1, top-p 0.95 on peaked and on flat rows (the exact pass). \
                                               No peer cell was run.",
         _ => "",
