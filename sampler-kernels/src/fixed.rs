@@ -206,6 +206,20 @@ pub fn weight(x: f32, mc: f32) -> u128 {
     (frac as u128) * (band_scale(c, mc) as u128)
 }
 
+/// [`weight`]'s two factors `(frac, E[d])`, `W = frac · E[d]` (`(0, 0)` for `-inf`/NaN): both
+/// are exact in f64 (`frac <= 2^23`, `E[d] < 2^53`), so a caller that wants `W` in floating
+/// point multiplies them once and converts no u128 (a compiler-rt call on the GPU). `weight`
+/// does not call it: written through it, ptxas laid out the step kernels differently (their
+/// SASS changed), and those were measured as they are. A test holds the two equal.
+#[inline]
+pub fn weight_parts(x: f32, mc: f32) -> (u32, u64) {
+    if !x.is_finite() {
+        return (0, 0);
+    }
+    let c = soft_ceil(x);
+    (frac_weight(x - c), band_scale(c, mc))
+}
+
 /// Sub-bins per band of [`exact_bin`].
 pub const EXACT_SUB_BINS: u32 = 128;
 /// Bin of the tokens in no band (more than `BAND_FLOOR` below `mc`): they weigh nothing.
@@ -474,6 +488,10 @@ mod tests {
         assert_eq!(weight(f32::NEG_INFINITY, mc), 0);
         assert_eq!(weight(f32::NAN, mc), 0);
         assert_eq!(weight(3.0, mc), FRAC_ONE as u128 * BAND_SCALE[1] as u128);
+        for x in [f32::NEG_INFINITY, f32::NAN, 3.0, 3.9, -40.0, -28.7, 4.25, f32::MIN_POSITIVE, -1e-30] {
+            let (frac, scale) = weight_parts(x, mc);
+            assert_eq!(weight(x, mc), frac as u128 * scale as u128, "x = {x}");
+        }
         assert_eq!(weight(-40.0, mc), 0);
         // Ratio of weights tracks e^(x1 - x2).
         let w1 = weight(3.2, mc) as f64;

@@ -41,14 +41,14 @@ use crate::exact::{
     add_to_tile_bins, bin_boundaries, bin_mass, decide_gathered, each_own_bin, tile_bin, Boundaries, Cut, BINS, BINS_PER_THREAD, NONE,
     X_COUNT_K, X_MASS_K, X_MASS_P,
 };
-use crate::fixed::{bands_usable, exact_bin, soft_ceil, weight};
+use crate::fixed::{bands_usable, exact_bin, soft_ceil, weight, weight_parts};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value, sort_key};
 use crate::logit::{process_logit, widen_bf16, widen_f16, LogitParams};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
-use crate::verify::{draft_units, group_shape, residual_weight, spec_accept, U256};
+use crate::verify::{draft_units, group_shape, residual_positive, residual_weight, spec_accept, u128_to_f64, U256};
 
 /// Positions of a sorted list each thread owns (2048 / 512).
 const OWN: usize = (MERGE_CAPACITY / SAMPLER_THREADS) as usize;
@@ -720,6 +720,18 @@ impl Summary {
     fn infinite_row(&self) -> bool {
         self.infinite > 0
     }
+    /// [`Summary::weight_of`] as its two factors (`fixed::weight_parts`).
+    #[inline(always)]
+    fn weight_parts_of(&self, key: u64) -> (u32, u64) {
+        let x = key_value(key);
+        if key == 0 {
+            (0, 0)
+        } else if self.infinite_row() {
+            ((x == f32::INFINITY) as u32, (x == f32::INFINITY) as u64)
+        } else {
+            weight_parts(x, self.mc)
+        }
+    }
     /// `W` of a key (unit weights for +inf tokens of an infinite row; 0 for key 0).
     #[inline(always)]
     fn weight_of(&self, key: u64) -> u128 {
@@ -1297,6 +1309,31 @@ fn token_weight(sum: &Summary, w: Weights, r: &DraftRow, key: u64, floor: u64, q
     residual_weight(sum.weight_of(key), w.z, qi, w.q_total)
 }
 
+/// What a token adds to its tile's residual sum in [`draw`]'s first pass, split: `(W, q)`
+/// when its residual weight is positive (`verify::residual_positive`), else `(0, 0)`. The
+/// tile's sum is then `Q · ΣW − Z · Σq`, the same integer as the sum of [`token_weight`]s,
+/// without two 256-bit products per token.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn residual_parts(sum: &Summary, w: Weights, r: &DraftRow, key: u64, floor: u64, q: f32, token: u32, q_total_f: f64, z_f: f64) -> (u128, u128) {
+    if key == 0 || key < floor {
+        return (0, 0);
+    }
+    let (frac, scale) = sum.weight_parts_of(key);
+    let qi = if w.plain {
+        0
+    } else if r.q != 0 {
+        draft_units(q)
+    } else {
+        (token == r.draft) as u64
+    };
+    if residual_positive(frac, scale, qi, w.q_total, w.z, q_total_f, z_f) {
+        (frac as u128 * scale as u128, qi as u128)
+    } else {
+        (0, 0)
+    }
+}
+
 /// What [`draw`] found, for this block.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Drawn {
@@ -1353,9 +1390,12 @@ unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &DraftRow, sum: &Summary, f
             16
         };
         let tiles_per_round = WARPS / per_tile;
+        let (q_total_f, z_f) = (u128_to_f64(w.q_total), u128_to_f64(w.z));
         let mut first = 0;
         while first < own_tiles {
             let local = first + warp / per_tile;
+            // (hi, lo) = (ΣW, Σq) over the positive tokens (`residual_parts`). Σq ≤ Q < 2^82, so
+            // the U256 additions below never carry from lo into hi.
             let mut mine = U256::ZERO;
             if local < own_tiles {
                 let tile = grp.g + local * grp.size;
@@ -1366,7 +1406,9 @@ unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &DraftRow, sum: &Summary, f
                     let keys = keys8(&x, base);
                     let q = if with_q { load_q(p, r, base) } else { [0.0; 8] };
                     unroll8!(J => {
-                        mine = mine.wrapping_add(token_weight(sum, w, r, keys[J], floor, q[J], base + J as u32));
+                        let (sw, sq) = residual_parts(sum, w, r, keys[J], floor, q[J], base + J as u32, q_total_f, z_f);
+                        mine.hi = mine.hi.wrapping_add(sw);
+                        mine.lo = mine.lo.wrapping_add(sq);
                     });
                     chunk += per_tile;
                 }
@@ -1377,12 +1419,14 @@ unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &DraftRow, sum: &Summary, f
             }
             sync_threads();
             if tid < tiles_per_round && first + tid < own_tiles {
-                let mut total = U256::ZERO;
+                let mut parts = U256::ZERO;
                 let mut k = 0;
                 while k < per_tile {
-                    total = total.wrapping_add(ld_shared_u256(smem(SM_SORT + (tid * per_tile + k) * 32)));
+                    parts = parts.wrapping_add(ld_shared_u256(smem(SM_SORT + (tid * per_tile + k) * 32)));
                     k += 1;
                 }
+                // Σ max(0, W·Q − q·Z) = Q·ΣW − Z·Σq over the positive tokens.
+                let total = U256::mul_wide(parts.hi, w.q_total).wrapping_sub(U256::mul_wide(parts.lo, w.z));
                 let at = sums.add((grp.g + (first + tid) * grp.size) as usize * 4);
                 at.write(total.lo as u64);
                 at.add(1).write((total.lo >> 64) as u64);

@@ -125,6 +125,38 @@ pub fn residual_weight(w: u128, z: u128, q: u64, q_total: u128) -> U256 {
     }
 }
 
+/// Relative gap beyond which [`residual_positive`] trusts its f64 products: each carries under
+/// 2^-50 of relative error, so a gap of 2^-40 cannot change the exact comparison's answer.
+const RESIDUAL_F64_MARGIN: f64 = 1.0 / (1u64 << 40) as f64;
+
+/// Whether a token's residual weight `max(0, W·Q − q·Z)` is positive (`W·Q > q·Z`), for
+/// `W = frac · scale` ([`crate::fixed::weight_parts`]; `scale < 2^53`). `q_total_f` and `z_f` are
+/// `Q` and `Z` through [`u128_to_f64`]. Decided by f64 products when they are more than 2^-40
+/// apart, else by the exact 256-bit products: always the same answer as comparing
+/// [`residual_weight`] with zero, at a few f64 operations for nearly every token.
+///
+/// A tile's residual sum is then `Q · ΣW − Z · Σq` over its positive tokens, two u128 sums
+/// per token instead of two 256-bit products.
+#[inline]
+pub fn residual_positive(frac: u32, scale: u64, q: u64, q_total: u128, z: u128, q_total_f: f64, z_f: f64) -> bool {
+    let a = frac as f64 * scale as f64 * q_total_f;
+    let b = q as f64 * z_f;
+    if a > b * (1.0 + RESIDUAL_F64_MARGIN) {
+        return true;
+    }
+    if a < b * (1.0 - RESIDUAL_F64_MARGIN) {
+        return false;
+    }
+    U256::mul_wide(frac as u128 * scale as u128, q_total) > U256::mul_wide(q as u128, z)
+}
+
+/// `v` as f64 within 2^-51 of relative error, without a u128 conversion (on the GPU that is a
+/// call into compiler-rt): the two 64-bit halves, each converted natively.
+#[inline]
+pub fn u128_to_f64(v: u128) -> f64 {
+    (v >> 64) as u64 as f64 * 18_446_744_073_709_551_616.0 + v as u64 as f64
+}
+
 /// Draw target in a residual of total `total`: `floor(total · r64 / 2^64)`; the chosen token is
 /// the first (index order) whose running residual sum exceeds it.
 #[inline]
@@ -311,6 +343,73 @@ mod tests {
         let qq = (1u128 << 83) - 1;
         assert!(spec_accept(w, zz, q, qq, 0));
         let _ = spec_accept(w, zz, q, qq, u64::MAX);
+    }
+
+    /// `residual_positive` agrees with the exact residual on random magnitudes over the whole
+    /// range, on exact ties, and on pairs one unit apart at the largest magnitudes (where the
+    /// f64 products cannot tell them apart and the exact path decides); the split sum
+    /// `Q · ΣW − Z · Σq` over the positive tokens equals the sum of residual weights.
+    #[test]
+    fn residual_positive_matches_the_exact_residual() {
+        use crate::fixed::BAND_SCALE;
+        assert!(BAND_SCALE.iter().all(|&e| e < 1u64 << 53));
+        let mut s = 0x1234_5678_9abc_def1u64;
+        let mut both = [0usize; 2];
+        for _ in 0..20_000 {
+            let frac = (xorshift(&mut s) % (1 << 23)) as u32 + (xorshift(&mut s) % 2) as u32;
+            let scale = BAND_SCALE[(xorshift(&mut s) % BAND_SCALE.len() as u64) as usize] >> (xorshift(&mut s) % 4);
+            let q_total = ((xorshift(&mut s) as u128) << (xorshift(&mut s) % 18)) | 1;
+            let z = ((xorshift(&mut s) as u128) << (xorshift(&mut s) % 30)) | 1;
+            let (mut sum_w, mut sum_q, mut want) = (0u128, 0u128, U256::ZERO);
+            for _ in 0..8 {
+                let q = match xorshift(&mut s) % 4 {
+                    0 => 0,
+                    1 => xorshift(&mut s) >> 1,
+                    // Near the tie W·Q = q·Z.
+                    _ => {
+                        let w = frac as u128 * scale as u128;
+                        let tie = (u128_to_f64(w) * u128_to_f64(q_total) / u128_to_f64(z)) as u64;
+                        tie.wrapping_add(xorshift(&mut s) % 3).wrapping_sub(1)
+                    }
+                };
+                let exact = residual_weight(frac as u128 * scale as u128, z, q, q_total);
+                let fast = residual_positive(frac, scale, q, q_total, z, u128_to_f64(q_total), u128_to_f64(z));
+                assert_eq!(fast, !exact.is_zero(), "frac {frac} scale {scale} q {q} Q {q_total} Z {z}");
+                both[fast as usize] += 1;
+                if fast {
+                    sum_w += frac as u128 * scale as u128;
+                    sum_q += q as u128;
+                }
+                want = want.wrapping_add(exact);
+            }
+            assert_eq!(U256::mul_wide(sum_w, q_total).wrapping_sub(U256::mul_wide(sum_q, z)), want);
+        }
+        assert!(both[0] > 1000 && both[1] > 1000, "{both:?}");
+        // Exact ties (q = W, Z = Q) and one unit either side, where only the exact path can
+        // tell: W ≈ 2^62, Q ≈ 2^81.
+        let (frac, scale, qq) = ((1u32 << 23) - 1, (1u64 << 39) + 12_345, (1u128 << 81) - 3);
+        let w = frac as u64 * scale;
+        for (q, positive) in [(w, false), (w - 1, true), (w + 1, false)] {
+            assert!(residual_weight(w as u128, qq, q, qq).is_zero() != positive);
+            assert_eq!(residual_positive(frac, scale, q, qq, qq, u128_to_f64(qq), u128_to_f64(qq)), positive, "q = W {:+}", q as i128 - w as i128);
+        }
+        // Plain weights (Q = 1, Z = 0, q = 0): positive exactly when W is.
+        assert!(residual_positive(5, 7, 0, 1, 0, 1.0, 0.0));
+        assert!(!residual_positive(0, 7, 0, 1, 0, 1.0, 0.0));
+        assert!(!residual_positive(0, 0, 0, 1, 0, 1.0, 0.0));
+    }
+
+    #[test]
+    fn u128_to_f64_is_close() {
+        let mut s = 0x0dd_ba11_u64;
+        for _ in 0..10_000 {
+            let v = ((xorshift(&mut s) as u128) << 64 | xorshift(&mut s) as u128) >> (xorshift(&mut s) % 128);
+            let got = u128_to_f64(v);
+            let want = v as f64;
+            assert!((got - want).abs() <= want * 2f64.powi(-51), "{v}: {got} vs {want}");
+        }
+        assert_eq!(u128_to_f64(0), 0.0);
+        assert_eq!(u128_to_f64(1 << 100), 2f64.powi(100));
     }
 
     #[test]
