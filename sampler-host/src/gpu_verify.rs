@@ -762,23 +762,20 @@ mod tests {
         };
         for requests in [0usize, 1, 3, 17, 257] {
             let mut settings = Vec::new();
-            let mut rows = 0u32;
-            for _ in 0..requests {
+            // (position, request) of every row, by row.
+            let mut place = Vec::new();
+            for r in 0..requests {
                 let drafts = next(VERIFY_MAX_DRAFTS as u64 + 1) as u32 % 9;
-                settings.push(VerifySettings { drafts, first_row: rows, ..Default::default() });
-                rows += drafts + 1;
+                settings.push(VerifySettings { drafts, first_row: place.len() as u32, ..Default::default() });
+                place.extend((0..=drafts).map(|j| (j, r)));
             }
             let order = position_major_rows(&settings);
-            assert_eq!(order.len(), rows as usize);
-            let mut seen = vec![false; rows as usize];
-            let position_of = |row: u32| {
-                let s = settings.iter().rfind(|s| s.first_row <= row).map_or(0, |s| row - s.first_row);
-                (s, settings.iter().position(|t| t.first_row <= row && row <= t.first_row + t.drafts).unwrap_or(usize::MAX))
-            };
+            assert_eq!(order.len(), place.len());
+            let mut seen = vec![false; place.len()];
             let mut last = (0u32, 0usize);
             for &row in &order {
                 assert!(!std::mem::replace(&mut seen[row as usize], true), "row {row} twice");
-                let here = position_of(row);
+                let here = place[row as usize];
                 assert!(here >= last, "requests {requests}: row {row} at {here:?} after {last:?}");
                 last = here;
             }

@@ -21,10 +21,10 @@
 //! many rows, each block takes whole rows in turn, position-major (`VerifyParams::row_order`).
 //! A row that does not accept its draft marks its request's rejection word, and a whole-row
 //! block drops a row once an earlier row of its request is marked (checked before the row's
-//! first pass and after it): nothing reads a chain past its first rejection. The word is a hint; no decision depends on it. The first
-//! pass stores each processed value in `VerifyParams::cache`; later passes read it back, so
-//! the prologue (penalties with the earlier drafts, bias, bitmask, temperature) runs once per
-//! token.
+//! first pass and after it): nothing reads a chain past its first rejection. The word is a
+//! hint; no decision depends on it. The first pass stores each processed value in
+//! `VerifyParams::cache`; later passes read it back, so the prologue (penalties with the
+//! earlier drafts, bias, bitmask, temperature) runs once per token.
 //! Everything goes through the shared pure functions (`logit`, `keys`, `fixed`, `decide`,
 //! `philox`, `verify`) that the CPU reference calls.
 //!

@@ -13,9 +13,9 @@
 //! Timed like the step: CUDA events around one graph replay of the three verification kernels,
 //! two target-logit sets alternating, the flush buffer rewritten before each replay. In the
 //! first two workloads drafts are uniform random tokens, so nearly every chain stops at its
-//! first draft and its random requests run a residual draw. GB/s counts the bytes a call must move: target logits,
-//! draft-probability rows, bitmask rows, and the penalty counts once per target row of a request
-//! with penalties.
+//! first draft and its random requests run a residual draw. GB/s counts the bytes a call must
+//! move: target logits, draft-probability rows, bitmask rows, and the penalty counts once per
+//! target row of a request with penalties.
 
 use cudarc::driver::CudaSlice;
 use rand_xoshiro::rand_core::Rng;
