@@ -8,7 +8,10 @@
 //!   half of the random requests, a grammar bitmask on 30% of the requests;
 //! - `verify_accepted`: B greedy requests × 4 drafts, each draft the argmax of its target row,
 //!   so every draft is accepted and no row can be skipped (the case where `verify_rows`' skip
-//!   of rows past a rejection saves nothing and its checks still run).
+//!   of rows past a rejection saves nothing and its checks still run);
+//! - `verify_accept70`: the same, but each draft is its row's argmax with probability 0.7 and
+//!   a uniform random token otherwise, so chains stop where a production drafter's might
+//!   (1.77 of 4 drafts accepted on average).
 //!
 //! Timed like the step: CUDA events around one graph replay of the three verification kernels,
 //! two target-logit sets alternating, the flush buffer rewritten before each replay. In the
@@ -35,6 +38,7 @@ pub enum VerifyWorkload {
     Uniform,
     Hetero,
     Accepted,
+    Accept70,
 }
 
 impl VerifyWorkload {
@@ -43,6 +47,7 @@ impl VerifyWorkload {
             VerifyWorkload::Uniform => "verify_uniform",
             VerifyWorkload::Hetero => "verify_hetero",
             VerifyWorkload::Accepted => "verify_accepted",
+            VerifyWorkload::Accept70 => "verify_accept70",
         }
     }
 }
@@ -71,7 +76,7 @@ pub fn cells(quick: bool) -> Vec<VerifyCell> {
     let mut out = Vec::new();
     for &vocab in vocabs {
         for &batch in batches {
-            for workload in [VerifyWorkload::Uniform, VerifyWorkload::Hetero, VerifyWorkload::Accepted] {
+            for workload in [VerifyWorkload::Uniform, VerifyWorkload::Hetero, VerifyWorkload::Accepted, VerifyWorkload::Accept70] {
                 out.push(VerifyCell { workload, vocab, batch });
             }
         }
@@ -94,7 +99,9 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
     let mut verifier = GpuVerifier::new(GpuSampler::new(GpuDevice::open(0)?, config)?, MAX_DRAFTS)?;
     let words = vocab.div_ceil(32);
     let hetero = cell.workload == VerifyWorkload::Hetero;
-    let accepted = cell.workload == VerifyWorkload::Accepted;
+    // Greedy requests whose drafts are their rows' argmax: always, or with probability 0.7.
+    let accepted = matches!(cell.workload, VerifyWorkload::Accepted | VerifyWorkload::Accept70);
+    let all_accepted = cell.workload == VerifyWorkload::Accepted;
 
     // Requests: settings, prompt, drafts, whether they bring q rows, bitmask rows.
     let mut drafts: Vec<Vec<u32>> = Vec::new();
@@ -138,14 +145,18 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
         sets.push(s);
     }
     if accepted {
-        // Every draft is its row's argmax (plain greedy rows: the largest logit, lowest index
-        // on ties), and the second set is a copy of the first, so both accept everything.
+        // A draft is its row's argmax (plain greedy rows: the largest logit, lowest index on
+        // ties), or for verify_accept70 a random token 3 times in 10; the second set is a copy
+        // of the first, so both replays accept the same drafts.
         let host = stream.clone_dtoh(&sets[0])?;
         let mut row = 0;
         for d in &mut drafts {
             for t in d.iter_mut() {
                 let x = &host[row * vocab..(row + 1) * vocab];
                 *t = (0..vocab).fold(0, |best, i| if x[i] > x[best] { i } else { best }) as u32;
+                if !all_accepted && below(rng, 10) < 3 {
+                    *t = below(rng, vocab as u64) as u32;
+                }
                 row += 1;
             }
             row += 1; // the bonus row
@@ -182,7 +193,7 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
     verifier.replay(&graphs[0])?;
     let skipped = verifier.skipped_rows()?;
     let outs = verifier.read_verify_outputs()?;
-    if accepted {
+    if all_accepted {
         let short = outs.iter().filter(|o| o.accepted != 4).count();
         if short > 0 {
             eprintln!("verify_accepted V={vocab} B={batch}: {short} requests accepted fewer than 4 drafts");

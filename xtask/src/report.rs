@@ -173,6 +173,8 @@ fn workload_notes(workload: &str) -> &'static str {
                       bitmask or truncation there: ‡). torch: not run.",
         "verify_accepted" => "sonic only: greedy requests whose every draft is accepted, the case where skipping rows \
                               past a rejection saves nothing. No peer cell was run (the peer harnesses predate it).",
+        "verify_accept70" => "sonic only: greedy requests whose drafts are their rows' argmax with probability 0.7 \
+                              (else a random token). No peer cell was run (the peer harnesses predate it).",
         "peaked_topp095" | "flat_topp095" => "sonic only: T 1, top-p 0.95 on peaked and on flat rows (the exact pass). \
                                               No peer cell was run.",
         _ => "",
