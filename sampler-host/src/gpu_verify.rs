@@ -24,7 +24,7 @@ use std::marker::PhantomData;
 
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, LaunchConfig, PushKernelArg};
 use sampler_kernels::abi::{
-    RowSettings, VerifyParams, VerifySettings, ROW_HAS_BITMASK, ROW_ORDER_WAIT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
+    RowSettings, VerifyParams, VerifySettings, ROW_HAS_BITMASK, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     TILE_TOKENS, VERIFY_BLOCK_SCRATCH_BYTES, VERIFY_CHAIN_THREADS, VERIFY_MAX_DRAFTS, VERIFY_MIN_DRAFTS, VERIFY_ONE_HOT, VERIFY_ROWS_SHARED_BYTES,
     VERIFY_ROW_SCRATCH_BYTES,
 };
@@ -364,7 +364,7 @@ impl GpuVerifier {
         put(staging, 0, as_bytes(&[requests.len() as u32, rows as u32, q_rows as u32, 0]));
         put(staging, l.settings, as_bytes(&settings));
         put(staging, l.row_map, as_bytes(&row_map));
-        put(staging, l.row_order, as_bytes(&whole_row_order(&settings, self.rows_grid as usize)));
+        put(staging, l.row_order, as_bytes(&position_major_rows(&settings)));
         for (r, req) in requests.iter().enumerate() {
             put(staging, l.drafts + r * self.max_drafts * 4, as_bytes(req.drafts));
         }
@@ -676,40 +676,14 @@ impl GpuVerifier {
     }
 }
 
-/// The call's target rows position-major: every request's row `j` before any request's row
-/// `j + 1`, requests in call order within a position.
+/// The call's target rows position-major (`VerifyParams::row_order`): every request's row `j`
+/// before any request's row `j + 1`, requests in call order within a position.
 fn position_major_rows(settings: &[VerifySettings]) -> Vec<u32> {
     let rows: usize = settings.iter().map(|s| s.drafts as usize + 1).sum();
     let deepest = settings.iter().map(|s| s.drafts).max().unwrap_or(0);
     let mut order = Vec::with_capacity(rows);
     for j in 0..=deepest {
         order.extend(settings.iter().filter(|s| j <= s.drafts).map(|s| s.first_row + j));
-    }
-    order
-}
-
-/// `VerifyParams::row_order` for a grid of `grid` blocks: the rows position-major, each entry
-/// with `ROW_ORDER_WAIT` set when the row's predecessor in its chain (`j - 1`) lies in an
-/// earlier round of the grid (item `i` is block `i % grid`'s round `i / grid`), so that the
-/// block may wait for it and skip the row if it stopped the chain. A predecessor in the same
-/// round is never waited for: that would run a chain's rows one after another.
-fn whole_row_order(settings: &[VerifySettings], grid: usize) -> Vec<u32> {
-    let mut order = position_major_rows(settings);
-    if grid == 0 || order.len() <= grid {
-        return order;
-    }
-    let mut item_of = vec![0usize; order.len()];
-    for (item, &row) in order.iter().enumerate() {
-        if let Some(slot) = item_of.get_mut(row as usize) {
-            *slot = item;
-        }
-    }
-    let first_rows: std::collections::HashSet<u32> = settings.iter().map(|s| s.first_row).collect();
-    for (item, entry) in order.iter_mut().enumerate() {
-        let row = *entry;
-        if row > 0 && !first_rows.contains(&row) && item_of.get(row as usize - 1).is_some_and(|&p| p / grid < item / grid) {
-            *entry |= ROW_ORDER_WAIT;
-        }
     }
     order
 }
@@ -774,45 +748,6 @@ impl Backend for GpuVerifier {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The whole-row order is the position-major order with `ROW_ORDER_WAIT` set exactly on the
-    /// rows whose chain predecessor lies in an earlier round of the grid; one round (or no
-    /// grid) waits for nothing.
-    #[test]
-    fn whole_row_order_waits_only_across_rounds() {
-        let mut state = 0x51f1_5eed_u64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
-        for (requests, grid) in [(0usize, 132usize), (20, 132), (30, 132), (128, 132), (257, 132), (50, 7), (40, 0)] {
-            let mut settings = Vec::new();
-            let mut rows = 0u32;
-            for _ in 0..requests {
-                let drafts = next(9) as u32;
-                settings.push(VerifySettings { drafts, first_row: rows, ..Default::default() });
-                rows += drafts + 1;
-            }
-            let plain = position_major_rows(&settings);
-            let order = whole_row_order(&settings, grid);
-            let bare: Vec<u32> = order.iter().map(|&e| e & !ROW_ORDER_WAIT).collect();
-            assert_eq!(bare, plain, "requests {requests} grid {grid}");
-            let item_of = |row: u32| plain.iter().position(|&r| r == row).unwrap_or(usize::MAX);
-            let mut waits = 0;
-            for (item, &entry) in order.iter().enumerate() {
-                let row = entry & !ROW_ORDER_WAIT;
-                let first = settings.iter().any(|s| s.first_row == row);
-                let want = grid > 0 && rows as usize > grid && !first && item_of(row - 1) / grid < item / grid;
-                assert_eq!(entry & ROW_ORDER_WAIT != 0, want, "requests {requests} grid {grid} item {item} row {row}");
-                waits += want as usize;
-            }
-            if requests >= 128 && grid == 132 {
-                assert!(waits > 0, "requests {requests}: nothing waits");
-            }
-        }
-    }
 
     /// Every row once; positions never decrease along the order; within a position, requests
     /// keep call order.

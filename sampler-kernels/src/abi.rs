@@ -461,14 +461,9 @@ pub const VERIFY_BLOCK_SCRATCH_BYTES: u32 = 128 + 2 * 256 * 24 + (EXACT_BINS * 4
 /// counts and sums). The kernel runs one 512-thread block per SM (128 registers), so it costs
 /// no occupancy.
 pub const VERIFY_ROWS_SHARED_BYTES: u32 = (22528 + 3 * EXACT_BINS * 4 + 4 + EXACT_BINS * 8).next_multiple_of(1024);
-/// Flag of a `VerifyParams::row_order` entry (the rest is the row): the row's predecessor in its
-/// chain lies in an earlier round of `verify_rows`' grid, so the block waits until that row is
-/// done before it starts this one.
-pub const ROW_ORDER_WAIT: u32 = 1 << 31;
 /// Bytes of the head of a target row's scratch: the group's barrier counter, the two
-/// selections' gather counters, the draw's barrier counter, in a request's first row the
-/// request's rejection word, and the row's done flag (`u32` each, zero between calls), padded
-/// to 16-byte alignment.
+/// selections' gather counters, the draw's barrier counter and, in a request's first row, the
+/// request's rejection word (`u32` each, zero between calls), padded to 16-byte alignment.
 pub const VERIFY_ROW_HEAD_BYTES: u32 = 32;
 /// Bytes of `VerifyParams::row_scratch` per target row: the head, two generations of per-tile
 /// draw sums (`U256[MAX_TILES]` each), the selections' gather list (`u64[MERGE_CAPACITY]`),
@@ -541,9 +536,7 @@ pub struct VerifyParams {
     /// `u32[rows]`: the target rows in the order `verify_rows`' blocks take whole rows (block
     /// `b` takes items `b`, `b + grid`, ...), position-major: every request's row `j` before
     /// any row `j + 1`. So a row past its request's first rejection is mostly taken once that
-    /// rejection is known, and skipped, while rows of long chains still run side by side. An
-    /// entry with `ROW_ORDER_WAIT` waits for the row before it in its chain, which an earlier
-    /// round of the grid holds.
+    /// rejection is known, and skipped, while rows of long chains still run side by side.
     pub row_order: u64,
     /// `u32[requests][max_drafts]`: the draft tokens of each request.
     pub drafts: u64,

@@ -597,17 +597,6 @@ pub unsafe fn red_max_relaxed_gpu_u32(ptr: *mut u32, value: u32) {
     unsafe { asm!("red.relaxed.gpu.global.max.u32 [{0}], {1};", in(reg64) ptr, in(reg32) value, options(nostack)) };
 }
 
-/// `st.relaxed.gpu.global.u32 [ptr], v`: a store other blocks' relaxed loads see at device
-/// scope (after a fence, it publishes what the thread wrote before it).
-///
-/// # Safety
-/// `ptr` is a 4-byte aligned global address the kernel may write.
-#[inline(always)]
-pub unsafe fn st_relaxed_gpu_u32(ptr: *mut u32, value: u32) {
-    // SAFETY: the caller guarantees the address.
-    unsafe { asm!("st.relaxed.gpu.global.u32 [{0}], {1};", in(reg64) ptr, in(reg32) value, options(nostack)) };
-}
-
 /// `ld.relaxed.gpu.global.u32`: a load that sees other blocks' writes at device scope (never a
 /// stale L1 line).
 ///

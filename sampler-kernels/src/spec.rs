@@ -21,9 +21,8 @@
 //! many rows, each block takes whole rows in turn, position-major (`VerifyParams::row_order`).
 //! A row that does not accept its draft marks its request's rejection word, and a whole-row
 //! block drops a row once an earlier row of its request is marked (checked before the row's
-//! first pass and after it): nothing reads a chain past its first rejection. A row whose
-//! chain predecessor ran in an earlier round of the grid first waits for that row to be done
-//! (`ROW_ORDER_WAIT`), so the first check knows. The word is a hint; no decision depends on it. The first pass stores each processed value in
+//! first pass and after it): nothing reads a chain past its first rejection. The word is a
+//! hint; no decision depends on it. The first pass stores each processed value in
 //! `VerifyParams::cache`; later passes read it back, so the prologue (penalties with the
 //! earlier drafts, bias, bitmask, temperature) runs once per token.
 //! Everything goes through the shared pure functions (`logit`, `keys`, `fixed`, `decide`,
@@ -207,9 +206,7 @@ const HEAD_ROWS_BARRIER: u32 = 0;
 const HEAD_GATHER: u32 = 1;
 const HEAD_DRAWS_BARRIER: u32 = 3;
 const HEAD_REJECTED: u32 = 4;
-/// Set once `verify_rows` is through with the row (decided, pending or dropped).
-const HEAD_DONE: u32 = 5;
-const _: () = assert!((HEAD_DONE + 1) * 4 <= VERIFY_ROW_HEAD_BYTES);
+const _: () = assert!((HEAD_REJECTED + 1) * 4 <= VERIFY_ROW_HEAD_BYTES);
 
 impl Group {
     /// Whether this block writes the row's result when every block of the group knows it.
@@ -1609,22 +1606,10 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
         // alone, written by thread 0 before the row and read by all after the first barrier
         // below, the second keeping the next write behind every read.
         unsafe {
-            let entry = if size == 1 { (p.row_order as *const u32).add(item as usize).read() } else { item };
-            let at = entry & !ROW_ORDER_WAIT;
+            let at = if size == 1 { (p.row_order as *const u32).add(item as usize).read() } else { item };
             let row = if at < rows { at } else { item };
             if thread_idx_x() == 0 {
                 st_shared_u32(smem(SM_ITEM), item);
-                // The row before this one in its chain ran in an earlier round: wait until it is
-                // done, so that the check before the first pass knows whether it stopped the
-                // chain. (The other threads wait at the row's first barrier.) Such waits point
-                // to earlier rounds only, and round 0 never waits, so every wait ends.
-                if entry & ROW_ORDER_WAIT != 0 && row > 0 {
-                    let done = head_word(&p, row - 1, HEAD_DONE);
-                    while ld_relaxed_gpu_u32(done) == 0 {
-                        nanosleep(64);
-                    }
-                    fence_acq_rel_gpu();
-                }
             }
             let mut grp = Group { row, g, size, barriers: 0, counter: HEAD_ROWS_BARRIER };
             verify_row(&p, requests, rows, &mut grp);
@@ -1632,12 +1617,6 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
                 break;
             }
             sync_threads();
-            if thread_idx_x() == 0 {
-                // Everything the block wrote for the row (thread 0's stores, behind the barrier)
-                // before the flag.
-                fence_acq_rel_gpu();
-                st_relaxed_gpu_u32(head_word(&p, row, HEAD_DONE), 1);
-            }
             item = ld_shared_u32(smem(SM_ITEM)) + grid;
             sync_threads();
         }
@@ -1648,16 +1627,10 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
 /// maximum marks the earliest such row (0: none yet).
 const REJECTED_BASE: u32 = VERIFY_MAX_DRAFTS + 1;
 
-/// Word `word` of a row's scratch head.
-#[inline(always)]
-fn head_word(p: &VerifyParams, row: u32, word: u32) -> *mut u32 {
-    (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + word as u64 * 4) as *mut u32
-}
-
 /// The request's rejection word: `HEAD_REJECTED` of its first row's head.
 #[inline(always)]
 fn rejected_word(p: &VerifyParams, first_row: u32) -> *mut u32 {
-    head_word(p, first_row, HEAD_REJECTED)
+    (p.row_scratch + first_row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + HEAD_REJECTED as u64 * 4) as *mut u32
 }
 
 /// Records that the request's chain stops at or before row `position` (a draft rejected or not

@@ -20,10 +20,9 @@ use std::process::Command;
 ///   top-p 0.9 at B = 1024 1.11× and heterogeneous 1.03× faster, B = 1 4% slower.
 /// - `verify_rows`: 512-thread blocks at the 128-register cap. The bin selection (session 9)
 ///   keeps the row's summary, settings and boundary bins live across its phases; ptxas saves
-///   them around the phases (784 bytes with 136 of stack since session 11, which added the
-///   row-order item, the checks for rows past a known rejection and the wait for a chain's
-///   previous row; 648 before; 732 before the top-k/top-p decision on gathered keys became
-///   one function with the split pass's).
+///   them around the phases (724 bytes with 120 of stack since session 11, which added the
+///   row-order item and the checks for rows past a known rejection; 648 before; 732 before
+///   the top-k/top-p decision on gathered keys became one function with the split pass's).
 ///   None of the spill instructions lies inside a tile loop (checked in the SASS: the first
 ///   pass, the histogram, the mass count, the gathers and the radix levels have none; in
 ///   session 11 the smallest loop around a spill instruction spans over 2,000 instructions:
@@ -36,7 +35,7 @@ use std::process::Command;
 /// `sample_tiles_mass` needed 320 bytes until session 7, and `verify_draws` 24 until session 9
 /// (its tile sums went from a block reduction per tile to a warp per tile); both now fit their
 /// 128 registers.
-const SPILL_ALLOWANCE: &[(&str, u32)] = &[("sample_rows_two_per_sm", 384), ("verify_rows", 800), ("exact_tail", 448)];
+const SPILL_ALLOWANCE: &[(&str, u32)] = &[("sample_rows_two_per_sm", 384), ("verify_rows", 768), ("exact_tail", 448)];
 
 use anyhow::{bail, Context, Result};
 
