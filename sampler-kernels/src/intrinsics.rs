@@ -339,6 +339,41 @@ pub unsafe fn ld_global_nc_v4_u32(ptr: *const u32) -> [u32; 4] {
     [a, b, c, d]
 }
 
+/// `cvta.to.global.u64` then `prefetch.global.L2 [g]`: asks L2 for the 128-byte line holding
+/// `ptr`, without waiting and without a register. A block that streams a row at one block per
+/// SM keeps one tile of loads in registers; prefetched lines let the tiles after it arrive from
+/// L2 instead of DRAM.
+///
+/// Kept where it is written (not `pure`), so it issues before the loads it is meant to hide.
+///
+/// # Safety
+/// `ptr` points into an allocation of global memory (a hint, but kept in bounds so that the
+/// sanitizer and the address translation see only the kernel's own buffers).
+#[inline(always)]
+pub unsafe fn prefetch_global_l2(ptr: *const u8) {
+    // SAFETY: the caller keeps the address inside global memory; nothing is read into a register.
+    unsafe {
+        asm!("{{ .reg .u64 g; cvta.to.global.u64 g, {0}; prefetch.global.L2 [g]; }}",
+             in(reg64) ptr, options(nostack, readonly, preserves_flags))
+    };
+}
+
+/// Prefetches `bytes` from byte address `start` into L2 ([`prefetch_global_l2`]), one 128-byte
+/// line per participant: participant `slot` of `slots` takes lines `slot`, `slot + slots`, ...
+/// Every address asked for lies in `[start, start + bytes)`.
+///
+/// # Safety
+/// `[start, start + bytes)` lies in one allocation of global memory.
+#[inline(always)]
+pub unsafe fn prefetch_span_l2(start: u64, bytes: u64, slot: u32, slots: u32) {
+    let mut offset = slot as u64 * 128;
+    while offset < bytes {
+        // SAFETY: start + offset < start + bytes (caller's span).
+        unsafe { prefetch_global_l2((start + offset) as *const u8) };
+        offset += slots as u64 * 128;
+    }
+}
+
 /// `cvta.to.global.u64` then `ld.global.nc.u32 d, [g]`: a 4-byte read-only load, for the ragged ends of a row.
 ///
 /// # Safety

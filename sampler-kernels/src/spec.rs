@@ -44,7 +44,7 @@ use crate::exact::{
 use crate::fixed::{bands_usable, exact_bin, soft_ceil, weight, weight_parts};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value, sort_key};
-use crate::logit::{process_logit, widen_bf16, widen_f16, LogitParams};
+use crate::logit::{process_logit, process_untempered, temper_by, temper_scale, widen_bf16, widen_f16, LogitParams};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
@@ -200,13 +200,15 @@ struct Group {
 }
 
 /// Words of a row's scratch head: `verify_rows`' barrier counter, its two selections' gather
-/// counters, `verify_draws`' barrier counter (each kernel counts from zero), and the request's
-/// rejection word (in its first row's head only; see [`mark_rejected`]).
+/// counters, `verify_draws`' barrier counter (each kernel counts from zero), the request's
+/// rejection word (in its first row's head only; see [`mark_rejected`]), and the call's
+/// hand-out counter of whole rows (in row 0's head only; see [`verify_rows`]).
 const HEAD_ROWS_BARRIER: u32 = 0;
 const HEAD_GATHER: u32 = 1;
 const HEAD_DRAWS_BARRIER: u32 = 3;
 const HEAD_REJECTED: u32 = 4;
-const _: () = assert!((HEAD_REJECTED + 1) * 4 <= VERIFY_ROW_HEAD_BYTES);
+const HEAD_NEXT_ROW: u32 = 5;
+const _: () = assert!((HEAD_NEXT_ROW + 1) * 4 <= VERIFY_ROW_HEAD_BYTES);
 
 impl Group {
     /// Whether this block writes the row's result when every block of the group knows it.
@@ -639,6 +641,16 @@ unsafe fn process8(p: &VerifyParams, r: &VRow, tile: u32, raw: [f32; 8]) -> [f32
     x
 }
 
+/// [`process8`] for a row with no bias, bitmask or penalties: NaN (and so every token past
+/// the vocab, which `load_raw` reads as NaN) becomes -inf, then the temperature by the row's
+/// `temper_scale`, which equals `temper` on these values (`logit::temper_by`).
+#[inline(always)]
+fn plain8(raw: &[f32; 8], params: &LogitParams, scale: f32) -> [f32; 8] {
+    let mut x = [f32::NEG_INFINITY; 8];
+    each8(|j| x[j] = temper_by(process_untempered(raw[j], true, false, 0, 0.0, params), scale));
+    x
+}
+
 #[inline(always)]
 fn keys8(x: &[f32; 8], base: u32) -> [u64; 8] {
     let mut k = [0u64; 8];
@@ -705,6 +717,35 @@ unsafe fn cached8_at(p: &VerifyParams, row: u32, base: u32) -> [f32; 8] {
     f32x8(a, b)
 }
 
+/// How many tiles past the one being processed a pass asks L2 for: one comes into registers
+/// (`for_each_cached_tile!`), the rest by [`prefetch_tile`]. A whole-row block is one per SM, and
+/// one tile of loads in flight left it waiting on DRAM for every tile.
+const PREFETCH_AHEAD: u32 = 3;
+
+/// Asks L2 for tile `tile` of a row of `len` values of `element` bytes from byte address
+/// `start`: one 128-byte line for each of the 128 threads from `first_thread` (a 16 KiB tile of
+/// f32 is 128 lines), so that two spans can go out at once from different threads. Nothing
+/// past the row is asked for.
+///
+/// # Safety
+/// `[start, start + len · element)` lies in one allocation of global memory.
+#[inline(always)]
+unsafe fn prefetch_tile(len: u32, start: u64, element: u64, tile: u32, first_thread: u32) {
+    let slot = thread_idx_x().wrapping_sub(first_thread);
+    let first = tile as u64 * TILE_TOKENS as u64;
+    if slot < 128 && first < len as u64 {
+        let tokens = if len as u64 - first < TILE_TOKENS as u64 { len as u64 - first } else { TILE_TOKENS as u64 };
+        // SAFETY: tokens first..first + tokens of the row (caller's span).
+        unsafe { prefetch_span_l2(start + first * element, tokens * element, slot, 128) };
+    }
+}
+
+/// The row's cached values as a span for [`prefetch_tile`]: `(len, start)`.
+#[inline(always)]
+fn cache_span(p: &VerifyParams, row: u32) -> (u32, u64) {
+    (p.tiles * TILE_TOKENS, cache_slots_at(p, row, 0) as u64)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Row summary and weights.
 
@@ -757,9 +798,9 @@ impl Summary {
 }
 
 /// Runs `$body` with `$tile` and its cached values `$x` for the tiles `$first, $first + $step,
-/// ...` of `$row`, the next tile's loads issued before the body runs on the current one: a
-/// block holds one row at a time, so without them each tile would wait a whole memory round
-/// trip. A macro, so that the body inlines (a closure nested in a closure may not).
+/// ...` of `$row`, the next tile's loads issued before the body runs on the current one, and
+/// the tiles after it asked of L2 ([`PREFETCH_AHEAD`]): a block holds one row at a time, so
+/// without them each tile would wait a whole memory round trip. A macro, so that the body inlines (a closure nested in a closure may not).
 ///
 /// Safety (the caller's `unsafe`): the whole block runs it with the same arguments; the tiles
 /// are cached, and published to this block by a group barrier where another block stored them.
@@ -768,10 +809,13 @@ macro_rules! for_each_cached_tile {
         let (p, row, step) = ($p, $row, $step);
         let mut $tile = $first;
         if $tile < p.tiles {
+            let (len, start) = cache_span(p, row);
+            prefetch_tile(len, start, 4, $tile + (PREFETCH_AHEAD - 1) * step, 128);
             let mut $x = cached8(p, row, $tile);
             loop {
                 let next = $tile + step;
                 let ahead = if next < p.tiles { cached8(p, row, next) } else { $x };
+                prefetch_tile(len, start, 4, $tile + PREFETCH_AHEAD * step, 0);
                 $body
                 if next >= p.tiles {
                     break;
@@ -1598,13 +1642,18 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
     }
     let grid = grid_dim_x();
     let (mut item, g, size) = group_shape(grid, block_idx_x(), rows, p.tiles);
-    // A group's row is its item; whole rows are every grid-th item of `VerifyParams::row_order`.
+    // A group's row is its item. Whole rows are items of `VerifyParams::row_order`: block b
+    // takes item b, then whichever comes next when it is free (a counter in row 0's head,
+    // cleared by `verify_chains`). Handed out every grid-th item, a block could meet a run of
+    // heavy rows that the skip did not drop while others idled.
     // The item waits in shared memory while the row runs: held in a register, it made ptxas
     // spill 120 bytes more. (One call site: each inlined copy of the row is 400 KB of SASS.)
+    let next_row = (p.row_scratch + HEAD_NEXT_ROW as u64 * 4) as *mut u32;
     while item < rows {
         // SAFETY: item < rows, and the host writes `rows` entries; SM_ITEM is this loop's
-        // alone, written by thread 0 before the row and read by all after the first barrier
-        // below, the second keeping the next write behind every read.
+        // alone, written by thread 0 before the row and after the first barrier below, and
+        // read by all after the second, the third keeping the next write behind every read.
+        // The counter is row 0's head word (rows > 0), which nothing else uses.
         unsafe {
             let at = if size == 1 { (p.row_order as *const u32).add(item as usize).read() } else { item };
             let row = if at < rows { at } else { item };
@@ -1617,7 +1666,11 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
                 break;
             }
             sync_threads();
-            item = ld_shared_u32(smem(SM_ITEM)) + grid;
+            if thread_idx_x() == 0 {
+                st_shared_u32(smem(SM_ITEM), grid + atom_add_global_u32(next_row, 1));
+            }
+            sync_threads();
+            item = ld_shared_u32(smem(SM_ITEM));
             sync_threads();
         }
     }
@@ -1761,16 +1814,31 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         // counts, the draft's key, and Q = Σ q_i. A greedy row without log-probabilities reads
         // nothing back (no mass, no selection, never a draw), so it caches nothing.
         let cached = !greedy || want_lp;
+        // Rows with no bias, bitmask or penalties take a loop of their own: the general prologue
+        // costs branches per token that such rows (every row of many batches) would pay.
+        let plain = r.bias_len == 0 && r.bitmask == 0 && r.counts == 0;
+        let scale = temper_scale(r.params.temperature);
         let (mut max_key, mut valid, mut infinite, mut draft_key, mut q_sum) = (0u64, 0u32, 0u32, 0u64, 0u128);
         // The next tile's logits are requested before this one is processed (see
         // `for_each_cached_tile!`).
+        // Further tiles of the logits, and of q (loaded after the prologue, so not a tile
+        // ahead), are asked of L2 (`PREFETCH_AHEAD`).
         let mut tile = grp.g;
+        prefetch_tile(p.vocab, r.logits, element, tile + (PREFETCH_AHEAD - 1) * grp.size, 0);
+        if r.d.q != 0 {
+            prefetch_tile(p.vocab, r.d.q, 4, tile, 256);
+            prefetch_tile(p.vocab, r.d.q, 4, tile + grp.size, 384);
+        }
         let mut raw = load_raw(p, r.logits, r.vector_ok, tile_base(tile));
         while tile < p.tiles {
             let base = tile_base(tile);
             let next = tile + grp.size;
             let ahead = if next < p.tiles { load_raw(p, r.logits, r.vector_ok, tile_base(next)) } else { raw };
-            let x = process8(p, &r, tile, raw);
+            prefetch_tile(p.vocab, r.logits, element, tile + PREFETCH_AHEAD * grp.size, 0);
+            if r.d.q != 0 {
+                prefetch_tile(p.vocab, r.d.q, 4, tile + (PREFETCH_AHEAD - 1) * grp.size, 256);
+            }
+            let x = if plain { plain8(&raw, &r.params, scale) } else { process8(p, &r, tile, raw) };
             raw = ahead;
             if cached {
                 store_cached8(p, row, tile, &x);
