@@ -1443,18 +1443,27 @@ unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &DraftRow, sum: &Summary, f
             let mut mine = U256::ZERO;
             if local < own_tiles {
                 let tile = grp.g + local * grp.size;
+                // Each chunk's loads go out before the previous chunk is summed: a warp's
+                // chunks ran one memory round trip after another.
+                let base_of = |chunk: u32| tile * TILE_TOKENS + (chunk * 32 + lane) * TOKENS_PER_THREAD;
                 let mut chunk = warp % per_tile;
+                let mut x = cached8_at(p, grp.row, base_of(chunk));
+                let mut q = if with_q { load_q(p, r, base_of(chunk)) } else { [0.0; 8] };
                 while chunk < CHUNKS {
-                    let base = tile * TILE_TOKENS + (chunk * 32 + lane) * TOKENS_PER_THREAD;
-                    let x = cached8_at(p, grp.row, base);
+                    let base = base_of(chunk);
+                    let next = chunk + per_tile;
+                    let (x_next, q_next) = if next < CHUNKS {
+                        (cached8_at(p, grp.row, base_of(next)), if with_q { load_q(p, r, base_of(next)) } else { [0.0; 8] })
+                    } else {
+                        (x, q)
+                    };
                     let keys = keys8(&x, base);
-                    let q = if with_q { load_q(p, r, base) } else { [0.0; 8] };
                     unroll8!(J => {
                         let (sw, sq) = residual_parts(sum, w, r, keys[J], floor, q[J], base + J as u32, q_total_f, z_f);
                         mine.hi = mine.hi.wrapping_add(sw);
                         mine.lo = mine.lo.wrapping_add(sq);
                     });
-                    chunk += per_tile;
+                    (x, q, chunk) = (x_next, q_next, next);
                 }
             }
             let m = warp_sum_u256(mine);
