@@ -18,7 +18,8 @@
 //! gets `grid / rows` blocks (its group), which split every tile pass (summary, masses, radix
 //! histograms, the bucket gather, the draw's tile sums) and meet at a device-scope barrier to
 //! combine exact integer partials, so every block of a group makes the same decisions; with
-//! many rows, each block takes whole rows in turn, position-major (`VerifyParams::row_order`).
+//! many rows, each block takes whole rows as it becomes free, position-major
+//! (`VerifyParams::row_order`, handed out by a counter).
 //! A row that does not accept its draft marks its request's rejection word, and a whole-row
 //! block drops a row once an earlier row of its request is marked (checked before the row's
 //! first pass and after it): nothing reads a chain past its first rejection. The word is a
@@ -26,7 +27,9 @@
 //! `VerifyParams::cache`; later passes read it back, so the prologue (penalties with the
 //! earlier drafts, bias, bitmask, temperature) runs once per token.
 //! Everything goes through the shared pure functions (`logit`, `keys`, `fixed`, `decide`,
-//! `philox`, `verify`) that the CPU reference calls.
+//! `philox`, `verify`) that the CPU reference calls. A block holds one row at a time, one block
+//! per SM, so every pass over a row keeps the next tile in registers and asks L2 for the one
+//! after it (`PREFETCH_AHEAD`).
 //!
 //! Selections (top-k, top-p) of finite rows use the split exact pass's value bins
 //! (`fixed::exact_bin`): a histogram built in the mass pass places both boundaries, and one
@@ -801,7 +804,8 @@ impl Summary {
 /// Runs `$body` with `$tile` and its cached values `$x` for the tiles `$first, $first + $step,
 /// ...` of `$row`, the next tile's loads issued before the body runs on the current one, and
 /// the tiles after it asked of L2 ([`PREFETCH_AHEAD`]): a block holds one row at a time, so
-/// without them each tile would wait a whole memory round trip. A macro, so that the body inlines (a closure nested in a closure may not).
+/// without them each tile would wait a whole memory round trip. A macro, so that the body
+/// inlines (a closure nested in a closure may not).
 ///
 /// Safety (the caller's `unsafe`): the whole block runs it with the same arguments; the tiles
 /// are cached, and published to this block by a group barrier where another block stored them.
@@ -811,6 +815,7 @@ macro_rules! for_each_cached_tile {
         let mut $tile = $first;
         if $tile < p.tiles {
             let (len, start) = cache_span(p, row);
+            // (With PREFETCH_AHEAD = 2 this is the tile loaded below: harmless, kept as measured.)
             prefetch_tile(len, start, 4, $tile + (PREFETCH_AHEAD - 1) * step, 128);
             let mut $x = cached8(p, row, $tile);
             loop {
@@ -1829,10 +1834,11 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         let plain = r.bias_len == 0 && r.bitmask == 0 && r.counts == 0;
         let scale = temper_scale(r.params.temperature);
         let (mut max_key, mut valid, mut infinite, mut draft_key, mut q_sum) = (0u64, 0u32, 0u32, 0u64, 0u128);
-        // The next tile's logits are requested before this one is processed (see
-        // `for_each_cached_tile!`).
-        // Further tiles of the logits, and of q (loaded after the prologue, so not a tile
-        // ahead), are asked of L2 (`PREFETCH_AHEAD`).
+        // The next tile's logits are requested before this one is processed, and the tiles
+        // after it, of the logits and of q (loaded after the prologue, so not a tile ahead),
+        // are asked of L2, as `for_each_cached_tile!` does. (With `PREFETCH_AHEAD` = 2 the
+        // requests before the loop repeat tiles the loop loads at once: harmless, and kept as
+        // measured.)
         let mut tile = grp.g;
         prefetch_tile(p.vocab, r.logits, element, tile + (PREFETCH_AHEAD - 1) * grp.size, 0);
         if r.d.q != 0 {

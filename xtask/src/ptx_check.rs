@@ -22,11 +22,17 @@ use std::process::Command;
 ///   keeps the row's summary, settings and boundary bins live across its phases; ptxas saves
 ///   them around the phases (724 bytes with 120 of stack since session 11, which added the
 ///   row-order item and the checks for rows past a known rejection; 648 before; 732 before
-///   the top-k/top-p decision on gathered keys became one function with the split pass's).
-///   None of the spill instructions lies inside a tile loop (checked in the SASS: the first
-///   pass, the histogram, the mass count, the gathers and the radix levels have none; in
-///   session 11 the smallest loop around a spill instruction spans over 2,000 instructions:
-///   phase-level, not per tile).
+///   the top-k/top-p decision on gathered keys became one function with the split pass's;
+///   816 with 136 of stack since session 12, whose L2 prefetches and plain first-pass loop
+///   keep the row's logits and q addresses live). One 64-bit value is reloaded from the
+///   stack once per tile in the first pass (two `LDL` per 4,096 tokens, in a loop of about
+///   1,450 instructions); no other spill instruction is in a tile loop (checked in the SASS:
+///   the histogram, the mass count, the gathers and the radix levels have none).
+///   Measured with them (bench/results/h200-2026-11-30-s12/): the calls got faster.
+/// - `verify_draws`: 512-thread blocks at the 128-register cap. Loading a warp's next chunk
+///   of the cache and q ahead (session 12, run 4: its kernel time 214 → 193 µs on uniform
+///   rows) costs 156 bytes (40 of stack); the spill instructions sit in the loop over rounds
+///   of tiles, none in the chunk loop.
 /// - `exact_tail`: the whole exact pass in one 512-thread kernel (opt-in) holds the
 ///   split finish and the single-block pass at the 128-register cap; ptxas saves the item
 ///   loop's invariants and values around the sorts and the decisions (444 bytes with 88 of
