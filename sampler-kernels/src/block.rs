@@ -5,7 +5,7 @@
 //! contains barriers; a caller that lets part of the block skip one deadlocks. Each function
 //! ends with a barrier, so the shared scratch it used is free again on return.
 
-use crate::abi::SAMPLER_THREADS;
+use crate::abi::{MERGE_CAPACITY, SAMPLER_THREADS};
 use crate::intrinsics::*;
 
 /// Warps per sampler block.
@@ -511,6 +511,20 @@ pub fn each_n<const N: usize, F: FnMut(usize)>(mut f: F) {
         f(6);
         f(7);
     }
+}
+
+/// Positions of a merged list of `MERGE_CAPACITY` keys that each thread of a 512-thread block
+/// owns (2048 / 512): stage 2's and verification's sorted lists.
+pub const OWN: usize = (MERGE_CAPACITY / SAMPLER_THREADS) as usize;
+
+/// Calls `f(0)` … `f(OWN - 1)`, spelled out, for a thread's `OWN` positions of a merged list.
+#[inline(always)]
+pub fn each_own<F: FnMut(usize)>(mut f: F) {
+    const _: () = assert!(OWN == 4);
+    f(0);
+    f(1);
+    f(2);
+    f(3);
 }
 
 /// The smallest power of two ≥ `n` (and ≥ 2).

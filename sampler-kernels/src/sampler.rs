@@ -30,8 +30,6 @@ const CANDIDATES: u32 = TILE_CANDIDATES as u32;
 /// Band index of tokens that add no mass (in no band), for warp aggregation.
 const NO_BAND: u32 = u32::MAX;
 const RECORD_BYTES: u64 = core::mem::size_of::<TileRecord>() as u64;
-/// Positions of the merged list each stage-2 thread owns (2048 / 512).
-const OWN: usize = (MERGE_CAPACITY / SAMPLER_THREADS) as usize;
 
 // Broadcast slots inside SM_RESULT.
 const RES_SELECT: u32 = SM_RESULT;
@@ -40,18 +38,9 @@ const RES_U128: u32 = SM_RESULT + 96;
 const RES_TOKEN: u32 = SM_RESULT + 128;
 
 // ---------------------------------------------------------------------------------------------
-// Unrolled loops (with `block::each8`). Per-thread arrays must only ever be indexed by
-// constants, or they move to local memory (the PTX check rejects that); these spell each index
-// out.
-
-#[inline(always)]
-fn each_own<F: FnMut(usize)>(mut f: F) {
-    const _: () = assert!(OWN == 4);
-    f(0);
-    f(1);
-    f(2);
-    f(3);
-}
+// Unrolled loops (with `block::each8` and `block::each_own`). Per-thread arrays must only
+// ever be indexed by constants, or they move to local memory (the PTX check rejects that);
+// these spell each index out.
 
 /// Bands are read from global memory, not registers, so a plain loop is fine here.
 #[inline(always)]

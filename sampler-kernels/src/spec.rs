@@ -53,8 +53,6 @@ use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STR
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
 use crate::verify::{draft_units, group_shape, residual_positive, residual_weight, spec_accept, u128_to_f64, U256};
 
-/// Positions of a sorted list each thread owns (2048 / 512).
-const OWN: usize = (MERGE_CAPACITY / SAMPLER_THREADS) as usize;
 /// Digit of keys that take no part in a histogram level (warp aggregation needs every lane).
 const NO_DIGIT: u32 = u32::MAX;
 /// `VRow::draft` at `j = n`.
@@ -120,15 +118,6 @@ macro_rules! unroll8 {
             $body
         }
     }};
-}
-
-#[inline(always)]
-fn each_own<F: FnMut(usize)>(mut f: F) {
-    const _: () = assert!(OWN == 4);
-    f(0);
-    f(1);
-    f(2);
-    f(3);
 }
 
 // ---------------------------------------------------------------------------------------------
