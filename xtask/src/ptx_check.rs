@@ -38,9 +38,9 @@ use std::process::Command;
 ///   loop's invariants and values around the sorts and the decisions (444 bytes with 88 of
 ///   stack). None of its spill instructions is in a per-token loop.
 ///
-/// `sample_tiles_mass` needed 320 bytes until session 7, and `verify_draws` 24 until session 9
-/// (its tile sums went from a block reduction per tile to a warp per tile); both now fit their
-/// 128 registers.
+/// `sample_tiles_mass` needed 320 bytes until session 7 and now fits its 128 registers;
+/// `verify_draws` needed 24 until session 9 (its tile sums went from a block reduction per
+/// tile to a warp per tile), none in sessions 9–11, and 156 since session 12 (above).
 const SPILL_ALLOWANCE: &[(&str, u32)] = &[("sample_rows_two_per_sm", 384), ("verify_rows", 832), ("exact_tail", 448), ("verify_draws", 160)];
 
 use anyhow::{bail, Context, Result};
