@@ -26,7 +26,7 @@ use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, LaunchConfig, PushKerne
 use sampler_kernels::abi::{
     RowSettings, VerifyParams, VerifySettings, ROW_HAS_BITMASK, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     TILE_TOKENS, VERIFY_BLOCK_SCRATCH_BYTES, VERIFY_CHAIN_THREADS, VERIFY_MAX_DRAFTS, VERIFY_MIN_DRAFTS, VERIFY_ONE_HOT, VERIFY_ROWS_SHARED_BYTES,
-    VERIFY_ROW_SCRATCH_BYTES,
+    VERIFY_CHUNK_TOKENS, VERIFY_ROW_SCRATCH_BYTES,
 };
 use sampler_kernels::status::STATUS_INVALID_SETTINGS;
 
@@ -146,6 +146,8 @@ pub struct GpuVerifier {
     row_results: CudaSlice<u8>,
     /// `verify_rows`' processed-value cache, per-block and per-row scratch (module docs).
     cache: CudaSlice<f32>,
+    /// The largest key of each 256-token chunk of the cache (`VerifyParams::chunk_max`).
+    chunk_max: CudaSlice<u32>,
     group_scratch: CudaSlice<u8>,
     row_scratch: CudaSlice<u8>,
     /// Blocks of the cooperative `verify_rows` and `verify_draws` grids.
@@ -200,6 +202,9 @@ impl GpuVerifier {
             upload: stream.alloc_zeros::<u8>(total).map_err(alloc)?,
             row_results: stream.alloc_zeros::<u8>(max_rows * 32).map_err(cuda_err("allocating verification rows"))?,
             cache: stream.alloc_zeros::<f32>(cache_len).map_err(cuda_err("allocating verification scratch"))?,
+            chunk_max: stream
+                .alloc_zeros::<u32>(cache_len / VERIFY_CHUNK_TOKENS as usize)
+                .map_err(cuda_err("allocating verification scratch"))?,
             group_scratch: stream.alloc_zeros::<u8>(rows_grid as usize * VERIFY_BLOCK_SCRATCH_BYTES as usize).map_err(cuda_err("allocating verification scratch"))?,
             row_scratch: stream.alloc_zeros::<u8>(max_rows * VERIFY_ROW_SCRATCH_BYTES as usize).map_err(cuda_err("allocating verification scratch"))?,
             rows_grid,
@@ -456,6 +461,7 @@ impl GpuVerifier {
             steps: device_address_mut(&mut s.steps),
             row_results: device_address_mut(&mut self.row_results),
             cache: device_address_mut(&mut self.cache),
+            chunk_max: device_address_mut(&mut self.chunk_max),
             group_scratch: device_address_mut(&mut self.group_scratch),
             row_scratch: device_address_mut(&mut self.row_scratch),
             out_tokens: device_address_mut(&mut self.out_tokens),

@@ -461,14 +461,21 @@ pub const VERIFY_BLOCK_SCRATCH_BYTES: u32 = 128 + 2 * 256 * 24 + (EXACT_BINS * 4
 /// counts and sums). The kernel runs one 512-thread block per SM (128 registers), so it costs
 /// no occupancy.
 pub const VERIFY_ROWS_SHARED_BYTES: u32 = (22528 + 3 * EXACT_BINS * 4 + 4 + EXACT_BINS * 8).next_multiple_of(1024);
+/// Tokens of a verification chunk: one warp's part of a tile (32 lanes × `TOKENS_PER_THREAD`),
+/// the unit of `VerifyParams::chunk_max`.
+pub const VERIFY_CHUNK_TOKENS: u32 = 32 * TOKENS_PER_THREAD;
+/// Chunks per tile: one per warp of a 512-thread block.
+pub const VERIFY_CHUNKS_PER_TILE: u32 = TILE_TOKENS / VERIFY_CHUNK_TOKENS;
+const _: () = assert!(VERIFY_CHUNKS_PER_TILE * 32 == SAMPLER_THREADS);
 /// Bytes of the head of a target row's scratch: the group's barrier counter, the two
-/// selections' gather counters, the draw's barrier counter and, in a request's first row, the
-/// request's rejection word (`u32` each, zero between calls), padded to 16-byte alignment.
+/// selections' gather counters, the draw's count of summed tiles, in a request's first row the
+/// request's rejection word, and in row 0 the call's two hand-out counters (`u32` each, zero
+/// between calls).
 pub const VERIFY_ROW_HEAD_BYTES: u32 = 32;
 /// Bytes of `VerifyParams::row_scratch` per target row: the head, two generations of per-tile
 /// draw sums (`U256[MAX_TILES]` each), the selections' gather list (`u64[MERGE_CAPACITY]`),
-/// then the row's draw plan (64 bytes: kept floor, masses, summary).
-pub const VERIFY_ROW_SCRATCH_BYTES: u32 = VERIFY_ROW_HEAD_BYTES + 2 * MAX_TILES * 32 + MERGE_CAPACITY * 8 + 64;
+/// then the row's draw plan (80 bytes: kept floor, masses, summary, draft side).
+pub const VERIFY_ROW_SCRATCH_BYTES: u32 = VERIFY_ROW_HEAD_BYTES + 2 * MAX_TILES * 32 + MERGE_CAPACITY * 8 + 80;
 
 /// One request of a verification call, in device memory (one host copy per call).
 #[repr(C)]
@@ -506,8 +513,9 @@ pub struct VerifyRowResult {
     /// Log-probabilities of `d_j` and of `token` under the row (NaN when not asked for).
     pub logprob_draft: f32,
     pub logprob_token: f32,
-    /// 1 while the row's draw waits for `verify_draws` (which runs it only where the chain
-    /// stops); `token` is -1 until then.
+    /// 1 when the row's token is left to `verify_draws` (which draws it only where the chain
+    /// stops); `token` is -1 until then. The draw leaves it set, so that every block of
+    /// `verify_draws` finds the same drawing rows, however late it looks.
     pub pending: u32,
     pub _pad: [u32; 2],
 }
@@ -555,6 +563,10 @@ pub struct VerifyParams {
     /// first pass over a tile, read by every later pass (so the prologue runs once per token).
     /// Greedy rows without log-probabilities have no later pass and write none.
     pub cache: u64,
+    /// `u32[rows][tiles * VERIFY_CHUNKS_PER_TILE]`: for each chunk of a cached row, the value
+    /// half (`key >> 32`) of its largest key, 0 when it has none. Written with the cache; a draw
+    /// skips every chunk whose largest key is under its kept floor.
+    pub chunk_max: u64,
     /// `VERIFY_BLOCK_SCRATCH_BYTES` per `verify_rows` block (the grid's size).
     pub group_scratch: u64,
     /// `VERIFY_ROW_SCRATCH_BYTES` per target row, 16-byte aligned. The barrier counters are zero
@@ -583,7 +595,7 @@ pub struct VerifyParams {
     pub _pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<VerifyParams>() == 23 * 8 + 12 * 4);
+const _: () = assert!(core::mem::size_of::<VerifyParams>() == 24 * 8 + 12 * 4);
 const _: () = assert!(core::mem::align_of::<VerifyParams>() == 8);
 
 #[cfg(test)]

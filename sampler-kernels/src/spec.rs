@@ -7,8 +7,10 @@
 //!    then the row's decisions: greedy argmax, or min-p / top-k / top-p (kept set `K_j`, mass
 //!    `Z`) by whole-row exact selection, and the accept test of `d_j`. A row that would need a
 //!    draw (rejected, or the bonus row `j = n`) leaves its plan and is marked pending.
-//! 2. `verify_draws`, a group of blocks per request: the draw of the one row where the chain
-//!    stops (residual draw over `R_i = max(0, A_i - B_i)`, or the bonus draw), from the cache.
+//! 2. `verify_draws`: the draw of the one row where each chain stops (residual draw over
+//!    `R_i = max(0, A_i - B_i)`, or the bonus draw), from the cache. The drawing rows' tiles are
+//!    the work items, handed out over the whole grid; chunks under a row's kept floor are
+//!    skipped (`VerifyParams::chunk_max`); the block that sums a row's last tile draws it.
 //!    Rows past the first rejection are never drawn.
 //! 3. `verify_chains`, one thread per request: the first rejection, the outputs, and the state
 //!    update (emitted tokens counted, `step += 1` once).
@@ -192,15 +194,17 @@ struct Group {
 }
 
 /// Words of a row's scratch head: `verify_rows`' barrier counter, its two selections' gather
-/// counters, `verify_draws`' barrier counter (each kernel counts from zero), the request's
-/// rejection word (in its first row's head only; see [`mark_rejected`]), and the call's
-/// hand-out counter of whole rows (in row 0's head only; see [`verify_rows`]).
+/// counters, `verify_draws`' count of the row's summed tiles (each kernel counts from zero),
+/// the request's rejection word (in its first row's head only; see [`mark_rejected`]), and the
+/// call's hand-out counters of whole rows and of draw tiles (in row 0's head only; see
+/// [`verify_rows`] and [`verify_draws`]).
 const HEAD_ROWS_BARRIER: u32 = 0;
 const HEAD_GATHER: u32 = 1;
-const HEAD_DRAWS_BARRIER: u32 = 3;
+const HEAD_DRAW_TILES_DONE: u32 = 3;
 const HEAD_REJECTED: u32 = 4;
 const HEAD_NEXT_ROW: u32 = 5;
-const _: () = assert!((HEAD_NEXT_ROW + 1) * 4 <= VERIFY_ROW_HEAD_BYTES);
+const HEAD_NEXT_DRAW_TILE: u32 = 6;
+const _: () = assert!((HEAD_NEXT_DRAW_TILE + 1) * 4 <= VERIFY_ROW_HEAD_BYTES);
 
 impl Group {
     /// Whether this block writes the row's result when every block of the group knows it.
@@ -331,28 +335,11 @@ const ROW_LIST: u64 = VERIFY_ROW_HEAD_BYTES as u64 + 2 * MAX_TILES as u64 * 32;
 const _: () = assert!(ROW_LIST + MERGE_CAPACITY as u64 * 8 <= ROW_PLAN);
 /// Byte offset of a row's draw plan in its row scratch (after the gather list).
 const ROW_PLAN: u64 = ROW_LIST + MERGE_CAPACITY as u64 * 8;
-const _: () = assert!(ROW_PLAN + 64 <= VERIFY_ROW_SCRATCH_BYTES as u64);
+const _: () = assert!(ROW_PLAN + 80 <= VERIFY_ROW_SCRATCH_BYTES as u64);
 
 /// Words a block publishes per group reduction.
 const SHARED_WORDS: usize = 5;
 const _: () = assert!(BLOCK_HIST as u32 / 2 >= SHARED_WORDS as u32 * 8);
-
-/// Runs `$body` for each item (`$item`: a target row, or a request) this block takes of
-/// `$items`, as block `$g` of a group of `$size` (`verify::group_shape`): one item with a
-/// group, else every grid-th item. A macro so that the kernels' bodies inline as written.
-macro_rules! for_each_group_item {
-    ($p:expr, $items:expr, |$item:ident, $g:ident, $size:ident| $body:block) => {{
-        let grid = grid_dim_x();
-        let (mut $item, $g, $size) = group_shape(grid, block_idx_x(), $items, $p.tiles);
-        while $item < $items {
-            $body
-            if $size > 1 {
-                break;
-            }
-            $item += grid;
-        }
-    }};
-}
 
 // ---------------------------------------------------------------------------------------------
 // Settings and the target row.
@@ -1373,18 +1360,6 @@ fn residual_parts(sum: &Summary, w: Weights, r: &DraftRow, key: u64, floor: u64,
     }
 }
 
-/// What [`draw`] found, for this block.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Drawn {
-    /// The total weight is 0 (every block of the group knows it).
-    Nothing,
-    /// This block walked the tile holding the target: the drawn key (0 if, defensively,
-    /// nothing was found).
-    Mine(u64),
-    /// Another block of the group walks that tile and writes the result.
-    Elsewhere,
-}
-
 /// The row's per-tile sums of draw `attempt` (0 or 1), `U256[MAX_TILES]` as four u64 each.
 #[inline(always)]
 fn tile_sums(p: &VerifyParams, row: u32, attempt: u32) -> *mut u64 {
@@ -1392,101 +1367,155 @@ fn tile_sums(p: &VerifyParams, row: u32, attempt: u32) -> *mut u64 {
         as *mut u64
 }
 
-/// The draw over keys ≥ `floor` with weights `w` and the random word `r64`: the total `T`,
-/// target `floor(T · r64 / 2^64)`, then the first token in index order whose running sum
-/// exceeds it. The group's blocks sum their tiles into the row's scratch; every block finds
-/// the target tile; its block walks it.
+/// The chunk maxima of `row` from `tile`'s first chunk (`VerifyParams::chunk_max`).
+#[inline(always)]
+fn chunk_maxima(p: &VerifyParams, row: u32, tile: u32) -> *mut u32 {
+    (p.chunk_max + (row as u64 * p.tiles as u64 + tile as u64) * VERIFY_CHUNKS_PER_TILE as u64 * 4) as *mut u32
+}
+
+/// Most tiles in one draw item when rows cost unequally: blocks then take several items each.
+const DRAW_SPAN_MAX: u32 = 8;
+
+/// Tiles per draw item when `listed` rows draw, `wide` of them with no kept floor. When nearly
+/// all are wide, every tile costs alike: one round, each row split into `grid / listed` equal
+/// items (a row per item once rows outnumber blocks). Otherwise the grid's share of the tiles,
+/// up to `DRAW_SPAN_MAX`: a small call is still one round, and past that the hand-out evens out
+/// rows of unequal cost (a truncated row's tiles cost a few chunks, a wide row's all of them).
+#[inline(always)]
+fn draw_span(listed: u32, wide: u32, tiles: u32, grid: u32) -> u32 {
+    let grid = if grid > 0 { grid } else { 1 };
+    if wide * 10 >= listed * 9 {
+        let per_row = (grid / if listed > 0 { listed } else { 1 }).clamp(1, tiles);
+        tiles.div_ceil(per_row)
+    } else {
+        (listed * tiles).div_ceil(grid).clamp(1, DRAW_SPAN_MAX)
+    }
+}
+
+/// The weights of a pending row's draw: the residual where a draft was rejected, the plain
+/// weights at the bonus row.
+#[inline(always)]
+fn draw_weights(plan: &Plan) -> Weights {
+    if plan.d.draft != NO_DRAFT {
+        Weights { z: plan.z, q_total: plan.q_total, plain: false }
+    } else {
+        Weights::PLAIN
+    }
+}
+
+/// Sums draw weights `w` over keys ≥ the plan's floor for tiles `first .. first + n` of `row`,
+/// and stores each tile's sum in the row's sums of `attempt`. Up to 16 tiles, each gets
+/// `16 / n` warps, a warp every `16 / n`-th chunk of it; past 16, warp `w` takes local tiles
+/// `w, w + 16, ...` whole. A warp skips the chunks whose largest key is under the floor (one
+/// ballot over their maxima), so a truncated row reads only the chunks that hold kept tokens,
+/// and it loads its next chunk while it sums the current one. One warp sum per (warp, tile),
+/// then one thread per tile adds its parts. It ends with a barrier after the stores.
 ///
 /// # Safety
-/// The whole block calls it together with the same arguments (and so does every block of the
-/// group); the group's tiles are cached; `attempt` is 0 for a call's first draw, 1 for its
-/// second.
+/// The whole block calls it together; `1 ≤ n`, `first + n ≤ tiles`; the row is cached, its
+/// chunk maxima written.
 #[inline(always)]
-unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &DraftRow, sum: &Summary, floor: u64, w: Weights, r64: u64, attempt: u32) -> Drawn {
+unsafe fn sum_span(p: &VerifyParams, row: u32, first: u32, n: u32, plan: &Plan, w: Weights, attempt: u32) {
+    const WARPS: u32 = SAMPLER_THREADS / 32;
     let tid = thread_idx_x();
+    let (warp, lane) = (tid / 32, tid % 32);
+    let per_tile = if n <= WARPS { WARPS / n } else { 1 };
+    let at_once = WARPS / per_tile;
+    let c0 = warp % per_tile;
+    let owned = (VERIFY_CHUNKS_PER_TILE - c0).div_ceil(per_tile);
+    let r = plan.d;
+    let floor = plan.kept_floor;
+    // (A chunk's keys all have `key >> 32 ≤` its maximum, which is 0 when none is valid.)
+    let floor_hi = (floor >> 32) as u32;
     let with_q = r.q != 0 && !w.plain;
-    let sums = tile_sums(p, grp.row, attempt);
-    // SAFETY (whole block): uniform loops and calls; the row's tile sums hold tiles ≤ MAX_TILES
-    // slots; the group barrier orders their stores before the loads.
+    let (q_total_f, z_f) = (u128_to_f64(w.q_total), u128_to_f64(w.z));
+    // SAFETY (whole block; every branch below is warp-uniform: the warp's tiles, the ballot,
+    // the chunk walk): tiles < p.tiles and their chunks are inside the cache, the chunk maxima
+    // and the q row; SM_SORT holds a U256 per (tile, warp) slot (n · per_tile ≤ max(16, n) ≤
+    // MAX_TILES of them), read after the barrier.
     unsafe {
-        // Pass 1: the group's tiles, one sum each, into the row's scratch. Each of this block's
-        // tiles is summed by `per_tile` warps (one once the block has a tile per warp, all of
-        // them for a lone tile), which meet in shared memory once per round of tiles: a block
-        // reduction per tile made this pass barrier-bound when a block held many tiles.
-        const WARPS: u32 = SAMPLER_THREADS / 32;
-        const CHUNKS: u32 = TILE_TOKENS / (32 * TOKENS_PER_THREAD);
-        let (warp, lane) = (tid / 32, tid % 32);
-        let own_tiles = if grp.g < p.tiles { (p.tiles - grp.g - 1) / grp.size + 1 } else { 0 };
-        let per_tile = if own_tiles >= 16 {
-            1
-        } else if own_tiles >= 8 {
-            2
-        } else if own_tiles >= 4 {
-            4
-        } else if own_tiles >= 2 {
-            8
-        } else {
-            16
-        };
-        let tiles_per_round = WARPS / per_tile;
-        let (q_total_f, z_f) = (u128_to_f64(w.q_total), u128_to_f64(w.z));
-        let mut first = 0;
-        while first < own_tiles {
-            let local = first + warp / per_tile;
-            // (hi, lo) = (ΣW, Σq) over the positive tokens (`residual_parts`). Σq ≤ Q < 2^82, so
-            // the U256 additions below never carry from lo into hi.
+        let mut t = warp / per_tile;
+        while t < n {
+            let tile = first + t;
+            // (hi, lo) = (ΣW, Σq) over the positive tokens (`residual_parts`). Σq ≤ Q < 2^82,
+            // so the U256 additions never carry from lo into hi.
             let mut mine = U256::ZERO;
-            if local < own_tiles {
-                let tile = grp.g + local * grp.size;
-                // Each chunk's loads go out before the previous chunk is summed: a warp's
-                // chunks ran one memory round trip after another.
-                let base_of = |chunk: u32| tile * TILE_TOKENS + (chunk * 32 + lane) * TOKENS_PER_THREAD;
-                let mut chunk = warp % per_tile;
-                let mut x = cached8_at(p, grp.row, base_of(chunk));
-                let mut q = if with_q { load_q(p, r, base_of(chunk)) } else { [0.0; 8] };
-                while chunk < CHUNKS {
-                    let base = base_of(chunk);
-                    let next = chunk + per_tile;
-                    let (x_next, q_next) = if next < CHUNKS {
-                        (cached8_at(p, grp.row, base_of(next)), if with_q { load_q(p, r, base_of(next)) } else { [0.0; 8] })
+            let top = if lane < owned { chunk_maxima(p, row, tile).add((c0 + lane * per_tile) as usize).read() } else { 0 };
+            let mut pass = ballot(u32::MAX, lane < owned && top != 0 && top >= floor_hi);
+            let base_of = |i: u32| tile * TILE_TOKENS + ((c0 + i * per_tile) * 32 + lane) * TOKENS_PER_THREAD;
+            if pass != 0 {
+                let mut i = pass.trailing_zeros();
+                pass &= pass - 1;
+                let mut x = cached8_at(p, row, base_of(i));
+                let mut q = if with_q { load_q(p, &r, base_of(i)) } else { [0.0; 8] };
+                loop {
+                    let more = pass != 0;
+                    let i_next = if more { pass.trailing_zeros() } else { i };
+                    let (x_next, q_next) = if more {
+                        (cached8_at(p, row, base_of(i_next)), if with_q { load_q(p, &r, base_of(i_next)) } else { [0.0; 8] })
                     } else {
                         (x, q)
                     };
+                    let base = base_of(i);
                     let keys = keys8(&x, base);
                     unroll8!(J => {
-                        let (sw, sq) = residual_parts(sum, w, r, keys[J], floor, q[J], base + J as u32, q_total_f, z_f);
+                        let (sw, sq) = residual_parts(&plan.sum, w, &r, keys[J], floor, q[J], base + J as u32, q_total_f, z_f);
                         mine.hi = mine.hi.wrapping_add(sw);
                         mine.lo = mine.lo.wrapping_add(sq);
                     });
-                    (x, q, chunk) = (x_next, q_next, next);
+                    if !more {
+                        break;
+                    }
+                    pass &= pass - 1;
+                    (x, q, i) = (x_next, q_next, i_next);
                 }
+                mine = warp_sum_u256(mine);
             }
-            let m = warp_sum_u256(mine);
             if lane == 0 {
-                st_shared_u256(smem(SM_SORT + warp * 32), m);
+                st_shared_u256(smem(SM_SORT + (t * per_tile + c0) * 32), mine);
             }
-            sync_threads();
-            if tid < tiles_per_round && first + tid < own_tiles {
-                let mut parts = U256::ZERO;
-                let mut k = 0;
-                while k < per_tile {
-                    parts = parts.wrapping_add(ld_shared_u256(smem(SM_SORT + (tid * per_tile + k) * 32)));
-                    k += 1;
-                }
-                // Σ max(0, W·Q − q·Z) = Q·ΣW − Z·Σq over the positive tokens.
-                let total = U256::mul_wide(parts.hi, w.q_total).wrapping_sub(U256::mul_wide(parts.lo, w.z));
-                let at = sums.add((grp.g + (first + tid) * grp.size) as usize * 4);
-                at.write(total.lo as u64);
-                at.add(1).write((total.lo >> 64) as u64);
-                at.add(2).write(total.hi as u64);
-                at.add(3).write((total.hi >> 64) as u64);
-            }
-            // The partials are read before the next round's are stored.
-            sync_threads();
-            first += tiles_per_round;
+            t += at_once;
         }
-        grp.sync(p);
-        // Which tile holds the target: one thread per tile (tiles ≤ MAX_TILES ≤ threads).
+        sync_threads();
+        if tid < n {
+            let mut parts = U256::ZERO;
+            let mut k = 0;
+            while k < per_tile {
+                parts = parts.wrapping_add(ld_shared_u256(smem(SM_SORT + (tid * per_tile + k) * 32)));
+                k += 1;
+            }
+            // Σ max(0, W·Q − q·Z) = Q·ΣW − Z·Σq over the positive tokens.
+            let total = U256::mul_wide(parts.hi, w.q_total).wrapping_sub(U256::mul_wide(parts.lo, w.z));
+            let at = tile_sums(p, row, attempt).add((first + tid) as usize * 4);
+            at.write(total.lo as u64);
+            at.add(1).write((total.lo >> 64) as u64);
+            at.add(2).write(total.hi as u64);
+            at.add(3).write((total.hi >> 64) as u64);
+        }
+        // The slots are read before anything reuses them, and the sums stored before a count.
+        sync_threads();
+    }
+}
+
+const _: () = assert!(SM_SORT + MAX_TILES * 32 <= SM_END && MAX_TILES <= SAMPLER_THREADS);
+
+/// The draw from the row's tile sums of `attempt`: the total `T`, the target
+/// `floor(T · r64 / 2^64)`, then the first token in index order whose running sum exceeds it,
+/// by a walk of the tile that holds the target. `None` when the total is 0; `Some(0)`
+/// (defensively, no token) when the sums point at no tile.
+///
+/// # Safety
+/// The whole block calls it together; every tile's sum of `attempt` is stored and ordered
+/// before this block's reads (a device-scope count, or this block's own stores and barrier).
+#[inline(always)]
+unsafe fn pick(p: &VerifyParams, row: u32, plan: &Plan, w: Weights, r64: u64, attempt: u32) -> Option<u64> {
+    let tid = thread_idx_x();
+    let r = plan.d;
+    let with_q = r.q != 0 && !w.plain;
+    let sums = tile_sums(p, row, attempt);
+    // SAFETY (whole block): one thread per tile (tiles ≤ MAX_TILES ≤ threads); the result slots
+    // are in the sampler map; uniform branches.
+    unsafe {
         let m = if tid < p.tiles {
             let at = sums.add(tid as usize * 4) as *const u64;
             U256 {
@@ -1504,7 +1533,7 @@ unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &DraftRow, sum: &Summary, f
         }
         let (before, total) = block_exclusive_scan_u256(m);
         if total.is_zero() {
-            return Drawn::Nothing;
+            return None;
         }
         let u = total.mul_frac64(r64);
         if tid < p.tiles && !m.is_zero() && before <= u && u < before.wrapping_add(m) {
@@ -1516,28 +1545,25 @@ unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &DraftRow, sum: &Summary, f
         let rest = ld_shared_u256(smem(RES_REST));
         sync_threads();
         if tile >= p.tiles {
-            // Unreachable with exact sums; the leader reports no token rather than a wrong one.
-            return if grp.leader() { Drawn::Mine(0) } else { Drawn::Elsewhere };
-        }
-        if tile % grp.size != grp.g {
-            return Drawn::Elsewhere;
+            // Unreachable with exact sums; no token rather than a wrong one.
+            return Some(0);
         }
         if tid == 0 {
             st_shared_u64(smem(RES_PICK), 0);
         }
         sync_threads();
-        // Pass 2, one tile: this thread's share, a scan, then its own tokens in index order.
+        // One tile: this thread's share, a scan, then its own tokens in index order.
         let base = tile_base(tile);
-        let x = cached8(p, grp.row, tile);
+        let x = cached8(p, row, tile);
         let keys = keys8(&x, base);
-        let q = if with_q { load_q(p, r, base) } else { [0.0; 8] };
+        let q = if with_q { load_q(p, &r, base) } else { [0.0; 8] };
         let mut mine = U256::ZERO;
         unroll8!(J => {
-            mine = mine.wrapping_add(token_weight(sum, w, r, keys[J], floor, q[J], base + J as u32));
+            mine = mine.wrapping_add(token_weight(&plan.sum, w, &r, keys[J], plan.kept_floor, q[J], base + J as u32));
         });
         let (mut run, _) = block_exclusive_scan_u256(mine);
         unroll8!(J => {
-            let wj = token_weight(sum, w, r, keys[J], floor, q[J], base + J as u32);
+            let wj = token_weight(&plan.sum, w, &r, keys[J], plan.kept_floor, q[J], base + J as u32);
             let next = run.wrapping_add(wj);
             if !wj.is_zero() && run <= rest && rest < next {
                 st_shared_u64(smem(RES_PICK), keys[J]);
@@ -1548,7 +1574,7 @@ unsafe fn draw(p: &VerifyParams, grp: &mut Group, r: &DraftRow, sum: &Summary, f
         sync_threads();
         let key = ld_shared_u64(smem(RES_PICK));
         sync_threads();
-        Drawn::Mine(key)
+        Some(key)
     }
 }
 
@@ -1579,9 +1605,28 @@ struct Plan {
     q_total: u128,
     sum: Summary,
     ln_z: f64,
+    /// The row's draft side (the draw's weights read `q` and `d_j`).
+    d: DraftRow,
+    /// The draw's random word ([`draw_word`]) and whether the row reports log-probabilities:
+    /// the block that draws needs nothing else of the request.
+    r64: u64,
+    want_lp: bool,
 }
 
-/// Marks the row's draw as pending and stores its plan (thread 0 of the group's leader).
+/// The random word of a pending row's draw: stream 2 (the residual) at position `j` after a
+/// rejected draft, stream 0 (the token) at the bonus row.
+///
+/// # Safety
+/// `slot < slots`.
+#[inline(always)]
+unsafe fn draw_word(p: &VerifyParams, slot: u32, position: u32, draft: u32) -> u64 {
+    // SAFETY: slot < slots (caller).
+    let (seed, step) = unsafe { ((p.seeds as *const u64).add(slot as usize).read(), (p.steps as *const u64).add(slot as usize).read()) };
+    random_u64_at(seed, step, if draft != NO_DRAFT { STREAM_SPEC_RESIDUAL } else { STREAM_TOKEN }, position)
+}
+
+/// Marks the row's draw as pending and stores its plan (thread 0 of the group's leader): ten
+/// words, the 80 bytes `VERIFY_ROW_SCRATCH_BYTES` leaves for it.
 ///
 /// # Safety
 /// `row < rows`; the row scratch and results hold `rows` entries.
@@ -1600,6 +1645,9 @@ unsafe fn write_pending(p: &VerifyParams, row: u32, leader: bool, plan: &Plan) {
         at.add(4).write((plan.q_total >> 64) as u64);
         at.add(5).write(plan.sum.mc.to_bits() as u64 | (plan.sum.infinite as u64) << 32);
         at.add(6).write(plan.ln_z.to_bits());
+        at.add(7).write(plan.d.q);
+        at.add(8).write(plan.d.draft as u64 | (plan.want_lp as u64) << 32);
+        at.add(9).write(plan.r64);
         let result = (p.row_results + row as u64 * 32) as *mut u32;
         st_global_v4_u32(result, [NO_TOKEN as u32, STATUS_OK, 0, f32::NAN.to_bits()]);
         st_global_v4_u32(result.add(4), [f32::NAN.to_bits(), 1, 0, 0]);
@@ -1622,6 +1670,12 @@ unsafe fn read_plan(p: &VerifyParams, row: u32) -> Plan {
             q_total: ((at.add(4).read() as u128) << 64) | at.add(3).read() as u128,
             sum: Summary { infinite: (packed >> 32) as u32, mc: f32::from_bits(packed as u32) },
             ln_z: f64::from_bits(at.add(6).read()),
+            d: {
+                let q = at.add(7).read();
+                DraftRow { q, q_vector_ok: q % 16 == 0, draft: at.add(8).read() as u32 }
+            },
+            r64: at.add(9).read(),
+            want_lp: at.add(8).read() >> 32 != 0,
         }
     }
 }
@@ -1849,14 +1903,24 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
                 store_cached8(p, row, tile, &x);
             }
             let keys = keys8(&x, base);
+            let mut top = 0u64;
             each8(|j| {
-                max_key = if keys[j] > max_key { keys[j] } else { max_key };
+                top = if keys[j] > top { keys[j] } else { top };
                 valid += (keys[j] != 0) as u32;
                 infinite += (x[j] == f32::INFINITY) as u32;
                 if base + j as u32 == draft {
                     draft_key = keys[j];
                 }
             });
+            max_key = if top > max_key { top } else { max_key };
+            if cached {
+                // The chunk's largest key (its value half), for the draws' skip of chunks
+                // under the kept floor. (The loop is block-uniform: the warp is converged.)
+                let chunk_top = redux_max_sync(u32::MAX, (top >> 32) as u32);
+                if tid % 32 == 0 {
+                    chunk_maxima(p, row, tile).add((tid / 32) as usize).write(chunk_top);
+                }
+            }
             if r.d.q != 0 {
                 let qv = load_q(p, &r.d, base);
                 each8(|j| q_sum += draft_units(qv[j]) as u128);
@@ -1971,7 +2035,8 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         }
         // Rejected, or the bonus row: the token is drawn only if the chain stops here, which
         // `verify_draws` decides once every row's accept test is in.
-        write_pending(p, row, leader, &Plan { kept_floor, z, q_total, sum, ln_z });
+        let r64 = draw_word(p, s.slot, position, draft);
+        write_pending(p, row, leader, &Plan { kept_floor, z, q_total, sum, ln_z, d: r.d, r64, want_lp });
         mark_rejected(p, first_row, position, leader);
     }
 }
@@ -1979,16 +2044,31 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
 // ---------------------------------------------------------------------------------------------
 // Stage 2: the one draw a request's chain needs.
 
+/// Where `verify_draws` lists the drawing rows of a window of requests (`u32` rows): the bias
+/// table's place, which the draws do not use.
+const SM_DRAW_LIST: u32 = SM_BIAS;
+/// Requests per window of the list.
+const DRAW_WINDOW: u32 = (SM_SORT - SM_BIAS) / 4;
+const _: () = assert!(DRAW_WINDOW % SAMPLER_THREADS == 0 && DRAW_WINDOW < 1 << 16);
+
 /// Stage 2 of verification: for each request, the row where its chain stops (the first
 /// rejected draft, or the bonus row after `n` accepted ones) gets its draw: the residual draw
 /// (stream 2 at `j`; if the residual is empty, `p_j = q_j` exactly, the plain draw with the same
 /// word), or the bonus draw (stream 0 at position `n`). Rows past the stop are never drawn.
-/// The same cooperative grid and row groups as `verify_rows`, one group per request.
+///
+/// The work goes by tiles, not by requests: every block lists the drawing rows alike
+/// ([`list_drawing_rows`]), and the rows' tiles, in spans of [`draw_span`] tiles, are items that
+/// blocks take as `verify_rows` takes whole rows (block `b` item `b`, then the next from a
+/// counter in row 0's head). A block sums its item's tiles into the row's scratch and counts
+/// them; the block that counts a row's last tile draws it ([`finish_draw`]). So a row with
+/// full support spreads over the grid while a truncated one costs a few chunks, and no block
+/// waits for another.
 ///
 /// # Safety
 /// As for [`verify_rows`], except that `SAMPLER_SHARED_BYTES` of dynamic shared memory is
-/// enough; launched after it on the same stream (its row results, plans and cache are
-/// complete); the draws' barrier counters are zero.
+/// enough and nothing waits on other blocks; launched after it on the same stream (its row
+/// results, plans, cache and chunk maxima are complete); the row heads' draw words are zero
+/// (as `verify_chains` leaves them).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn verify_draws(p: VerifyParams) {
     if block_dim_x() != SAMPLER_THREADS {
@@ -1996,29 +2076,65 @@ pub unsafe extern "ptx-kernel" fn verify_draws(p: VerifyParams) {
     }
     // SAFETY: the header; rows and requests are clipped to the buffers' capacities.
     let (requests, rows) = unsafe { active(&p) };
-    if requests == 0 {
+    if requests == 0 || rows == 0 || p.tiles == 0 {
         return;
     }
-    for_each_group_item!(&p, requests, |request, g, size| {
-        // SAFETY: request < requests; the whole block (and its whole group) calls it.
-        unsafe { draw_request(&p, request, rows, g, size) };
-    });
+    let tid = thread_idx_x();
+    let grid = grid_dim_x();
+    let next_item = (p.row_scratch + HEAD_NEXT_DRAW_TILE as u64 * 4) as *mut u32;
+    // SAFETY (whole block): every block lists the same rows (see `list_drawing_rows`), so items
+    // mean the same rows and tiles everywhere; the list and SM_ITEM are this loop's, each
+    // rewrite behind a barrier after the last read; the counter is row 0's head word (rows > 0).
+    unsafe {
+        let mut window = 0;
+        let (mut listed, wide) = list_drawing_rows(&p, window, requests, rows);
+        let mut span = draw_span(listed, wide, p.tiles, grid);
+        let mut per_row = p.tiles.div_ceil(span);
+        // Items of the earlier windows.
+        let mut offset = 0u32;
+        let mut item = block_idx_x();
+        loop {
+            while item >= offset + listed * per_row {
+                offset += listed * per_row;
+                window += DRAW_WINDOW;
+                if window >= requests {
+                    return;
+                }
+                let (l, w) = list_drawing_rows(&p, window, requests, rows);
+                listed = l;
+                span = draw_span(listed, w, p.tiles, grid);
+                per_row = p.tiles.div_ceil(span);
+            }
+            // The next item is asked for now, and read once this one is done.
+            let next = if tid == 0 { atom_add_global_u32(next_item, 1) } else { 0 };
+            let local = item - offset;
+            let row = ld_shared_u32(smem(SM_DRAW_LIST + (local / per_row) * 4));
+            let first = (local % per_row) * span;
+            let n = if p.tiles - first < span { p.tiles - first } else { span };
+            draw_item(&p, row, first, n);
+            sync_threads();
+            if tid == 0 {
+                st_shared_u32(smem(SM_ITEM), grid + next);
+            }
+            sync_threads();
+            item = ld_shared_u32(smem(SM_ITEM));
+            sync_threads();
+        }
+    }
 }
 
-/// The draw of one request's stopping row, by block `g` of `size`.
+/// The row where `request`'s chain stops, when that row's token is left to a draw.
 ///
 /// # Safety
-/// As for [`verify_draws`]; `request < requests`; the whole block calls it, and every block of
-/// the group with the same request.
+/// `request < requests`; `verify_rows` of this call has finished.
 #[inline(always)]
-unsafe fn draw_request(p: &VerifyParams, request: u32, rows: u32, g: u32, size: u32) {
-    // SAFETY (whole block; every branch depends on values every block of the group reads
-    // alike): reads inside the buffers VerifyParams describes once request_ok holds; row
-    // results, plans and the cache were written by verify_rows, before this kernel.
+unsafe fn drawing_row(p: &VerifyParams, request: u32, rows: u32) -> Option<u32> {
+    // SAFETY: request_ok keeps the walk inside the request's rows; row results were written by
+    // verify_rows for every row up to the chain's stop.
     unsafe {
         let vs = read_settings(p, request);
         if !request_ok(p, &vs, rows) {
-            return; // verify_chains reports it
+            return None; // verify_chains reports it
         }
         let mut j = 0;
         let mut res = read_row_result(p, vs.first_row);
@@ -2026,58 +2142,110 @@ unsafe fn draw_request(p: &VerifyParams, request: u32, rows: u32, g: u32, size: 
             j += 1;
             res = read_row_result(p, vs.first_row + j);
         }
-        if res.status != STATUS_OK || res.pending == 0 {
-            return; // decided already (greedy, accepted, or a row error)
-        }
-        let row = vs.first_row + j;
-        let s = vs.row;
-        let draft = if j < vs.drafts { (p.drafts as *const u32).add((request * p.max_drafts + j) as usize).read() } else { NO_DRAFT };
-        // The draw reads the draft side only (the cache holds the prologue's values); a pending
-        // row is never greedy.
-        let r = DraftRow::new(p, &vs, j, draft, false);
-        let plan = read_plan(p, row);
-        let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
-        let lp_of = |key: u64| if want_lp { plan.sum.logprob_of(key, plan.ln_z) } else { f32::NAN };
-        // SAFETY: slot < slots (request_ok).
-        let (seed, step) = ((p.seeds as *const u64).add(s.slot as usize).read(), (p.steps as *const u64).add(s.slot as usize).read());
-        let (mut weights, r64) = if draft != NO_DRAFT {
-            (Weights { z: plan.z, q_total: plan.q_total, plain: false }, random_u64_at(seed, step, STREAM_SPEC_RESIDUAL, j))
+        // (Not the status: a draw that finds no token changes it, and it keeps `pending`.)
+        if res.pending != 0 {
+            Some(vs.first_row + j)
         } else {
-            (Weights::PLAIN, random_u64_at(seed, step, STREAM_TOKEN, j))
-        };
-        let mut grp = Group { row, g, size, barriers: 0, counter: HEAD_DRAWS_BARRIER };
-        let leader = grp.leader();
-        let mut attempt = 0;
-        loop {
-            match draw(p, &mut grp, &r, &plan.sum, plan.kept_floor, weights, r64, attempt) {
-                Drawn::Nothing if !weights.plain => {
-                    weights = Weights::PLAIN;
-                    attempt = 1;
-                }
-                Drawn::Nothing => {
-                    finish_key(p, row, leader, 0, false, f32::NAN, f32::NAN);
-                    break;
-                }
-                Drawn::Mine(key) => {
-                    finish_key(p, row, true, key, false, f32::NAN, lp_of(key));
-                    break;
-                }
-                Drawn::Elsewhere => break,
-            }
+            None // decided already (greedy, accepted, or a row error)
         }
     }
 }
 
-/// [`write_result`] for a drawn key; 0 (nothing found, which the integer arithmetic rules out)
-/// becomes `NoValidToken` rather than a wrong token.
+/// Lists at `SM_DRAW_LIST`, in request order, the drawing rows ([`drawing_row`]) of requests
+/// `window ..` (at most `DRAW_WINDOW` of them); returns how many, and how many of them are wide
+/// (no kept floor: every chunk is summed). Every block gets the same list whenever it looks:
+/// accepted rows are never drawn, and a draw keeps its row's `pending`.
+///
+/// # Safety
+/// The whole block calls it together; `window < requests`; nothing reads the previous list
+/// any more.
 #[inline(always)]
-unsafe fn finish_key(p: &VerifyParams, row: u32, writer: bool, key: u64, accept: bool, lp_draft: f32, lp_token: f32) {
-    // SAFETY: forwarded.
+unsafe fn list_drawing_rows(p: &VerifyParams, window: u32, requests: u32, rows: u32) -> (u32, u32) {
+    let tid = thread_idx_x();
+    let end = if requests - window < DRAW_WINDOW { requests } else { window + DRAW_WINDOW };
+    let (mut listed, mut wide) = (0, 0);
+    let mut at = window;
+    // SAFETY (whole block): uniform loop; positions < DRAW_WINDOW inside the list; the scan's
+    // barriers order earlier reads before these stores, the last one these stores before reads.
     unsafe {
-        if key != 0 {
-            write_result(p, row, writer, key_index(key) as i32, STATUS_OK, accept, lp_draft, lp_token);
-        } else {
-            write_result(p, row, writer, NO_TOKEN, STATUS_NO_VALID_TOKEN, false, f32::NAN, f32::NAN);
+        while at < end {
+            let request = at + tid;
+            let row = if request < end { drawing_row(p, request, rows) } else { None };
+            // The plan's first word is the kept floor.
+            let is_wide = match row {
+                Some(row) => ((p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + ROW_PLAN) as *const u64).read() >> 32 == 0,
+                None => false,
+            };
+            // Packed: the rows found below bit 16 (< DRAW_WINDOW), the wide ones above.
+            let (before, found) = block_exclusive_scan_u32(row.is_some() as u32 | (is_wide as u32) << 16);
+            if let Some(row) = row {
+                st_shared_u32(smem(SM_DRAW_LIST + (listed + (before & 0xffff)) * 4), row);
+            }
+            listed += found & 0xffff;
+            wide += found >> 16;
+            at += SAMPLER_THREADS;
+        }
+        sync_threads();
+    }
+    (listed, wide)
+}
+
+/// Tiles `first .. first + n` of drawing row `row`: their sums, then, in the block that counts
+/// the row's last tile, the draw.
+///
+/// # Safety
+/// The whole block calls it together; `row` is listed; `1 ≤ n`, `first + n ≤ tiles`, and no
+/// other item covers these tiles.
+#[inline(always)]
+unsafe fn draw_item(p: &VerifyParams, row: u32, first: u32, n: u32) {
+    // SAFETY (whole block): the plan was written by verify_rows; the counter is the row's head
+    // word, zero at launch, counting each tile once.
+    unsafe {
+        let plan = read_plan(p, row);
+        let w = draw_weights(&plan);
+        sum_span(p, row, first, n, &plan, w, 0);
+        let mut last = false;
+        if thread_idx_x() == 0 {
+            let done = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + HEAD_DRAW_TILES_DONE as u64 * 4) as *mut u32;
+            // The fence orders the block's sums (stored before `sum_span`'s last barrier) before
+            // the count; the last counter's fence orders every block's sums before its reads.
+            fence_acq_rel_gpu();
+            last = atom_add_global_u32(done, n) + n == p.tiles;
+            if last {
+                fence_acq_rel_gpu();
+            }
+        }
+        if sync_threads_or(last) {
+            finish_draw(p, row, &plan, w);
+        }
+    }
+}
+
+/// The draw of a row whose tile sums are all in, and its result.
+///
+/// # Safety
+/// The whole block calls it together; every tile sum of the row's first attempt is stored and
+/// ordered before this block's reads.
+#[inline(always)]
+unsafe fn finish_draw(p: &VerifyParams, row: u32, plan: &Plan, w: Weights) {
+    // SAFETY (whole block): forwarded; the plan carries the draw's word.
+    unsafe {
+        let r64 = plan.r64;
+        let mut key = pick(p, row, plan, w, r64, 0);
+        if key.is_none() && !w.plain {
+            // An empty residual means p_j = q_j exactly: the plain draw with the same word, by
+            // this block alone (real drafts never get here).
+            sum_span(p, row, 0, p.tiles, plan, Weights::PLAIN, 1);
+            key = pick(p, row, plan, Weights::PLAIN, r64, 1);
+        }
+        let key = key.unwrap_or(0);
+        let lp = if plan.want_lp { plan.sum.logprob_of(key, plan.ln_z) } else { f32::NAN };
+        if thread_idx_x() == 0 {
+            // `pending` stays set: the other blocks' lists must not change.
+            let at = (p.row_results + row as u64 * 32) as *mut u32;
+            let (token, status, lp) = if key != 0 { (key_index(key) as i32, STATUS_OK, lp) } else { (NO_TOKEN, STATUS_NO_VALID_TOKEN, f32::NAN) };
+            st_global_v4_u32(at, [token as u32, status, 0, f32::NAN.to_bits()]);
+            st_global_v4_u32(at.add(4), [lp.to_bits(), 1, 0, 0]);
         }
     }
 }
