@@ -53,7 +53,7 @@ use crate::logit::{process_logit, process_untempered, temper_by, temper_scale, w
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
-use crate::verify::{draft_units, group_shape, residual_positive, residual_weight, spec_accept, u128_to_f64, U256};
+use crate::verify::{draft_units, draw_span, group_shape, residual_positive, residual_weight, spec_accept, u128_to_f64, U256};
 
 /// Digit of keys that take no part in a histogram level (warp aggregation needs every lane).
 const NO_DIGIT: u32 = u32::MAX;
@@ -1371,25 +1371,6 @@ fn tile_sums(p: &VerifyParams, row: u32, attempt: u32) -> *mut u64 {
 #[inline(always)]
 fn chunk_maxima(p: &VerifyParams, row: u32, tile: u32) -> *mut u32 {
     (p.chunk_max + (row as u64 * p.tiles as u64 + tile as u64) * VERIFY_CHUNKS_PER_TILE as u64 * 4) as *mut u32
-}
-
-/// Most tiles in one draw item when rows cost unequally: blocks then take several items each.
-const DRAW_SPAN_MAX: u32 = 8;
-
-/// Tiles per draw item when `listed` rows draw, `wide` of them with no kept floor. When nearly
-/// all are wide, every tile costs alike: one round, each row split into `grid / listed` equal
-/// items (a row per item once rows outnumber blocks). Otherwise the grid's share of the tiles,
-/// up to `DRAW_SPAN_MAX`: a small call is still one round, and past that the hand-out evens out
-/// rows of unequal cost (a truncated row's tiles cost a few chunks, a wide row's all of them).
-#[inline(always)]
-fn draw_span(listed: u32, wide: u32, tiles: u32, grid: u32) -> u32 {
-    let grid = if grid > 0 { grid } else { 1 };
-    if wide * 10 >= listed * 9 {
-        let per_row = (grid / if listed > 0 { listed } else { 1 }).clamp(1, tiles);
-        tiles.div_ceil(per_row)
-    } else {
-        (listed * tiles).div_ceil(grid).clamp(1, DRAW_SPAN_MAX)
-    }
 }
 
 /// The weights of a pending row's draw: the residual where a draft was rejected, the plain

@@ -181,6 +181,29 @@ pub fn group_shape(grid: u32, block: u32, items: u32, tiles: u32) -> (u32, u32, 
     }
 }
 
+/// Most tiles in one `verify_draws` item when rows cost unequally: blocks then take several
+/// items each.
+pub const DRAW_SPAN_MAX: u32 = 8;
+
+/// Tiles per `verify_draws` item when `listed` rows draw, `wide` of them with no kept floor,
+/// on a grid of `grid` blocks. When nearly all are wide, every tile costs alike: one round, each
+/// row split into `grid / listed` equal items (a row per item once rows outnumber blocks).
+/// Otherwise the grid's share of the tiles, up to `DRAW_SPAN_MAX`: a small call is still one
+/// round, and past that the hand-out evens out rows of unequal cost (a truncated row's tiles
+/// cost a few chunks, a wide row's all of them). At least 1; above `tiles` only when a row has
+/// fewer than `DRAW_SPAN_MAX` tiles, where an item is the whole row.
+#[inline(always)]
+pub fn draw_span(listed: u32, wide: u32, tiles: u32, grid: u32) -> u32 {
+    let grid = if grid > 0 { grid } else { 1 };
+    let tiles = if tiles > 0 { tiles } else { 1 };
+    if wide * 10 >= listed * 9 {
+        let per_row = (grid / if listed > 0 { listed } else { 1 }).clamp(1, tiles);
+        tiles.div_ceil(per_row)
+    } else {
+        (listed * tiles).div_ceil(grid).clamp(1, DRAW_SPAN_MAX)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,5 +448,47 @@ mod tests {
             residual_target(U256::from_u128(100), u64::MAX),
             U256::from_u128(99)
         );
+    }
+
+    /// A call whose drawing rows are (nearly) all wide runs in one round of items when it has
+    /// no more rows than blocks, split as finely as that allows; other calls take spans of at
+    /// most `DRAW_SPAN_MAX` tiles and no more than one round's share.
+    #[test]
+    fn draw_spans_fit_rows_and_rounds() {
+        for grid in [1u32, 7, 132, 264] {
+            for tiles in [1u32, 8, 32, 37, 64, 256] {
+                for listed in 0u32..400 {
+                    for wide in [0, listed / 2, listed * 9 / 10, listed] {
+                        let span = draw_span(listed, wide, tiles, grid);
+                        assert!(span >= 1 && (span <= tiles || span <= DRAW_SPAN_MAX), "grid {grid} tiles {tiles} listed {listed}: {span}");
+                        let items = listed * tiles.div_ceil(span);
+                        if wide * 10 >= listed * 9 {
+                            if listed <= grid {
+                                assert!(items <= grid, "grid {grid} tiles {tiles} listed {listed}: {items} items");
+                            }
+                            assert!(span <= tiles);
+                            // The finest split that keeps one round.
+                            let per_row = tiles.div_ceil(span);
+                            if listed > 0 && listed <= grid {
+                                assert!(per_row * listed <= grid);
+                                assert!(span == 1 || (tiles.div_ceil(span - 1)) * listed > grid, "grid {grid} tiles {tiles} listed {listed}: span {span} not the finest");
+                            }
+                        } else {
+                            assert!(span <= DRAW_SPAN_MAX);
+                            // No more than one round's share: the grid's tiles per block.
+                            assert!(span <= (listed * tiles).div_ceil(grid).max(1));
+                        }
+                    }
+                }
+            }
+        }
+        // The H200 calls measured (132 blocks, V = 151936: 37 tiles): uniform B = 128 takes a
+        // row per item, B = 32 four items a row, B = 8 sixteen (spans of 3); heterogeneous
+        // B = 128 (about 96 drawing rows, few wide) spans of 8.
+        assert_eq!(draw_span(128, 128, 37, 132), 37);
+        assert_eq!(draw_span(32, 32, 37, 132), 10);
+        assert_eq!(draw_span(8, 8, 37, 132), 3);
+        assert_eq!(draw_span(96, 10, 37, 132), 8);
+        assert_eq!(draw_span(1, 0, 37, 132), 1);
     }
 }
