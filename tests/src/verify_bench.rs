@@ -11,7 +11,12 @@
 //!   of rows past a rejection saves nothing and its checks still run);
 //! - `verify_accept70`: the same, but each draft is its row's argmax with probability 0.7 and
 //!   a uniform random token otherwise, so chains stop where a production drafter's might
-//!   (1.77 of 4 drafts accepted on average).
+//!   (1.77 of 4 drafts accepted on average);
+//! - `verify_sampled`: B random requests (T 1) × 4 drafts with full draft-probability rows, each
+//!   q row `0.7 · p + 0.3 · noise` of its own target row and each draft sampled from it, so a
+//!   draft is accepted with probability `Σ min(p, q) ≥ 0.7`: chains stop anywhere, with a
+//!   residual draw where they stop and a bonus draw where they do not (the production shape
+//!   of random sampling with a drafter).
 //!
 //! Timed like the step: CUDA events around one graph replay of the three verification kernels,
 //! two target-logit sets alternating, the flush buffer rewritten before each replay. In the
@@ -39,6 +44,7 @@ pub enum VerifyWorkload {
     Hetero,
     Accepted,
     Accept70,
+    Sampled,
 }
 
 impl VerifyWorkload {
@@ -48,6 +54,7 @@ impl VerifyWorkload {
             VerifyWorkload::Hetero => "verify_hetero",
             VerifyWorkload::Accepted => "verify_accepted",
             VerifyWorkload::Accept70 => "verify_accept70",
+            VerifyWorkload::Sampled => "verify_sampled",
         }
     }
 }
@@ -76,7 +83,9 @@ pub fn cells(quick: bool) -> Vec<VerifyCell> {
     let mut out = Vec::new();
     for &vocab in vocabs {
         for &batch in batches {
-            for workload in [VerifyWorkload::Uniform, VerifyWorkload::Hetero, VerifyWorkload::Accepted, VerifyWorkload::Accept70] {
+            for workload in
+                [VerifyWorkload::Uniform, VerifyWorkload::Hetero, VerifyWorkload::Accepted, VerifyWorkload::Accept70, VerifyWorkload::Sampled]
+            {
                 out.push(VerifyCell { workload, vocab, batch });
             }
         }
@@ -91,6 +100,30 @@ fn q_row(rng: &mut impl Rng, vocab: usize) -> Vec<f32> {
     w.iter().map(|&v| (v / s) as f32).collect()
 }
 
+/// A drafter's q for a target row of raw logits `x` at T 1: `0.7 · softmax(x) + 0.3 · noise`
+/// (noise: uniform weights normalised to sum 1), as f32.
+fn drafted_q_row(rng: &mut impl Rng, x: &[f32]) -> Vec<f32> {
+    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let p: Vec<f64> = x.iter().map(|&v| ((v - max) as f64).exp()).collect();
+    let ps: f64 = p.iter().sum();
+    let noise: Vec<f64> = (0..x.len()).map(|_| unit(rng)).collect();
+    let ns: f64 = noise.iter().sum();
+    p.iter().zip(&noise).map(|(a, b)| (0.7 * a / ps + 0.3 * b / ns) as f32).collect()
+}
+
+/// A token drawn from the weights `q` by inverse CDF.
+fn sample_from(rng: &mut impl Rng, q: &[f32]) -> u32 {
+    let total: f64 = q.iter().map(|&v| v as f64).sum();
+    let mut u = unit(rng) * total;
+    for (i, &v) in q.iter().enumerate() {
+        u -= v as f64;
+        if u <= 0.0 {
+            return i as u32;
+        }
+    }
+    (q.len() - 1) as u32
+}
+
 /// Measures one cell.
 pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut impl Rng) -> BenchResult<VerifyMeasured> {
     const MAX_DRAFTS: usize = 8;
@@ -102,6 +135,7 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
     // Greedy requests whose drafts are their rows' argmax: always, or with probability 0.7.
     let accepted = matches!(cell.workload, VerifyWorkload::Accepted | VerifyWorkload::Accept70);
     let all_accepted = cell.workload == VerifyWorkload::Accepted;
+    let sampled = cell.workload == VerifyWorkload::Sampled;
 
     // Requests: settings, prompt, drafts, whether they bring q rows, bitmask rows.
     let mut drafts: Vec<Vec<u32>> = Vec::new();
@@ -164,6 +198,24 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
         let (first, second) = sets.split_at_mut(1);
         stream.memcpy_dtod(&first[0], &mut second[0])?;
     }
+    // verify_sampled: each draft row's q from its own target row, the draft sampled from q; the
+    // second set is a copy of the first, so both replays accept the same drafts.
+    let mut sampled_q = Vec::new();
+    if sampled {
+        let host = stream.clone_dtoh(&sets[0])?;
+        let mut row = 0;
+        for d in &mut drafts {
+            for t in d.iter_mut() {
+                let q = drafted_q_row(rng, &host[row * vocab..(row + 1) * vocab]);
+                *t = sample_from(rng, &q);
+                sampled_q.extend_from_slice(&q);
+                row += 1;
+            }
+            row += 1; // the bonus row
+        }
+        let (first, second) = sets.split_at_mut(1);
+        stream.memcpy_dtod(&first[0], &mut second[0])?;
+    }
     let requests: Vec<DeviceVerifyRequest<'_>> = (0..batch)
         .map(|r| DeviceVerifyRequest {
             request: r as u64,
@@ -172,11 +224,16 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
             bitmask: masks[r].as_deref(),
         })
         .collect();
-    // One host q row, copied to every q row (its contents do not change the work).
+    // verify_sampled's own q rows; else one host q row, copied to every q row (its contents do
+    // not change the work there: drafts are uniform tokens).
     let mut q_dev = stream.alloc_zeros::<f32>(q_rows.max(1) * vocab)?;
-    let q_host = q_row(rng, vocab);
-    for i in 0..q_rows {
-        stream.memcpy_htod(&q_host, &mut q_dev.slice_mut(i * vocab..(i + 1) * vocab))?;
+    if sampled {
+        stream.memcpy_htod(&sampled_q, &mut q_dev.slice_mut(0..q_rows * vocab))?;
+    } else {
+        let q_host = q_row(rng, vocab);
+        for i in 0..q_rows {
+            stream.memcpy_htod(&q_host, &mut q_dev.slice_mut(i * vocab..(i + 1) * vocab))?;
+        }
     }
     verifier.upload_verify(&requests)?;
     let mut graphs: Vec<VerifyGraph> = Vec::new();
@@ -193,6 +250,10 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
     verifier.replay(&graphs[0])?;
     let skipped = verifier.skipped_rows()?;
     let outs = verifier.read_verify_outputs()?;
+    if sampled {
+        let accepted: usize = outs.iter().map(|o| o.accepted).sum();
+        eprintln!("verify_sampled V={vocab} B={batch}: {:.2} of 4 drafts accepted on average", accepted as f64 / batch.max(1) as f64);
+    }
     if all_accepted {
         let short = outs.iter().filter(|o| o.accepted != 4).count();
         if short > 0 {

@@ -175,6 +175,9 @@ fn workload_notes(workload: &str) -> &'static str {
                               past a rejection saves nothing. No peer cell was run (the peer harnesses predate it).",
         "verify_accept70" => "sonic only: greedy requests whose drafts are their rows' argmax with probability 0.7 \
                               (else a random token). No peer cell was run (the peer harnesses predate it).",
+        "verify_sampled" => "sonic only: random requests (T 1) whose drafts are sampled from a q of 0.7 · p + 0.3 · \
+                             noise of their own target rows, so each draft is accepted with probability Σ min(p, q) ≥ \
+                             0.7 and chains stop anywhere. No peer cell was run (the peer harnesses predate it).",
         "peaked_topp095" | "flat_topp095" => "sonic only: T 1, top-p 0.95 on peaked and on flat rows (the exact pass). \
                                               No peer cell was run.",
         _ => "",

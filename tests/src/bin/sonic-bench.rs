@@ -556,7 +556,9 @@ fn main() -> BenchResult<()> {
              are uniform random tokens, so nearly every request with drafts stops at its first draft (a random \
              request then runs one residual draw). verify_accepted: B greedy requests × 4 drafts, each the argmax of \
              its target row, so every draft is accepted. verify_accept70: the same, each draft the argmax with \
-             probability 0.7, else a random token. \"skipped\": target rows that verify_rows dropped in one \
+             probability 0.7, else a random token. verify_sampled: B random requests (T 1) × 4 drafts, each q \
+             row 0.7 · p + 0.3 · noise of its own target row and each draft sampled from it, so chains stop \
+             anywhere (a residual draw where they stop, a bonus draw where they do not). \"skipped\": target rows that verify_rows dropped in one \
              replay because an earlier row of their request had already stopped the chain (only blocks that hold \
              whole rows skip, when the call has more rows than the grid has blocks). GB/s counts target logits, \
              q rows, bitmask rows, and penalty counts once per target row with penalties.\n\n\
