@@ -259,3 +259,28 @@ impl TypedRows {
         }
     }
 }
+
+/// A draft distribution close to the target's: 70% softmax of the row `x` (processed values, or
+/// raw logits at T 1), 30% noise, in [0, 1], never all zero. `Σ min(p, q) ≥ 0.7`, so a draft
+/// sampled from it is accepted with at least that probability.
+pub fn draft_q_row(rng: &mut impl Rng, x: &[f32]) -> Vec<f32> {
+    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let soft: Vec<f64> = x.iter().map(|&v| if max.is_finite() && v > f32::NEG_INFINITY { ((v - max) as f64).exp() } else { 0.0 }).collect();
+    let s: f64 = soft.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+    let noise: Vec<f64> = (0..x.len()).map(|_| unit(rng)).collect();
+    let n: f64 = noise.iter().sum();
+    soft.iter().zip(&noise).map(|(a, b)| (0.7 * a / s + 0.3 * b / n) as f32).collect()
+}
+
+/// A token drawn from the weights `q` by inverse CDF.
+pub fn sample_weights(rng: &mut impl Rng, q: &[f32]) -> u32 {
+    let total: f64 = q.iter().map(|&v| v as f64).sum();
+    let mut u = unit(rng) * total;
+    for (i, &v) in q.iter().enumerate() {
+        u -= v as f64;
+        if u <= 0.0 {
+            return i as u32;
+        }
+    }
+    (q.len() - 1) as u32
+}

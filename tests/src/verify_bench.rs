@@ -33,7 +33,7 @@ use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
 use sampler_host::gpu_verify::{DeviceVerifyRequest, DraftProbs, GpuVerifier, VerifyGraph};
 use sampler_host::settings::SamplingParams;
 use sampler_kernels::abi::{DTYPE_F32, FILL_PEAKED};
-use sampler_tests::{below, bitmask_row, mixed_params, unit};
+use sampler_tests::{below, bitmask_row, draft_q_row, mixed_params, sample_weights, unit};
 
 use super::{time_replays, BenchResult, Timing};
 
@@ -98,30 +98,6 @@ fn q_row(rng: &mut impl Rng, vocab: usize) -> Vec<f32> {
     let w: Vec<f64> = (0..vocab).map(|_| unit(rng).powi(8)).collect();
     let s: f64 = w.iter().sum();
     w.iter().map(|&v| (v / s) as f32).collect()
-}
-
-/// A drafter's q for a target row of raw logits `x` at T 1: `0.7 · softmax(x) + 0.3 · noise`
-/// (noise: uniform weights normalised to sum 1), as f32.
-fn drafted_q_row(rng: &mut impl Rng, x: &[f32]) -> Vec<f32> {
-    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let p: Vec<f64> = x.iter().map(|&v| ((v - max) as f64).exp()).collect();
-    let ps: f64 = p.iter().sum();
-    let noise: Vec<f64> = (0..x.len()).map(|_| unit(rng)).collect();
-    let ns: f64 = noise.iter().sum();
-    p.iter().zip(&noise).map(|(a, b)| (0.7 * a / ps + 0.3 * b / ns) as f32).collect()
-}
-
-/// A token drawn from the weights `q` by inverse CDF.
-fn sample_from(rng: &mut impl Rng, q: &[f32]) -> u32 {
-    let total: f64 = q.iter().map(|&v| v as f64).sum();
-    let mut u = unit(rng) * total;
-    for (i, &v) in q.iter().enumerate() {
-        u -= v as f64;
-        if u <= 0.0 {
-            return i as u32;
-        }
-    }
-    (q.len() - 1) as u32
 }
 
 /// Measures one cell.
@@ -206,8 +182,8 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
         let mut row = 0;
         for d in &mut drafts {
             for t in d.iter_mut() {
-                let q = drafted_q_row(rng, &host[row * vocab..(row + 1) * vocab]);
-                *t = sample_from(rng, &q);
+                let q = draft_q_row(rng, &host[row * vocab..(row + 1) * vocab]);
+                *t = sample_weights(rng, &q);
                 sampled_q.extend_from_slice(&q);
                 row += 1;
             }

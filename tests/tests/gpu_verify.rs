@@ -18,8 +18,8 @@ use sampler_host::reference::{greedy_choice, process_row, CpuReference};
 use sampler_host::settings::SamplingParams;
 use sampler_host::verify::{Verifier, VerifyBatch, VerifyOutput, VerifyRequest};
 use sampler_tests::{
-    below, bitmask_row, compare_outputs, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, sized, unit, RowShape,
-    LOGPROB_TOLERANCE,
+    below, bitmask_row, compare_outputs, draft_q_row, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, sample_weights,
+    sized, unit, RowShape, LOGPROB_TOLERANCE,
 };
 
 /// Draft capacity of the verifiers under test.
@@ -71,30 +71,6 @@ fn verify_params(rng: &mut impl Rng, vocab: usize) -> SamplingParams {
     p
 }
 
-/// A draft distribution close to the target's: 70% softmax of the processed row, 30% noise,
-/// in [0, 1], never all zero.
-fn q_row(rng: &mut impl Rng, x: &[f32]) -> Vec<f32> {
-    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let soft: Vec<f64> = x.iter().map(|&v| if max.is_finite() && v > f32::NEG_INFINITY { ((v - max) as f64).exp() } else { 0.0 }).collect();
-    let s: f64 = soft.iter().sum::<f64>().max(f64::MIN_POSITIVE);
-    let noise: Vec<f64> = (0..x.len()).map(|_| unit(rng)).collect();
-    let n: f64 = noise.iter().sum();
-    soft.iter().zip(&noise).map(|(a, b)| (0.7 * a / s + 0.3 * b / n) as f32).collect()
-}
-
-/// Inverse-CDF sample from a q row.
-fn sample_q(rng: &mut impl Rng, q: &[f32]) -> u32 {
-    let total: f64 = q.iter().map(|&v| v as f64).sum();
-    let mut u = unit(rng) * total;
-    for (i, &v) in q.iter().enumerate() {
-        u -= v as f64;
-        if u <= 0.0 {
-            return i as u32;
-        }
-    }
-    (q.len() - 1) as u32
-}
-
 /// A fresh call for `ids`: 0..=max_n drafts each, peaked and flat rows, a third of the requests
 /// masked (rarely a fully masked row), half of the random requests with q rows. Drafts follow
 /// the target (argmax of the processed row with the chain's penalty state), the drafter's q, or
@@ -133,10 +109,10 @@ fn make_call(rng: &mut impl Rng, cpu: &CpuReference, ids: &[u64], vocab: usize, 
             if j == n {
                 break;
             }
-            let qr = with_q.then(|| q_row(rng, &x));
+            let qr = with_q.then(|| draft_q_row(rng, &x));
             let d = match below(rng, 8) {
                 0..=4 => greedy_choice(&x).unwrap_or_else(|| below(rng, vocab as u64) as u32),
-                5 | 6 if qr.is_some() => sample_q(rng, qr.as_deref().unwrap_or(&[])),
+                5 | 6 if qr.is_some() => sample_weights(rng, qr.as_deref().unwrap_or(&[])),
                 _ => below(rng, vocab as u64) as u32,
             };
             drafts.push(d);
