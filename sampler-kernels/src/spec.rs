@@ -1616,7 +1616,7 @@ unsafe fn write_pending(p: &VerifyParams, row: u32, leader: bool, plan: &Plan) {
     if thread_idx_x() != 0 || !leader {
         return;
     }
-    // SAFETY: the row's 64-byte plan slot and its 32-byte result, both 16-byte aligned.
+    // SAFETY: the row's 80-byte plan slot and its 32-byte result, both 16-byte aligned.
     unsafe {
         let at = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + ROW_PLAN) as *mut u64;
         at.write(plan.kept_floor);
