@@ -325,6 +325,36 @@ fn gpu_verify_whole_row_blocks_skip_rows_past_a_rejection() {
     assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
 }
 
+/// More requests than `verify_draws` lists at once (a window of 4096 requests, the bias table's
+/// shared memory): every block lists the drawing rows window by window and takes items across
+/// windows from one counter. Small rows (two tiles) keep the call cheap; the draws of the
+/// second window's requests must equal the reference like the first's.
+#[test]
+fn gpu_verify_draws_more_requests_than_one_list_window() {
+    const TEST: &str = "gpu_verify_draws_more_requests_than_one_list_window";
+    let mut rng = fresh_rng(TEST);
+    let vocab = 8_000usize;
+    let batch = 4_200usize;
+    let Some(device) = gpu_or_skip(TEST) else { return };
+    let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+    let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
+    let mut cpu = CpuReference::new(vocab, batch).expect("cpu");
+    let ids = register(&mut rng, vocab, batch, &mut [&mut gpu, &mut cpu]);
+    let call = make_call(&mut rng, &cpu, &ids, vocab, 2);
+    let batch_v = call.batch(vocab);
+    let g = gpu.verify(&batch_v).expect("gpu verify");
+    let c_out = cpu.verify(&batch_v).expect("cpu verify");
+    let mut cov = Coverage::default();
+    cov.add(&call, &c_out);
+    cov.assert_nontrivial(TEST);
+    // Requests past the first window that stop at a row left to a draw (a random request that
+    // rejects, or reaches its bonus row): the path this test is for.
+    let late_draws = call.requests.iter().zip(&c_out).skip(4096).filter(|(r, o)| o.status == 0 && !cpu.table().get(r.id).is_some_and(|s| s.params.is_greedy())).count();
+    assert!(late_draws > 0, "no request past the first window draws");
+    let bad = check("call", &call, &g, &c_out, |id| format!("{:?}", cpu.table().get(id).map(|s| &s.params)));
+    assert_eq!(bad, 0, "{bad} requests differ from the reference");
+}
+
 /// Greedy and plain random requests (some with top-k) with long accepted chains and zero-draft
 /// requests: the bonus path and the all-accepted path on every vocab size, f32 and bf16 logits.
 #[test]
