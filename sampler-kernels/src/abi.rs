@@ -474,7 +474,8 @@ const _: () = assert!(VERIFY_CHUNKS_PER_TILE * 32 == SAMPLER_THREADS);
 pub const VERIFY_ROW_HEAD_BYTES: u32 = 32;
 /// Bytes of `VerifyParams::row_scratch` per target row: the head, two generations of per-tile
 /// draw sums (`U256[MAX_TILES]` each), the selections' gather list (`u64[MERGE_CAPACITY]`),
-/// then the row's draw plan (80 bytes: kept floor, masses, summary, draft side).
+/// then the row's draw plan (80 bytes: kept floor, masses, summary, draft side, the draw's
+/// random word).
 pub const VERIFY_ROW_SCRATCH_BYTES: u32 = VERIFY_ROW_HEAD_BYTES + 2 * MAX_TILES * 32 + MERGE_CAPACITY * 8 + 80;
 
 /// One request of a verification call, in device memory (one host copy per call).
