@@ -261,8 +261,9 @@ impl TypedRows {
 }
 
 /// A draft distribution close to the target's: 70% softmax of the row `x` (processed values, or
-/// raw logits at T 1), 30% noise, in [0, 1], never all zero. `Σ min(p, q) ≥ 0.7`, so a draft
-/// sampled from it is accepted with at least that probability.
+/// raw logits at T 1), 30% noise, in [0, 1], never all zero. Against `p = softmax(x)`,
+/// `Σ min(p, q) ≥ 0.7`: a draft sampled from it is accepted with at least that probability
+/// when `p` is the target distribution (no truncation).
 pub fn draft_q_row(rng: &mut impl Rng, x: &[f32]) -> Vec<f32> {
     let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let soft: Vec<f64> = x.iter().map(|&v| if max.is_finite() && v > f32::NEG_INFINITY { ((v - max) as f64).exp() } else { 0.0 }).collect();
