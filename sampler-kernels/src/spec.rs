@@ -189,8 +189,6 @@ struct Group {
     size: u32,
     /// Group barriers passed so far (every block of a group passes the same ones).
     barriers: u32,
-    /// Which u32 of the row's scratch head counts this kernel's arrivals (`HEAD_*`).
-    counter: u32,
 }
 
 /// Words of a row's scratch head: `verify_rows`' barrier counter, its two selections' gather
@@ -231,7 +229,7 @@ impl Group {
                 let target = self.barriers * self.size;
                 if thread_idx_x() == 0 {
                     let counter = (p.row_scratch + self.row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64) as *mut u32;
-                    let counter = counter.add(self.counter as usize);
+                    let counter = counter.add(HEAD_ROWS_BARRIER as usize);
                     fence_acq_rel_gpu();
                     red_add_relaxed_gpu_u32(counter, 1);
                     while ld_relaxed_gpu_u32(counter) < target {
@@ -791,7 +789,8 @@ macro_rules! for_each_cached_tile {
         let mut $tile = $first;
         if $tile < p.tiles {
             let (len, start) = cache_span(p, row);
-            // (With PREFETCH_AHEAD = 2 this is the tile loaded below: harmless, kept as measured.)
+            // (With PREFETCH_AHEAD = 2 this is the tile loaded below. Without it ptxas spilled 84
+            // bytes more in `verify_rows` (session 13), so it stays.)
             prefetch_tile(len, start, 4, $tile + (PREFETCH_AHEAD - 1) * step, 128);
             let mut $x = cached8(p, row, $tile);
             loop {
@@ -1645,6 +1644,7 @@ unsafe fn read_plan(p: &VerifyParams, row: u32) -> Plan {
     unsafe {
         let at = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + ROW_PLAN) as *const u64;
         let packed = at.add(5).read();
+        let draft_word = at.add(8).read();
         Plan {
             kept_floor: at.read(),
             z: ((at.add(2).read() as u128) << 64) | at.add(1).read() as u128,
@@ -1653,10 +1653,10 @@ unsafe fn read_plan(p: &VerifyParams, row: u32) -> Plan {
             ln_z: f64::from_bits(at.add(6).read()),
             d: {
                 let q = at.add(7).read();
-                DraftRow { q, q_vector_ok: q % 16 == 0, draft: at.add(8).read() as u32 }
+                DraftRow { q, q_vector_ok: q % 16 == 0, draft: draft_word as u32 }
             },
             r64: at.add(9).read(),
-            want_lp: at.add(8).read() >> 32 != 0,
+            want_lp: draft_word >> 32 != 0,
         }
     }
 }
@@ -1699,7 +1699,7 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
             if thread_idx_x() == 0 {
                 st_shared_u32(smem(SM_ITEM), item);
             }
-            let mut grp = Group { row, g, size, barriers: 0, counter: HEAD_ROWS_BARRIER };
+            let mut grp = Group { row, g, size, barriers: 0 };
             verify_row(&p, requests, rows, &mut grp);
             if size > 1 {
                 break;
@@ -1860,11 +1860,14 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         let (mut max_key, mut valid, mut infinite, mut draft_key, mut q_sum) = (0u64, 0u32, 0u32, 0u64, 0u128);
         // The next tile's logits are requested before this one is processed, and the tiles
         // after it, of the logits and of q (loaded after the prologue, so not a tile ahead),
-        // are asked of L2, as `for_each_cached_tile!` does. (With `PREFETCH_AHEAD` = 2 the
-        // requests before the loop repeat tiles the loop loads at once: harmless, and kept as
-        // measured.)
+        // are asked of L2, as `for_each_cached_tile!` does; before the loop, the logits' tiles
+        // between those two (none at `PREFETCH_AHEAD` = 2) and q's first two.
         let mut tile = grp.g;
-        prefetch_tile(p.vocab, r.logits, element, tile + (PREFETCH_AHEAD - 1) * grp.size, 0);
+        let mut k = 2;
+        while k < PREFETCH_AHEAD {
+            prefetch_tile(p.vocab, r.logits, element, tile + k * grp.size, 0);
+            k += 1;
+        }
         if r.d.q != 0 {
             prefetch_tile(p.vocab, r.d.q, 4, tile, 256);
             prefetch_tile(p.vocab, r.d.q, 4, tile + grp.size, 384);
@@ -2016,7 +2019,8 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         }
         // Rejected, or the bonus row: the token is drawn only if the chain stops here, which
         // `verify_draws` decides once every row's accept test is in.
-        let r64 = draw_word(p, s.slot, position, draft);
+        // (Only the thread that writes the plan needs the word.)
+        let r64 = if tid == 0 && leader { draw_word(p, s.slot, position, draft) } else { 0 };
         write_pending(p, row, leader, &Plan { kept_floor, z, q_total, sum, ln_z, d: r.d, r64, want_lp });
         mark_rejected(p, first_row, position, leader);
     }
@@ -2211,15 +2215,19 @@ unsafe fn draw_item(p: &VerifyParams, row: u32, first: u32, n: u32) {
 unsafe fn finish_draw(p: &VerifyParams, row: u32, plan: &Plan, w: Weights) {
     // SAFETY (whole block): forwarded; the plan carries the draw's word.
     unsafe {
-        let r64 = plan.r64;
-        let mut key = pick(p, row, plan, w, r64, 0);
-        if key.is_none() && !w.plain {
-            // An empty residual means p_j = q_j exactly: the plain draw with the same word, by
-            // this block alone (real drafts never get here).
-            sum_span(p, row, 0, p.tiles, plan, Weights::PLAIN, 1);
-            key = pick(p, row, plan, Weights::PLAIN, r64, 1);
-        }
-        let key = key.unwrap_or(0);
+        // (One call site of `pick`: each inlined copy is tens of kilobytes of SASS.)
+        let (mut w, mut attempt) = (w, 0);
+        let key = loop {
+            match pick(p, row, plan, w, plan.r64, attempt) {
+                None if !w.plain => {
+                    // An empty residual means p_j = q_j exactly: the plain draw with the same
+                    // word, by this block alone (real drafts never get here).
+                    (w, attempt) = (Weights::PLAIN, 1);
+                    sum_span(p, row, 0, p.tiles, plan, w, attempt);
+                }
+                key => break key.unwrap_or(0),
+            }
+        };
         let lp = if plan.want_lp { plan.sum.logprob_of(key, plan.ln_z) } else { f32::NAN };
         if thread_idx_x() == 0 {
             // `pending` stays set: the other blocks' lists must not change.
