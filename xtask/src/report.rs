@@ -129,6 +129,8 @@ fn capability(peer: &str, workload: &str, dtype: &str) -> Cap {
         ("torch", "greedy") => Cap::Impls(&["torch.argmax"]),
         ("torch", "topk50_topp09_t07") => Cap::Impls(&["torch.sort_topk_topp"]),
         ("torch", "topk128") => Cap::Impls(&["torch.topk"]),
+        ("torch", "random_full") => Cap::Impls(&["torch.softmax_multinomial"]),
+        ("FlashInfer", "random_full") if dtype == "f32" => Cap::Impls(&["flashinfer.sampling_from_logits"]),
         ("FlashInfer", "topk128") => Cap::Impls(FI_TOPK),
         ("FlashInfer", "topk50_topp09_t07") if dtype == "f32" => {
             Cap::Impls(&["flashinfer.softmax+top_k_top_p_sampling_from_probs"])
@@ -137,7 +139,7 @@ fn capability(peer: &str, workload: &str, dtype: &str) -> Cap {
         ("FlashInfer", "verify_uniform" | "verify_hetero") if dtype == "f32" => {
             Cap::Impls(&["flashinfer.softmax+chain_speculative_sampling"])
         }
-        ("FlashInfer", "topk50_topp09_t07" | "heterogeneous" | "verify_uniform" | "verify_hetero") => {
+        ("FlashInfer", "topk50_topp09_t07" | "heterogeneous" | "random_full" | "verify_uniform" | "verify_hetero") => {
             Cap::NotRun(FI_F32_ONLY)
         }
         (CAKE, HEADLINE_WORKLOAD) if dtype == "f32" => Cap::Impls(CAKE_IMPLS),
@@ -166,6 +168,8 @@ fn workload_notes(workload: &str) -> &'static str {
                             repetition/frequency/presence penalties, logit bias, or a grammar bitmask fused with \
                             sampling, nor logprobs: those parts are left out of its cell (‡). torch: not run (no \
                             torch_peers.py cell).",
+        "random_full" => "T 1, no truncation: every row is sampled from its whole distribution. torch: softmax + \
+                          multinomial. FlashInfer: SamplingFromLogits (no probabilities written).",
         "topk128" => "Top-k alone, k = 128, values and indices. FlashInfer: the fastest of TopKDispatch, FilteredTopK and \
                       RadixTopKMultiCTA per shape (named).",
         "verify_uniform" | "verify_hetero" => "FlashInfer: OnlineSoftmax of the target rows + ChainSpeculativeSampling \

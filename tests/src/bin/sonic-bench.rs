@@ -101,6 +101,8 @@ enum Workload {
     Heterogeneous,
     PeakedTopP095,
     FlatTopP095,
+    /// T 1 with no truncation: what a serving engine runs by default (every row needs its mass).
+    RandomFull,
     /// Top-k alone, k = 128, values and indices (`GpuTopK`), no sampling.
     TopK128,
 }
@@ -116,6 +118,7 @@ impl Workload {
             Workload::Heterogeneous => "heterogeneous",
             Workload::PeakedTopP095 => "peaked_topp095",
             Workload::FlatTopP095 => "flat_topp095",
+            Workload::RandomFull => "random_full",
             Workload::TopK128 => "topk128",
         }
     }
@@ -133,6 +136,7 @@ impl Workload {
             Workload::TopK50TopP09T07 => SamplingParams::random(0.7, seed).with_top_k(50).with_top_p(0.9),
             Workload::Heterogeneous => mixed_params(rng, vocab),
             Workload::PeakedTopP095 | Workload::FlatTopP095 => SamplingParams::random(1.0, seed).with_top_p(0.95),
+            Workload::RandomFull => SamplingParams::random(1.0, seed),
         }
     }
 }
@@ -375,7 +379,7 @@ fn main() -> BenchResult<()> {
     for &vocab in vocabs {
         for &batch in batches {
             for &dtype in dtypes {
-                for workload in [Workload::Greedy, Workload::TopK50TopP09T07, Workload::Heterogeneous, Workload::TopK128] {
+                for workload in [Workload::Greedy, Workload::TopK50TopP09T07, Workload::Heterogeneous, Workload::RandomFull, Workload::TopK128] {
                     cells.push(Cell { workload, dtype, batch, vocab });
                 }
             }
@@ -529,7 +533,7 @@ fn main() -> BenchResult<()> {
          (reference: {copy_gbs:.0} GB/s, read + write), graph-replayed empty kernel {:.2} µs.\n\n\
          Workloads: greedy; topk50_topp09_t07 (top-k 50, top-p 0.9, T 0.7); heterogeneous (per row a random mix of \
          greedy, top-k up to 4128, top-p, min-p, penalties with 100 prompt tokens, logit bias, and a grammar bitmask \
-         on 30% of rows); peaked_topp095 / flat_topp095 (T 1, top-p 0.95; flat rows force the exact pass); \
+         on 30% of rows); random_full (T 1, no truncation); peaked_topp095 / flat_topp095 (T 1, top-p 0.95; flat rows force the exact pass); \
          topk128 (top-k alone: the 128 largest logits and their indices per row, sorted, exact; no sampling; \
          compare with torch.topk and FlashInfer's top-k in the peer files).\n\n\
          | workload | dtype | V | B | median µs | p10 – p90 µs | GB/s | of copy BW | exact rows |\n\
