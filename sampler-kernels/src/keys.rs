@@ -26,6 +26,9 @@ pub fn ordered_bits(x: f32) -> u32 {
     }
 }
 
+/// `ordered_bits(+inf)`, the largest ordered value of a number.
+pub const ORDERED_INFINITY: u32 = 0xff80_0000;
+
 /// Inverse of [`ordered_bits`] (returns `+0.0` for either zero).
 #[inline]
 pub fn from_ordered_bits(o: u32) -> f32 {
@@ -77,6 +80,7 @@ mod tests {
             assert!(ordered_bits(w[0]) < ordered_bits(w[1]), "{} {}", w[0], w[1]);
         }
         assert_eq!(ordered_bits(-0.0), ordered_bits(0.0));
+        assert_eq!(ordered_bits(f32::INFINITY), ORDERED_INFINITY);
         for &v in &vals {
             assert_eq!(from_ordered_bits(ordered_bits(v)).to_bits(), v.to_bits());
         }

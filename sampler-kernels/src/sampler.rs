@@ -38,21 +38,6 @@ const RES_U128: u32 = SM_RESULT + 96;
 const RES_TOKEN: u32 = SM_RESULT + 128;
 
 // ---------------------------------------------------------------------------------------------
-// Unrolled loops (with `block::each8` and `block::each_own`). Per-thread arrays must only
-// ever be indexed by constants, or they move to local memory (the PTX check rejects that);
-// these spell each index out.
-
-/// Bands are read from global memory, not registers, so a plain loop is fine here.
-#[inline(always)]
-fn each_band<F: FnMut(usize)>(mut f: F) {
-    let mut d = 0;
-    while d < MASS_BANDS {
-        f(d);
-        d += 1;
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Rows: settings, validity, addresses.
 
 #[derive(Clone, Copy)]
@@ -111,6 +96,16 @@ pub(crate) unsafe fn read_settings(p: &StepParams, row: u32) -> RowSettings {
 #[inline(always)]
 pub(crate) fn top_n(s: &RowSettings) -> u32 {
     (s.flags >> ROW_TOP_LOGPROBS_SHIFT) & 0xff
+}
+
+/// Whether stage 2 reads the row's candidate lists. It does not for a greedy row, nor for a
+/// random row with no top-k, top-p or min-p, when neither wants top log-probabilities: those
+/// take the tile maxima and the band masses alone. Stage 1 then keeps only each tile's largest
+/// key (`candidates[0]`); both stages decide it with this one function.
+#[inline(always)]
+pub(crate) fn needs_candidates(s: &RowSettings) -> bool {
+    let truncated = s.top_k != 0 || !top_p_disabled(s.top_p) || s.min_p > 0.0 || s.min_p.is_nan();
+    top_n(s) > 0 || (s.temperature != 0.0 && truncated)
 }
 
 /// The fields that guard memory accesses are in range (stage 1 reads nothing otherwise).
@@ -394,17 +389,6 @@ impl TileView {
             }
         }
     }
-
-    /// Σ over bands: this tile's exact share of the row mass.
-    #[inline(always)]
-    unsafe fn mass(&self, mc: f32) -> u128 {
-        let mut total = 0u128;
-        each_band(|d| {
-            // SAFETY: forwarded; d < MASS_BANDS.
-            total += unsafe { self.band(d as u32, mc) };
-        });
-        total
-    }
 }
 
 #[inline(always)]
@@ -641,22 +625,40 @@ unsafe fn broadcast_u128(v: Option<u128>) -> u128 {
 /// the tile masses in index order and re-reading the one tile where `u` falls.
 ///
 /// # Safety
-/// The whole block calls it together; `sum.mass_ok` holds.
+/// The whole block calls it together; `sum.mass_ok` holds; `SM_SORT` is free.
 #[inline(always)]
 unsafe fn walk_whole_row(p: &StepParams, r: &Row, sum: &Summary, u: u128) -> u64 {
     let tid = thread_idx_x();
-    // SAFETY (whole block): tiles ≤ MAX_TILES = one per thread; slots from the map.
+    let (warp, lane) = (tid / 32, tid % 32);
+    // SAFETY (whole block): tiles ≤ MAX_TILES = one per thread, and MAX_TILES u128 fit SM_SORT's
+    // 2048 u64; slots from the map.
     unsafe {
-        let mass = if tid < p.tiles {
-            let v = tile_view(p, r.index, tid);
+        // A tile's mass by one warp, its lanes over the bands: their loads overlap. (One thread
+        // per tile walking its 37 bands was most of a random row's stage 2.)
+        let mut t = warp;
+        while t < p.tiles {
+            let v = tile_view(p, r.index, t);
+            let mut part = 0u128;
             if sum.infinite_row() {
-                v.infinite() as u128
+                if lane == 0 {
+                    part = v.infinite() as u128;
+                }
             } else {
-                v.mass(sum.mc)
+                let mut d = lane;
+                while d < MASS_BANDS as u32 {
+                    part += v.band(d, sum.mc);
+                    d += 32;
+                }
             }
-        } else {
-            0
-        };
+            let total = warp_sum_u128(part);
+            if lane == 0 {
+                st_shared_u64(smem(SM_SORT + t * 16), total as u64);
+                st_shared_u64(smem(SM_SORT + t * 16 + 8), (total >> 64) as u64);
+            }
+            t += SAMPLER_THREADS / 32;
+        }
+        sync_threads();
+        let mass = if tid < p.tiles { ld_shared_u128(smem(SM_SORT + tid * 16)) } else { 0 };
         let (before, _) = block_exclusive_scan_u128(mass);
         if tid == 0 {
             st_shared_u32(smem(RES_TOKEN), u32::MAX);
@@ -943,7 +945,10 @@ unsafe fn sample_rows_body(p: &StepParams) {
         } else {
             0
         };
-        let Some((n_s, complete, _)) = merge_candidates(&p, row, k_hint) else {
+        // A row without lists (random, nothing truncated, no top log-probabilities) keeps every
+        // valid token: with an empty prefix, the steps below go to the walk over tile masses.
+        let merged = if needs_candidates(&s) { merge_candidates(&p, row, k_hint) } else { Some((0, false, 0)) };
+        let Some((n_s, complete, _)) = merged else {
             flag_exact(&p, row, &s, &sum, false);
             return;
         };

@@ -49,7 +49,7 @@ use crate::exact::{
 use crate::fixed::{bands_usable, exact_bin, soft_ceil, weight, weight_parts};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value, sort_key};
-use crate::logit::{process_logit, process_untempered, temper_by, temper_scale, widen_bf16, widen_f16, LogitParams};
+use crate::logit::{process_logit, temper_by, temper_scale, widen_bf16, widen_f16, LogitParams};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
@@ -620,11 +620,12 @@ unsafe fn process8(p: &VerifyParams, r: &VRow, tile: u32, raw: [f32; 8]) -> [f32
 
 /// [`process8`] for a row with no bias, bitmask or penalties: NaN (and so every token past
 /// the vocab, which `load_raw` reads as NaN) becomes -inf, then the temperature by the row's
-/// `temper_scale`, which equals `temper` on these values (`logit::temper_by`).
+/// `temper_scale`, which equals `temper` on these values (`logit::temper_by`, which does the
+/// plain prologue's work itself: `logit`'s tests).
 #[inline(always)]
-fn plain8(raw: &[f32; 8], params: &LogitParams, scale: f32) -> [f32; 8] {
+fn plain8(raw: &[f32; 8], scale: f32) -> [f32; 8] {
     let mut x = [f32::NEG_INFINITY; 8];
-    each8(|j| x[j] = temper_by(process_untempered(raw[j], true, false, 0, 0.0, params), scale));
+    each8(|j| x[j] = temper_by(raw[j], scale));
     x
 }
 
@@ -1881,7 +1882,7 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             if r.d.q != 0 {
                 prefetch_tile(p.vocab, r.d.q, 4, tile + (PREFETCH_AHEAD - 1) * grp.size, 256);
             }
-            let x = if plain { plain8(&raw, &r.params, scale) } else { process8(p, &r, tile, raw) };
+            let x = if plain { plain8(&raw, scale) } else { process8(p, &r, tile, raw) };
             raw = ahead;
             if cached {
                 store_cached8(p, row, tile, &x);
