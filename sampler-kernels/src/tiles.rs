@@ -953,7 +953,7 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
                 prologue8_with(scan, first, &input, |j| bias[j])
             } else {
                 // A plain row's prologue (NaN → -inf, -0 → +0) is what `temper_by` does anyway
-                // (`logit::temper_by_absorbs_the_plain_prologue`).
+                // (`logit`'s `plain_prologue_shortcuts_match_the_prologue`).
                 raw
             };
             // The largest and least as floats: the values are never NaN nor -0, so this orders
