@@ -120,10 +120,11 @@ pub fn process_untempered(
 }
 
 /// [`process_untempered`] for a token with no mask, penalty or bias (NaN → `-inf`, `-0` →
-/// `+0`), in two instructions on the GPU: stage 1 takes it for every token of a plain row.
+/// `+0`): [`temper_by`] at scale 1, which does exactly that in two instructions on the GPU (the
+/// multiply by 1 folds away). Stage 1 takes it for every token of a plain row.
 #[inline]
 pub fn plain_untempered(raw: f32) -> f32 {
-    raw.max(f32::NEG_INFINITY) + 0.0
+    temper_by(raw, 1.0)
 }
 
 /// Steps 6–8: multiply by `1 / t` (greedy rows, `t <= 0`, keep `y`), NaN → `-inf`, `-0` →

@@ -55,8 +55,8 @@ use crate::sampler::{
 
 const LANE_TOKENS: u32 = 8;
 /// How many rounds ahead of the one being scanned a greedy row's lane asks L2 for its logits:
-/// registers hold at most three rounds, and a warp's three rounds in flight were too few for
-/// DRAM (greedy bf16 at B = 1024 read at 35% of its peak; 37% with this, 157.5 → 149.6 µs).
+/// registers hold at most three rounds, too few in flight for DRAM. Six measured faster than
+/// none, ten, or the whole tile at once (ARCHITECTURE.md, "Why these choices").
 const PREFETCH_ROUNDS: u32 = 6;
 const ROUND_TOKENS: u32 = 32 * LANE_TOKENS;
 const ROUNDS: u32 = TILE_TOKENS / ROUND_TOKENS;
