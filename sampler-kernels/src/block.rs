@@ -217,6 +217,17 @@ impl Word for u128 {
 /// The whole block calls it together; `op` is associative and commutative.
 #[inline(always)]
 unsafe fn block_reduce<T: Word, F: Fn(T, T) -> T>(v: T, identity: T, op: F) -> T {
+    // SAFETY: forwarded.
+    unsafe { block_reduce_into::<T, F, true>(v, identity, op) }
+}
+
+/// [`block_reduce`], the result in every thread (`ALL`) or in warp 0 only (the others get
+/// `identity`).
+///
+/// # Safety
+/// As for [`block_reduce`].
+#[inline(always)]
+unsafe fn block_reduce_into<T: Word, F: Fn(T, T) -> T, const ALL: bool>(v: T, identity: T, op: F) -> T {
     // SAFETY: whole block converged (caller); slots SM_REDUCE + SLOT·warp are in the map.
     unsafe {
         let mut acc = v;
@@ -230,10 +241,12 @@ unsafe fn block_reduce<T: Word, F: Fn(T, T) -> T>(v: T, identity: T, op: F) -> T
         }
         sync_threads();
         let mut out = identity;
-        let mut w = 0;
-        while w < WARPS {
-            out = op(out, T::load(smem(SM_REDUCE + w * T::SLOT)));
-            w += 1;
+        if ALL || warp_id() == 0 {
+            let mut w = 0;
+            while w < WARPS {
+                out = op(out, T::load(smem(SM_REDUCE + w * T::SLOT)));
+                w += 1;
+            }
         }
         sync_threads();
         out
@@ -316,6 +329,18 @@ pub unsafe fn block_sum_u32(v: u32) -> u32 {
 pub unsafe fn block_sum_u128(v: u128) -> u128 {
     // SAFETY: forwarded.
     unsafe { block_reduce(v, 0, u128::wrapping_add) }
+}
+
+/// [`block_sum_u128`] whose result only warp 0 gets (the other threads get 0): the other warps
+/// skip the fold over the warps' sums, sixteen loads and adds that `exact_gather` paid in every
+/// warp of every tile for the one thread that writes the sum.
+///
+/// # Safety
+/// The whole block calls it together.
+#[inline(always)]
+pub unsafe fn block_sum_u128_to_warp0(v: u128) -> u128 {
+    // SAFETY: forwarded.
+    unsafe { block_reduce_into::<_, _, false>(v, 0, u128::wrapping_add) }
 }
 
 /// Adds this block's arrival to `counter` after every thread's earlier global writes, and

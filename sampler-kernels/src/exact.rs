@@ -35,7 +35,8 @@ use crate::intrinsics::*;
 use crate::keys::{key_index, key_value};
 use crate::logprob::ln_mass;
 use crate::sampler::{
-    active_rows, draw, exact_single, finish, finish_chosen, keys8, process8, read_settings, row_setup, walk_tile, Row, Summary,
+    active_rows, draw, exact_single, finish, finish_chosen, keys8, load_raw8, process_raw8, read_settings, recorded_band_mass, row_logits,
+    row_setup, walk_tile, Row, Summary,
 };
 use crate::status::{NO_TOKEN, STATUS_NO_VALID_TOKEN};
 
@@ -77,6 +78,14 @@ const F_TILE_LO: u32 = F_KEYS + GATHER * 8;
 const F_TILE_HI: u32 = F_TILE_LO + MAX_TILES * 8;
 const _: () = assert!(F_TILE_HI + MAX_TILES * 8 <= SAMPLER_SHARED_BYTES);
 const _: () = assert!(OWN == 8 && GATHER.is_power_of_two());
+
+// `exact_gather`: per warp, the staged keys of four tokens a lane. The region is free in
+// `exact_gather`; in `exact_tail` it is the histogram's, but a block that takes a gather item
+// takes no histogram item after it (the queue runs in order), and `finish_split`'s keys
+// overlay it there anyway.
+const G_STAGE: u32 = SM_SORT;
+const G_STAGE_WARP_BYTES: u32 = 32 * 4 * 8;
+const _: () = assert!(G_STAGE + (THREADS / 32) * G_STAGE_WARP_BYTES <= SAMPLER_SHARED_BYTES);
 
 // `exact_bins`: the row's fraction sums (each thread its own run of bins).
 const B_SUMS: u32 = SM_HIST;
@@ -288,23 +297,74 @@ struct SplitRow {
 /// `pos` is a split row's list position; its job was written by an earlier kernel.
 #[inline(always)]
 unsafe fn split_row(p: &StepParams, pos: u32, row: u32) -> SplitRow {
-    // SAFETY: pos < exact_slots jobs; row < rows.
+    // SAFETY: pos < exact_slots jobs; forwarded.
+    unsafe { split_row_with(p, row, job_ptr(p, pos).read_volatile(), read_settings(p, row)) }
+}
+
+#[inline(always)]
+fn split_row_with(p: &StepParams, row: u32, job: ExactJob, settings: RowSettings) -> SplitRow {
+    let mc = soft_ceil(key_value(job.max_key));
+    SplitRow { settings, row: row_setup(p, row, settings), job, mc, floor: min_p_floor(job.max_key, settings.min_p) }
+}
+
+/// The job fields the tile kernels read (the others zero), each read on its own: read whole,
+/// the job's unused words were loaded one after another into one register (run 3's source
+/// counters: a fifth of the gather's stall samples).
+///
+/// # Safety
+/// `pos` has split-pass scratch.
+#[inline(always)]
+unsafe fn tile_job(p: &StepParams, pos: u32) -> ExactJob {
+    let job = job_ptr(p, pos);
+    // SAFETY: fields of the position's job (volatile: `exact_tail` writes them in the same launch).
     unsafe {
-        let job = job_ptr(p, pos).read_volatile();
-        let settings = read_settings(p, row);
-        let mc = soft_ceil(key_value(job.max_key));
-        SplitRow { settings, row: row_setup(p, row, settings), job, mc, floor: min_p_floor(job.max_key, settings.min_p) }
+        ExactJob {
+            max_key: (&raw const (*job).max_key).read_volatile(),
+            mass_ok: (&raw const (*job).mass_ok).read_volatile(),
+            bin_k: (&raw const (*job).bin_k).read_volatile(),
+            bin_p_lo: (&raw const (*job).bin_p_lo).read_volatile(),
+            bin_p_hi: (&raw const (*job).bin_p_hi).read_volatile(),
+            sure_end: (&raw const (*job).sure_end).read_volatile(),
+            ..ExactJob::default()
+        }
     }
 }
 
-/// Calls `f(position, row)` for the split rows, one (position, tile) item per block in turn:
-/// `f` gets the tile.
+/// What a tile kernel of the split pass reads for a (position, tile) item: the row's state, and
+/// this thread's raw logits of the tile.
+struct TileItem {
+    r: SplitRow,
+    raw: [f32; 8],
+}
+
+/// Reads a tile item. The job, the settings and the logits are requested together, in that
+/// order: none depends on another, and half-width logits are widened once they arrive, which
+/// would hold back loads issued after them.
+///
+/// # Safety
+/// `pos` is a listed position with split-pass scratch and `row < rows` its row. The job is read
+/// as it is now: the caller uses it only for a row flagged for the split pass.
+#[inline(always)]
+unsafe fn tile_item(p: &StepParams, pos: u32, row: u32, tile: u32) -> TileItem {
+    let (logits, vector_ok) = row_logits(p, row);
+    // SAFETY: the row exists; load_raw8 clips to the vocab; forwarded.
+    unsafe {
+        let (job, settings) = (tile_job(p, pos), read_settings(p, row));
+        let raw = load_raw8(p, logits, vector_ok, tile * TILE_TOKENS + thread_idx_x() * TOKENS_PER_THREAD);
+        TileItem { r: split_row_with(p, row, job, settings), raw }
+    }
+}
+
+/// Calls `f(position, row, tile, item)` for the split rows, one (position, tile) item per block
+/// in turn. An item's reads are issued before its row's flag is known: a listed row that is not
+/// split reads a tile it does not use, and a split row waits for one round trip, not three.
 ///
 /// # Safety
 /// The whole block calls it; `f` is a whole-block body.
 #[inline(always)]
-unsafe fn for_each_split_tile<F: FnMut(u32, u32, u32)>(p: &StepParams, mut f: F) {
-    // SAFETY: list reads in bounds (listed); flags of listed rows (< rows).
+unsafe fn for_each_split_tile<F: FnMut(u32, u32, u32, TileItem)>(p: &StepParams, mut f: F) {
+    // SAFETY: list reads in bounds (listed); flags of listed rows (< rows); positions below
+    // `split` have scratch.
     unsafe {
         let (_, split) = listed(p);
         let items = split * p.tiles;
@@ -312,8 +372,11 @@ unsafe fn for_each_split_tile<F: FnMut(u32, u32, u32)>(p: &StepParams, mut f: F)
         while item < items {
             let (pos, tile) = (item / p.tiles, item % p.tiles);
             let row = listed_row(p, pos);
-            if row < p.rows && flag_of(p, row) == EXACT_SPLIT {
-                f(pos, row, tile);
+            if row < p.rows {
+                let input = tile_item(p, pos, row, tile);
+                if flag_of(p, row) == EXACT_SPLIT {
+                    f(pos, row, tile, input);
+                }
             }
             item += grid_dim_x();
         }
@@ -345,7 +408,7 @@ pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
         }
         clear_histogram();
         let tid = thread_idx_x();
-        for_each_split_tile(&p, |pos, row, tile| histogram_tile(&p, tid, pos, row, tile));
+        for_each_split_tile(&p, |pos, _, tile, input| histogram_tile(&p, tid, pos, tile, input));
     }
 }
 
@@ -373,16 +436,16 @@ unsafe fn clear_histogram() {
 /// shared histogram (zero on entry and on return).
 ///
 /// # Safety
-/// The whole block calls it for a split row's (position, tile), `tid` the thread's index (read
-/// once by the caller: read in here, the addresses derived from it were recomputed per item,
+/// The whole block calls it for a split row's (position, tile), with `input` its [`tile_item`];
+/// `tid` the thread's index (read once by the caller: read in here, the addresses derived from it were recomputed per item,
 /// and `exact_gather` spilled 4 bytes); the block has `EXACT_HIST_SHARED_BYTES` of shared memory.
 #[inline(always)]
-unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32) {
+unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: TileItem) {
     // SAFETY (whole block): shared slots from the layout above; global writes to the row's own
     // bins (atomic).
     unsafe {
-        let r = split_row(p, pos, row);
-        let x = process8(p, &r.row, tile);
+        let r = input.r;
+        let x = process_raw8(p, &r.row, tile, input.raw);
         let keys = keys8(&x, tile * TILE_TOKENS + tid * TOKENS_PER_THREAD);
         each8(|j| {
             if keys[j] != 0 && keys[j] >= r.floor {
@@ -652,46 +715,107 @@ pub unsafe extern "ptx-kernel" fn exact_gather(p: StepParams) {
     }
     let tid = thread_idx_x();
     // SAFETY (whole block): the body's contract holds for the items handed out.
-    unsafe { for_each_split_tile(&p, |pos, row, tile| gather_tile(&p, tid, pos, row, tile)) }
+    unsafe { for_each_split_tile(&p, |pos, row, tile, input| gather_tile(&p, tid, pos, row, tile, input)) }
+}
+
+/// The row bands (`mc − ceil(x)`, as floats) of the tokens whose bins `exact_gather` must
+/// compute, `first ..= last`. Bands before `first` are wholly sure and above the min-p floor, so
+/// their mass is stage 1's (0 when the row has no band masses: then every band is classified);
+/// a token after `last` is in no boundary bin and in no sure bin, so it adds nothing.
+#[inline(always)]
+fn classified_bands(r: &SplitRow) -> (f32, f32) {
+    let job = &r.job;
+    let band_of = |bin: u32| if bin == NONE { 0 } else { bin / SUB };
+    let last = band_of(job.bin_k).max(band_of(job.bin_p_hi)).max(band_of(job.sure_end.wrapping_sub(1)));
+    let floor_band = if r.floor > 1 {
+        // Tokens of a band before the floor's are above it: their ceiling is larger.
+        let d = r.mc - soft_ceil(key_value(r.floor));
+        if d < ZERO_BIN as f32 / SUB as f32 { d } else { (ZERO_BIN / SUB) as f32 }
+    } else {
+        (ZERO_BIN / SUB) as f32
+    };
+    let sure_band = (job.sure_end / SUB) as f32;
+    let first = if job.mass_ok == 0 {
+        0.0
+    } else if sure_band < floor_band {
+        sure_band
+    } else {
+        floor_band
+    };
+    // The zero bin weighs nothing; should it ever be a boundary bin, every band is classified.
+    (first, if last < ZERO_BIN / SUB { last as f32 } else { f32::INFINITY })
 }
 
 /// Stores the tile's keys that fall in the row's boundary bins and writes the tile's mass of
 /// keys in the sure bins.
 ///
 /// # Safety
-/// The whole block calls it for a split row's (position, tile) whose bins are chosen, `tid` the
-/// thread's index (as for [`histogram_tile`]).
+/// The whole block calls it for a split row's (position, tile) whose bins are chosen, with
+/// `input` its [`tile_item`] read after that; `tid` the thread's index (as for
+/// [`histogram_tile`]).
 #[inline(always)]
-unsafe fn gather_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32) {
+unsafe fn gather_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32, input: TileItem) {
     // SAFETY (whole block, block-uniform branches): the row's gathered keys (positions below
     // GATHER) and its tile masses; shared slots from the layout.
     unsafe {
-        let r = split_row(p, pos, row);
+        let r = input.r;
         let job = &r.job;
-        let x = process8(p, &r.row, tile);
+        let x = process_raw8(p, &r.row, tile, input.raw);
         let keys = keys8(&x, tile * TILE_TOKENS + tid * TOKENS_PER_THREAD);
-        let mut sure = 0u128;
-        let mut take = 0u32;
-        each8(|j| {
-            let (bin, w) = classify(keys[j], r.floor, r.mc);
-            if bin < job.sure_end {
-                sure += w;
-            } else if bin != NONE && (bin == job.bin_k || (job.bin_p_lo <= bin && bin <= job.bin_p_hi)) {
-                take |= 1 << j;
-            }
-        });
+        let (first_band, last_band) = classified_bands(&r);
+        // The sure bands' mass, as stage 1 recorded it: a thread per band of the tile.
+        let mut sure = if job.mass_ok != 0 { recorded_band_mass(p, row, tile, tid, r.mc, first_band) } else { 0 };
+        // The keys to classify, packed: each warp stages those of four tokens a lane, and its
+        // lanes classify them 32 at a time. A token-by-token test alone saved nothing, as a warp
+        // classified every token slot any of its lanes needed (run 2's source counters).
+        let lane = tid & 31;
+        let lanes_before = (1u32 << lane) - 1;
+        let stage = G_STAGE + (tid / 32) * G_STAGE_WARP_BYTES;
+        let (mut take, mut taken) = (0u32, [0u64; 8]);
+        let mut classify_half = |half: usize| {
+            let mut staged = 0u32;
+            each_n::<4, _>(|i| {
+                let j = half * 4 + i;
+                // A ceiling and two compares: most tokens are in no band worth classifying.
+                let band = r.mc - soft_ceil(x[j]);
+                let needed = keys[j] != 0 && band >= first_band && band <= last_band;
+                let votes = ballot(FULL_MASK, needed);
+                if needed {
+                    st_shared_u64(smem(stage + (staged + (votes & lanes_before).count_ones()) * 8), keys[j]);
+                }
+                staged += votes.count_ones();
+            });
+            sync_warp(FULL_MASK);
+            each_n::<4, _>(|i| {
+                let at = i as u32 * 32 + lane;
+                if i as u32 * 32 < staged && at < staged {
+                    let key = ld_shared_u64(smem(stage + at * 8));
+                    let (bin, w) = classify(key, r.floor, r.mc);
+                    if bin < job.sure_end {
+                        sure += w;
+                    } else if bin != NONE && (bin == job.bin_k || (job.bin_p_lo <= bin && bin <= job.bin_p_hi)) {
+                        take |= 1 << (half * 4 + i);
+                        taken[half * 4 + i] = key;
+                    }
+                }
+            });
+            // The next half restages over these keys.
+            sync_warp(FULL_MASK);
+        };
+        classify_half(0);
+        classify_half(1);
         // One global atomic per block reserves the tile's run of the list.
         let (before, total) = block_exclusive_scan_u32(take.count_ones());
         if tid == 0 && total > 0 {
             st_shared_u32(smem(X_BASE), atom_add_global_u32(&raw mut (*job_ptr(p, pos)).gathered, total));
         }
-        let sure = block_sum_u128(sure);
+        let sure = block_sum_u128_to_warp0(sure);
         let mut at = if total > 0 { ld_shared_u32(smem(X_BASE)) } else { 0 } + before;
         let out = gathered_keys(p, pos);
         each8(|j| {
             if take & (1 << j) != 0 {
                 if at < GATHER {
-                    out.add(at as usize).write(keys[j]);
+                    out.add(at as usize).write(taken[j]);
                 }
                 at += 1;
             }
@@ -807,7 +931,7 @@ pub unsafe extern "ptx-kernel" fn exact_tail(p: StepParams) {
                 let row = listed_row(&p, pos);
                 // A split row's flag changes only when its last histogram tile has arrived.
                 if row < p.rows && flag_of(&p, row) == EXACT_SPLIT {
-                    histogram_tile(&p, tid, pos, row, tile);
+                    histogram_tile(&p, tid, pos, tile, tile_item(&p, pos, row, tile));
                     if block_arrive(tiles_done(&p, pos), p.tiles) {
                         choose_bins(&p, pos, row);
                         // Its fraction sums overlay the shared histogram.
@@ -821,7 +945,7 @@ pub unsafe extern "ptx-kernel" fn exact_tail(p: StepParams) {
                     wait_for_bins(&p, pos);
                     // Still split: the bins did not send the row to the single-block pass.
                     if flag_of(&p, row) == EXACT_SPLIT {
-                        gather_tile(&p, tid, pos, row, tile);
+                        gather_tile(&p, tid, pos, row, tile, tile_item(&p, pos, row, tile));
                         if block_arrive(tiles_done(&p, pos), bins_ready(&p) + p.tiles) {
                             finish_split(&p, pos, row);
                             sync_threads();

@@ -94,15 +94,32 @@ pub fn process_untempered(
     bias: f32,
     p: &LogitParams,
 ) -> f32 {
+    process_untempered_with(raw, allowed, seen, count, bias, p, || 1.0 / p.repetition)
+}
+
+/// [`process_untempered`] with the reciprocal of the repetition penalty, `1 / p.repetition`,
+/// from `inverse_repetition`, which a caller may compute once per row: a division per token
+/// is a subroutine on the GPU, and the compiler did not always hoist it out of the token loops.
+/// A closure, so that `process_untempered` still divides only where a penalty applies (its
+/// callers' code stays as it was measured).
+#[inline]
+pub fn process_untempered_with<R: Fn() -> f32>(
+    raw: f32,
+    allowed: bool,
+    seen: bool,
+    count: u32,
+    bias: f32,
+    p: &LogitParams,
+    inverse_repetition: R,
+) -> f32 {
     if raw.is_nan() || !allowed {
         return f32::NEG_INFINITY;
     }
     let mut x = raw;
     if seen && p.repetition != 1.0 {
-        // A multiply by the reciprocal, not a division, as in `temper`: the kernels compute
-        // the reciprocal once per row, where a division per token was a subroutine call.
+        // A multiply by the reciprocal, not a division, as in `temper`.
         x = if x > 0.0 {
-            x * (1.0 / p.repetition)
+            x * inverse_repetition()
         } else {
             x * p.repetition
         };
@@ -261,7 +278,7 @@ mod tests {
     #[test]
     fn split_prologue_equals_process_logit() {
         let ys = awkward_values(0x5eed, 4000);
-        let temps = [0.0f32, 0.7, 1.0, 1.5, 0.05, 3.0e-3, 40.0, 1.0e-20];
+        let temps = [0.0f32, -1.0, f32::NAN, 0.7, 1.0, 1.5, 0.05, 3.0e-3, 40.0, 1.0e-20];
         for &t in &temps {
             let params = LogitParams { repetition: 1.3, frequency: 0.4, presence: 0.25, temperature: t };
             for (i, &raw) in ys.iter().enumerate() {
@@ -269,6 +286,10 @@ mod tests {
                 let whole = process_logit(raw, i % 11 != 0, seen, count, bias, &params);
                 let split = temper(process_untempered(raw, i % 11 != 0, seen, count, bias, &params), t);
                 assert_eq!(whole.to_bits(), split.to_bits(), "raw {raw:e} t {t}");
+                // The kernels' per-tile form: both reciprocals computed once per row.
+                let inverse = 1.0 / params.repetition;
+                let hoisted = process_untempered_with(raw, i % 11 != 0, seen, count, bias, &params, || inverse);
+                assert_eq!(whole.to_bits(), temper_by(hoisted, temper_scale(t)).to_bits(), "raw {raw:e} t {t}");
             }
         }
     }

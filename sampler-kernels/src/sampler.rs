@@ -21,7 +21,7 @@ use crate::decide::{draw_target, min_p_floor, min_p_threshold, settings_valid, t
 use crate::fixed::{band_scale, bands_usable, soft_ceil, weight};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value, sort_key};
-use crate::logit::{process_logit, widen_bf16, widen_f16, LogitParams};
+use crate::logit::{process_untempered_with, temper_by, temper_scale, widen_bf16, widen_f16, LogitParams};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
@@ -255,7 +255,7 @@ pub(crate) unsafe fn process8(p: &StepParams, r: &Row, tile: u32) -> [f32; 8] {
 /// # Safety
 /// As for [`process8`]; `raw` holds this thread's 8 tokens of `tile`.
 #[inline(always)]
-unsafe fn process_raw8(p: &StepParams, r: &Row, tile: u32, raw: [f32; 8]) -> [f32; 8] {
+pub(crate) unsafe fn process_raw8(p: &StepParams, r: &Row, tile: u32, raw: [f32; 8]) -> [f32; 8] {
     let tid = thread_idx_x();
     let tile_start = tile * TILE_TOKENS;
     let base = tile_start + tid * TOKENS_PER_THREAD;
@@ -282,6 +282,14 @@ unsafe fn process_raw8(p: &StepParams, r: &Row, tile: u32, raw: [f32; 8]) -> [f3
             sync_threads();
         }
     }
+    // A row with no bias, bitmask or penalty: two or three instructions a token, not the whole
+    // prologue (the exact pass and the walks read every token of a row through here).
+    // `temper_by` at the row's scale is `temper` on the prologue's values (`logit`'s tests).
+    let scale = temper_scale(r.params.temperature);
+    if !has_bias && r.bitmask == 0 && r.counts == 0 {
+        return plain8(&raw, scale);
+    }
+    let inverse_repetition = 1.0 / r.params.repetition;
     let mask_word = if r.bitmask != 0 && base < p.vocab {
         // SAFETY: word base/32 < bitmask_words for base < vocab.
         unsafe { ((r.bitmask + (base / 32) as u64 * 4) as *const u32).read() }
@@ -296,20 +304,34 @@ unsafe fn process_raw8(p: &StepParams, r: &Row, tile: u32, raw: [f32; 8]) -> [f3
         let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
         counts = [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]];
     }
+    // No test against the vocab here: a token past it reads as NaN, which the prologue turns
+    // into -inf. Unguarded, the eight tokens' prologues are one straight run, and the
+    // repetition penalty's reciprocal is computed once, not once per token.
+    let mask_bits = mask_word >> (base & 31);
     let mut x = [f32::NEG_INFINITY; 8];
     each8(|j| {
-        if base + (j as u32) < p.vocab {
-            let allowed = (mask_word >> ((base & 31) + j as u32)) & 1 == 1;
-            let bias = if has_bias {
-                // SAFETY: this thread's own slot of the bias table.
-                f32::from_bits(unsafe { ld_shared_u32(smem(SM_BIAS + (tid * TOKENS_PER_THREAD + j as u32) * 4)) })
-            } else {
-                0.0
-            };
-            let c = counts[j];
-            x[j] = process_logit(raw[j], allowed, c != 0, c & 0x7fff_ffff, bias, &r.params);
-        }
+        let allowed = (mask_bits >> j) & 1 == 1;
+        let bias = if has_bias {
+            // SAFETY: this thread's own slot of the bias table.
+            f32::from_bits(unsafe { ld_shared_u32(smem(SM_BIAS + (tid * TOKENS_PER_THREAD + j as u32) * 4)) })
+        } else {
+            0.0
+        };
+        let c = counts[j];
+        let y = process_untempered_with(raw[j], allowed, c != 0, c & 0x7fff_ffff, bias, &r.params, || inverse_repetition);
+        x[j] = temper_by(y, scale);
     });
+    x
+}
+
+/// [`process8`] for a row with no bias, bitmask or penalty: NaN (and so every token past the
+/// vocab, which [`load_raw8`] reads as NaN) becomes -inf, then the temperature by the row's
+/// `temper_scale`, which equals `temper` on these values (`logit::temper_by` does the plain
+/// prologue's work itself: `logit`'s tests). Verification's first pass takes it too.
+#[inline(always)]
+pub(crate) fn plain8(raw: &[f32; 8], scale: f32) -> [f32; 8] {
+    let mut x = [f32::NEG_INFINITY; 8];
+    each8(|j| x[j] = temper_by(raw[j], scale));
     x
 }
 
@@ -394,6 +416,24 @@ impl TileView {
 #[inline(always)]
 fn tile_view(p: &StepParams, row: u32, tile: u32) -> TileView {
     TileView { rec: record_ptr(p, row, tile) }
+}
+
+/// The mass stage 1 recorded in `tile`'s band `d` if that band is one of the row bands
+/// (`mc − ceil(x)`) below `end`, else 0: exact, as [`Summary`]'s row mass adds it. Needs the
+/// row's band masses (`Summary::mass_ok`).
+///
+/// # Safety
+/// `row < rows`, `tile < tiles`, and stage 1 of this step wrote the record.
+#[inline(always)]
+pub(crate) unsafe fn recorded_band_mass(p: &StepParams, row: u32, tile: u32, d: u32, mc: f32, end: f32) -> u128 {
+    let v = tile_view(p, row, tile);
+    // SAFETY: forwarded; d < MASS_BANDS is checked first.
+    unsafe {
+        if d >= MASS_BANDS as u32 || v.valid() == 0 || mc - (v.ceiling() - d as f32) >= end {
+            return 0;
+        }
+        v.band(d, mc)
+    }
 }
 
 #[derive(Clone, Copy)]

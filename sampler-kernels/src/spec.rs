@@ -49,7 +49,8 @@ use crate::exact::{
 use crate::fixed::{bands_usable, exact_bin, soft_ceil, weight, weight_parts};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value, sort_key};
-use crate::logit::{process_logit, temper_by, temper_scale, widen_bf16, widen_f16, LogitParams};
+use crate::logit::{process_logit, temper_scale, widen_bf16, widen_f16, LogitParams};
+use crate::sampler::plain8;
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
@@ -615,17 +616,6 @@ unsafe fn process8(p: &VerifyParams, r: &VRow, tile: u32, raw: [f32; 8]) -> [f32
             x[j] = process_logit(raw[j], allowed, c != 0, c & 0x7fff_ffff, bias, &r.params);
         }
     });
-    x
-}
-
-/// [`process8`] for a row with no bias, bitmask or penalties: NaN (and so every token past
-/// the vocab, which `load_raw` reads as NaN) becomes -inf, then the temperature by the row's
-/// `temper_scale`, which equals `temper` on these values (`logit::temper_by`, which does the
-/// plain prologue's work itself: `logit`'s tests).
-#[inline(always)]
-fn plain8(raw: &[f32; 8], scale: f32) -> [f32; 8] {
-    let mut x = [f32::NEG_INFINITY; 8];
-    each8(|j| x[j] = temper_by(raw[j], scale));
     x
 }
 
