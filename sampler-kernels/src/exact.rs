@@ -437,8 +437,9 @@ unsafe fn clear_histogram() {
 ///
 /// # Safety
 /// The whole block calls it for a split row's (position, tile), with `input` its [`tile_item`];
-/// `tid` the thread's index (read once by the caller: read in here, the addresses derived from it were recomputed per item,
-/// and `exact_gather` spilled 4 bytes); the block has `EXACT_HIST_SHARED_BYTES` of shared memory.
+/// `tid` the thread's index (read once by the caller: read in here, the addresses derived from
+/// it were recomputed per item, and `exact_gather` spilled 4 bytes); the block has
+/// `EXACT_HIST_SHARED_BYTES` of shared memory.
 #[inline(always)]
 unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: TileItem) {
     // SAFETY (whole block): shared slots from the layout above; global writes to the row's own

@@ -305,8 +305,7 @@ pub(crate) unsafe fn process_raw8(p: &StepParams, r: &Row, tile: u32, raw: [f32;
         counts = [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]];
     }
     // No test against the vocab here: a token past it reads as NaN, which the prologue turns
-    // into -inf. Unguarded, the eight tokens' prologues are one straight run, and the
-    // repetition penalty's reciprocal is computed once, not once per token.
+    // into -inf, so the eight tokens' prologues are one straight run.
     let mask_bits = mask_word >> (base & 31);
     let mut x = [f32::NEG_INFINITY; 8];
     each8(|j| {
