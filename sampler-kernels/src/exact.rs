@@ -308,8 +308,8 @@ fn split_row_with(p: &StepParams, row: u32, job: ExactJob, settings: RowSettings
 }
 
 /// The job fields the tile kernels read (the others zero), each read on its own: read whole,
-/// the job's unused words were loaded one after another into one register (run 3's source
-/// counters: a fifth of the gather's stall samples).
+/// the job's unused words were loaded one after another into one register (ARCHITECTURE.md,
+/// "Why these choices", session 15).
 ///
 /// # Safety
 /// `pos` has split-pass scratch.
@@ -768,7 +768,7 @@ unsafe fn gather_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32, i
         let mut sure = if job.mass_ok != 0 { recorded_band_mass(p, row, tile, tid, r.mc, first_band) } else { 0 };
         // The keys to classify, packed: each warp stages those of four tokens a lane, and its
         // lanes classify them 32 at a time. A token-by-token test alone saved nothing, as a warp
-        // classified every token slot any of its lanes needed (run 2's source counters).
+        // classified every token slot any of its lanes needed.
         let lane = tid & 31;
         let lanes_before = (1u32 << lane) - 1;
         let stage = G_STAGE + (tid / 32) * G_STAGE_WARP_BYTES;
