@@ -728,12 +728,13 @@ fn classified_bands(r: &SplitRow) -> (f32, f32) {
     let job = &r.job;
     let band_of = |bin: u32| if bin == NONE { 0 } else { bin / SUB };
     let last = band_of(job.bin_k).max(band_of(job.bin_p_hi)).max(band_of(job.sure_end.wrapping_sub(1)));
+    let zero_band = (ZERO_BIN / SUB) as f32;
     let floor_band = if r.floor > 1 {
         // Tokens of a band before the floor's are above it: their ceiling is larger.
         let d = r.mc - soft_ceil(key_value(r.floor));
-        if d < ZERO_BIN as f32 / SUB as f32 { d } else { (ZERO_BIN / SUB) as f32 }
+        if d < zero_band { d } else { zero_band }
     } else {
-        (ZERO_BIN / SUB) as f32
+        zero_band
     };
     let sure_band = (job.sure_end / SUB) as f32;
     let first = if job.mass_ok == 0 {

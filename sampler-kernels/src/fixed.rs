@@ -537,6 +537,13 @@ mod tests {
                 assert!(bin >= last, "bin fell from {last} to {bin} at x = {x}, mc = {mc}");
                 last = bin;
                 assert!(bin <= EXACT_ZERO_BIN);
+                // The split pass's gather tests a token's band as `mc - c` before it bins it.
+                let d = mc - c;
+                if d <= BAND_FLOOR as f32 {
+                    assert_eq!(bin / EXACT_SUB_BINS, d as u32, "x = {x}, mc = {mc}");
+                } else {
+                    assert_eq!(bin, EXACT_ZERO_BIN, "x = {x}, mc = {mc}");
+                }
                 let scale = band_scale(c, mc);
                 if bin < EXACT_ZERO_BIN {
                     assert_eq!(BAND_SCALE[(bin / EXACT_SUB_BINS) as usize], scale, "x = {x}, mc = {mc}");
