@@ -48,9 +48,9 @@ use crate::exact::{
 };
 use crate::fixed::{bands_usable, exact_bin, soft_ceil, weight, weight_parts};
 use crate::intrinsics::*;
-use crate::keys::{key_index, key_value, sort_key};
+use crate::keys::{key_index, key_value};
 use crate::logit::{process_logit, temper_scale, widen_bf16, widen_f16, LogitParams};
-use crate::sampler::plain8;
+use crate::sampler::{keys8, plain8};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
@@ -617,17 +617,6 @@ unsafe fn process8(p: &VerifyParams, r: &VRow, tile: u32, raw: [f32; 8]) -> [f32
         }
     });
     x
-}
-
-#[inline(always)]
-fn keys8(x: &[f32; 8], base: u32) -> [u64; 8] {
-    let mut k = [0u64; 8];
-    each8(|j| {
-        if x[j] > f32::NEG_INFINITY {
-            k[j] = sort_key(x[j], base + j as u32);
-        }
-    });
-    k
 }
 
 #[inline(always)]
