@@ -54,6 +54,23 @@ pub struct GpuSamplerConfig {
     /// How the exact pass is launched ([`ExactPassLaunch`]; `sonic-bench --exact-pass one|five`
     /// compares them).
     pub exact_pass: ExactPassLaunch,
+    /// Which of the exact pass's launches overlap their predecessor (with `overlap_kernels`).
+    pub exact_pass_order: ExactPassOrder,
+}
+
+/// Which of the exact pass's launches are overlapped (`sonic-bench --exact-order` compares
+/// them). All three give the same tokens; on the H200 a step that lists rows is faster when
+/// the pass's first kernel is not overlapped with `sample_rows`, and an idle pass is a little
+/// faster when its later kernels are (ARCHITECTURE.md, "Launch order").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExactPassOrder {
+    /// Every one, like the stages.
+    Overlapped,
+    /// All but the first, which waits for stage 2 in stream order.
+    #[default]
+    FirstSerial,
+    /// None: the exact pass runs in plain stream order.
+    Serial,
 }
 
 /// How a step launches its exact pass (the rows stage 2 leaves undecided). Both give the same
@@ -85,6 +102,7 @@ impl GpuSamplerConfig {
             max_bias_entries: max_batch.saturating_mul(1024),
             overlap_kernels: true,
             exact_pass: ExactPassLaunch::FiveLaunches,
+            exact_pass_order: ExactPassOrder::FirstSerial,
         }
     }
 }
@@ -626,7 +644,8 @@ impl GpuSampler {
 
     /// Enqueues the kernels of one step for `rows` grid rows (the upload says how many are
     /// active): stage 1 (two), stage 2, and the exact pass (one or five,
-    /// [`ExactPassLaunch`]). Nothing here synchronizes or allocates.
+    /// [`ExactPassLaunch`], in the order [`ExactPassOrder`] says). Nothing here synchronizes or
+    /// allocates.
     fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize) -> Result<()> {
         if rows == 0 {
             return Ok(());
@@ -697,8 +716,14 @@ impl GpuSampler {
             ExactPassLaunch::OneLaunch => &exact_pass_one,
             ExactPassLaunch::FiveLaunches => &exact_pass_five,
         };
-        for (index, &(function, config, what)) in stages.iter().chain(exact_pass).enumerate() {
-            let order = if index == 0 { LaunchOrder::Serial } else { later };
+        let exact_order = |j: usize| match self.config.exact_pass_order {
+            ExactPassOrder::Overlapped => later,
+            ExactPassOrder::FirstSerial if j > 0 => later,
+            _ => LaunchOrder::Serial,
+        };
+        let launches = stages.iter().map(|l| (l, later)).chain(exact_pass.iter().enumerate().map(|(j, l)| (l, exact_order(j))));
+        for (index, (&(function, config, what), order)) in launches.enumerate() {
+            let order = if index == 0 { LaunchOrder::Serial } else { order };
             // SAFETY: `StepParams` matches the kernels' parameter by the ABI module; every
             // pointer in it addresses a buffer this sampler allocated for `max_batch` rows,
             // `max_requests` slots and the vocab (rows ≤ max_batch was checked), or the caller's

@@ -6,7 +6,7 @@
 
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, Batch, BatchRow};
-use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, GpuSampler, GpuSamplerConfig};
+use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig};
 use sampler_host::logits::LogitsDtype;
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
@@ -275,6 +275,94 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
             }
         }
         assert_eq!(mismatches, 0, "graph replays differ from the reference");
+    }
+}
+
+#[test]
+fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
+    const TEST: &str = "gpu_graph_replays_listing_rows_or_not_equal_reference";
+    let mut rng = fresh_rng(TEST);
+    // One graph, replays that alternate between steps that list no row for the exact pass,
+    // steps that list every row and steps that list some: what one replay leaves in the
+    // exact pass's scratch and queue must not reach the next. Each launch order of the pass.
+    for &(vocab, batch, dtype, exact_pass, exact_pass_order) in &[
+        (50_257usize, 3usize, LogitsDtype::F32, ExactPassLaunch::FiveLaunches, ExactPassOrder::FirstSerial),
+        (151_936, 5, LogitsDtype::Bf16, ExactPassLaunch::OneLaunch, ExactPassOrder::FirstSerial),
+        (50_257, 3, LogitsDtype::F16, ExactPassLaunch::FiveLaunches, ExactPassOrder::Overlapped),
+        (128_256, 3, LogitsDtype::F32, ExactPassLaunch::FiveLaunches, ExactPassOrder::Serial),
+    ] {
+        let Some(device) = gpu_or_skip(TEST) else { return };
+        let config = GpuSamplerConfig { exact_pass, exact_pass_order, ..GpuSamplerConfig::new(vocab, batch) };
+        let mut gpu = GpuSampler::new(device, config).expect("gpu sampler");
+        let mut cpu = CpuReference::new(vocab, batch).expect("cpu reference");
+        for id in 0..batch as u64 {
+            let prompt = prompt(&mut rng, vocab);
+            let params = SamplingParams::greedy();
+            gpu.add_request(id, params.clone(), &prompt).expect("gpu add");
+            cpu.add_request(id, params, &prompt).expect("cpu add");
+        }
+        let stream = gpu.device().stream().clone();
+        let mut dev_f32 = stream.alloc_zeros::<f32>(if dtype == LogitsDtype::F32 { batch * vocab } else { 1 }).expect("alloc");
+        let mut dev_u16 = stream.alloc_zeros::<u16>(if dtype == LogitsDtype::F32 { 1 } else { batch * vocab }).expect("alloc");
+        let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
+        let graph = {
+            let view = match dtype {
+                LogitsDtype::F32 => DeviceLogits::f32(&dev_f32, batch, vocab),
+                _ => DeviceLogits::half_bits(&dev_u16, dtype, batch, vocab),
+            };
+            gpu.upload_step(&rows).expect("upload");
+            // SAFETY: both buffers outlive every replay of this iteration.
+            unsafe { gpu.capture_step(&view, batch) }.expect("capture")
+        };
+        let (mut mismatches, mut quiet, mut listed) = (0, 0, 0);
+        // 0: no row listed, 1: every row, 2: a random subset (at least one).
+        for (replay, &kind) in [0u32, 1, 2, 0, 2, 1, 0].iter().enumerate() {
+            let chosen = below(&mut rng, batch as u64) as usize;
+            let mut values = Vec::with_capacity(batch * vocab);
+            let mut expect_listed = 0;
+            for id in 0..batch {
+                let wide = kind == 1 || (kind == 2 && (id == chosen || below(&mut rng, 3) == 0));
+                let seed = rng.next_u64();
+                // A flat row at T 1 and top-p 0.95 keeps thousands of tokens: stage 2 lists it.
+                // Greedy and top-k 50 rows are decided in stage 2.
+                let params = if wide {
+                    expect_listed += 1;
+                    SamplingParams::random(1.0, seed).with_top_p(0.95)
+                } else if below(&mut rng, 2) == 0 {
+                    SamplingParams::greedy()
+                } else {
+                    SamplingParams::random(0.7, seed).with_top_k(50)
+                };
+                gpu.update_request(id as u64, params.clone()).expect("update");
+                cpu.update_request(id as u64, params).expect("update");
+                values.extend(logit_row(&mut rng, if wide { RowShape::Flat } else { RowShape::Peaked }, vocab));
+            }
+            let logits = TypedRows::new(dtype, values);
+            match dtype {
+                LogitsDtype::F32 => stream.memcpy_htod(&logits.f32s, &mut dev_f32).expect("copy"),
+                LogitsDtype::Bf16 | LogitsDtype::F16 => stream.memcpy_htod(&logits.bits(), &mut dev_u16).expect("copy"),
+            }
+            gpu.upload_step(&rows).expect("upload");
+            gpu.replay(&graph).expect("replay");
+            let g = gpu.read_outputs().expect("outputs");
+            let listed_now = gpu.exact_rows_last_step().expect("flags");
+            assert_eq!(listed_now, expect_listed, "V={vocab} replay {replay}: rows listed");
+            if listed_now == 0 {
+                quiet += 1;
+            } else {
+                listed += 1;
+            }
+            let b = Batch { logits: logits.host(batch, vocab, vocab), rows: rows.clone() };
+            let c = cpu.sample(&b).expect("cpu sample");
+            for (i, (g, c)) in g.iter().zip(&c).enumerate() {
+                if let Some(diff) = compare(g, c) {
+                    mismatches += 1;
+                    eprintln!("V={vocab} {dtype:?} {exact_pass:?} {exact_pass_order:?} replay {replay} (kind {kind}) row {i}: {diff}");
+                }
+            }
+        }
+        assert_eq!(mismatches, 0, "{exact_pass:?}, {exact_pass_order:?}: graph replays differ from the reference");
+        assert!(quiet >= 3 && listed >= 4, "the replays must both list rows and not");
     }
 }
 

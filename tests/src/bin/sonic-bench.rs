@@ -17,7 +17,9 @@
 //! Options: `--quick` (a subset in well under a minute), `--only CELL[,CELL..]`
 //! (`workload:dtype:V:B`), `--replays N`, `--date D`, `--serial-launches` (the step's kernels
 //! in plain stream order instead of overlapped launches, for an A/B), `--exact-pass one` (the
-//! exact pass in one launch, `exact_tail`, instead of five, for an A/B), and
+//! exact pass in one launch, `exact_tail`, instead of five, for an A/B),
+//! `--exact-order overlapped|first-serial|serial` (which exact-pass launches overlap their
+//! predecessor; first-serial is the default, for an A/B), and
 //! `--logits FILE` (`.npy` or
 //! `.safetensors`, `rows × V` saved from a real model): the file's rows replace the generated
 //! ones, tiled over each batch, at the file's V.
@@ -29,7 +31,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, BatchRow};
 use sampler_host::cuda::GpuDevice;
-use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, GpuSampler, GpuSamplerConfig, StepGraph};
+use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig, StepGraph};
 use sampler_host::gpu_topk::{GpuTopK, TopKGraph};
 use sampler_host::logits::LogitsDtype;
 use sampler_host::logits_file::LogitsFile;
@@ -233,14 +235,21 @@ fn file_rows(file: &LogitsFile, first: usize, batch: usize) -> Vec<f32> {
     all
 }
 
+/// How the measured step is launched (the A/B options).
+#[derive(Clone, Copy)]
+struct StepLaunch {
+    overlap_kernels: bool,
+    exact_pass: ExactPassLaunch,
+    exact_pass_order: ExactPassOrder,
+}
+
 fn run_cell(
     cell: &Cell,
     flush: &mut CudaSlice<u8>,
     replays: usize,
     rng: &mut impl Rng,
     file: Option<&LogitsFile>,
-    overlap_kernels: bool,
-    exact_pass: ExactPassLaunch,
+    launch: StepLaunch,
 ) -> BenchResult<Measured> {
     if cell.workload == Workload::TopK128 {
         return run_topk_cell(cell, flush, replays, rng, file);
@@ -251,8 +260,9 @@ fn run_cell(
         max_batch: batch,
         max_requests: batch,
         max_bias_entries: batch * 32,
-        overlap_kernels,
-        exact_pass,
+        overlap_kernels: launch.overlap_kernels,
+        exact_pass: launch.exact_pass,
+        exact_pass_order: launch.exact_pass_order,
     };
     let mut sampler = GpuSampler::new(GpuDevice::open(0)?, config)?;
     let words = vocab.div_ceil(32);
@@ -324,6 +334,13 @@ fn main() -> BenchResult<()> {
         Some("one") => ExactPassLaunch::OneLaunch,
         Some(other) => return Err(format!("--exact-pass takes one or five, not {other}").into()),
     };
+    let exact_pass_order = match value("--exact-order").as_deref() {
+        Some("overlapped") => ExactPassOrder::Overlapped,
+        None | Some("first-serial") => ExactPassOrder::FirstSerial,
+        Some("serial") => ExactPassOrder::Serial,
+        Some(other) => return Err(format!("--exact-order takes overlapped, first-serial or serial, not {other}").into()),
+    };
+    let launch = StepLaunch { overlap_kernels: !serial, exact_pass, exact_pass_order };
     let out_dir = value("--out").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("bench-out"));
     let replays: usize = value("--replays").and_then(|v| v.parse().ok()).unwrap_or(200).max(100);
     let gpu = GpuDevice::open(0)?;
@@ -411,7 +428,7 @@ fn main() -> BenchResult<()> {
     let mut results = Vec::new();
     for cell in &cells {
         let key = format!("{}:{}:{}:{}", cell.workload.name(), dtype_name(cell.dtype), cell.vocab, cell.batch);
-        let m = match run_cell(cell, &mut flush, replays, &mut cell_rng(key), file.as_ref(), !serial, exact_pass) {
+        let m = match run_cell(cell, &mut flush, replays, &mut cell_rng(key), file.as_ref(), launch) {
             Ok(m) => m,
             Err(e) => {
                 eprintln!("{} {} V={} B={}: error {e}", cell.workload.name(), dtype_name(cell.dtype), cell.vocab, cell.batch);
@@ -543,7 +560,12 @@ fn main() -> BenchResult<()> {
          too (their count is in the table above): the peaked column is mostly, not only, the fast path.\n\n\
          | V | B | peaked rows (mostly fast path) µs | flat rows (all exact pass) µs | ratio |\n|---|---|---|---|---|\n{exact_md}",
         empty.median_us,
-        launches = if serial { "in plain stream order: --serial-launches" } else { "each after the first launched overlapped with its predecessor" },
+        launches = match (serial, exact_pass_order) {
+            (true, _) => "in plain stream order: --serial-launches",
+            (false, ExactPassOrder::Overlapped) => "each after the first launched overlapped with its predecessor: --exact-order overlapped",
+            (false, ExactPassOrder::FirstSerial) => "each after the first launched overlapped with its predecessor, but the exact pass's first, which waits for stage 2 in stream order",
+            (false, ExactPassOrder::Serial) => "the stages' launches overlapped, the exact pass's in plain stream order: --exact-order serial",
+        },
         kernels = match exact_pass {
             ExactPassLaunch::OneLaunch => "four kernels: the exact pass in one launch, --exact-pass one",
             ExactPassLaunch::FiveLaunches => "eight kernels",
