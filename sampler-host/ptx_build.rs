@@ -37,7 +37,6 @@ pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
     ("exact_bins", ".maxntid 512, 1, 1"),
     ("exact_gather", ".maxntid 512, 1, 1"),
     ("exact_finish", ".maxntid 512, 1, 1"),
-    ("sample_exact", ".maxntid 512, 1, 1"),
     ("exact_tail", ".maxntid 512, 1, 1"),
 ];
 

@@ -51,7 +51,7 @@ pub struct GpuSamplerConfig {
     /// launch overlaps the previous one's tail. Off gives the plain stream order, which the
     /// benchmark compares against (`sonic-bench --serial-launches`).
     pub overlap_kernels: bool,
-    /// How the exact pass is launched ([`ExactPassLaunch`]; `sonic-bench --exact-pass one|five`
+    /// How the exact pass is launched ([`ExactPassLaunch`]; `sonic-bench --exact-pass one|four`
     /// compares them).
     pub exact_pass: ExactPassLaunch,
     /// Which of the exact pass's launches overlap their predecessor (with `overlap_kernels`).
@@ -77,11 +77,11 @@ pub enum ExactPassOrder {
 /// tokens; they differ in what an idle and a busy pass cost (H200, bench/results/h200-2026-11-30-s10/).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExactPassLaunch {
-    /// `exact_histogram`, `exact_bins`, `exact_gather`, `exact_finish` and `sample_exact`: the
-    /// tile kernels run two blocks per SM. Each launch costs its place in the chain of a step
-    /// even when no row is listed (1–2 µs each).
+    /// `exact_histogram`, `exact_bins`, `exact_gather` and `exact_finish` (which also runs the
+    /// single-block pass): the tile kernels run two blocks per SM. Each launch costs its place
+    /// in the chain of a step even when no row is listed (1–2 µs each).
     #[default]
-    FiveLaunches,
+    FourLaunches,
     /// `exact_tail` alone: one launch, one 512-thread block per SM, every phase's items from
     /// one queue. A step that lists no row is 2.6–8.2 µs faster (greedy and top-k 50 + top-p
     /// 0.9, B = 1 to 1024); a step that lists rows is slower: 14–19 µs with one or two rows,
@@ -101,7 +101,7 @@ impl GpuSamplerConfig {
             max_requests: max_batch.saturating_mul(4),
             max_bias_entries: max_batch.saturating_mul(1024),
             overlap_kernels: true,
-            exact_pass: ExactPassLaunch::FiveLaunches,
+            exact_pass: ExactPassLaunch::FourLaunches,
             exact_pass_order: ExactPassOrder::FirstSerial,
         }
     }
@@ -272,7 +272,6 @@ pub struct GpuSampler {
     exact_bins: CudaFunction,
     exact_gather: CudaFunction,
     exact_finish: CudaFunction,
-    stage_exact: CudaFunction,
     /// The whole exact pass in one launch (`ExactPassLaunch::OneLaunch`).
     exact_tail: CudaFunction,
     /// Blocks of `exact_tail`: as many as run at once (one per SM on an H200: registers).
@@ -382,7 +381,6 @@ impl GpuSampler {
             exact_bins: gpu.function("exact_bins")?,
             exact_gather: gpu.function("exact_gather")?,
             exact_finish: gpu.function("exact_finish")?,
-            stage_exact: gpu.function("sample_exact")?,
             exact_tail,
             exact_tail_blocks,
             exact_blocks: sm_count * 2,
@@ -643,7 +641,7 @@ impl GpuSampler {
     }
 
     /// Enqueues the kernels of one step for `rows` grid rows (the upload says how many are
-    /// active): stage 1 (two), stage 2, and the exact pass (one or five,
+    /// active): stage 1 (two), stage 2, and the exact pass (one or four,
     /// [`ExactPassLaunch`], in the order [`ExactPassOrder`] says). Nothing here synchronizes or
     /// allocates.
     fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize) -> Result<()> {
@@ -681,12 +679,6 @@ impl GpuSampler {
             shared_mem_bytes,
         };
         let split_rows = (rows as u32).min(self.exact_slots);
-        // One 512-thread block per SM fits (128 registers): one wave, rows taken in turn.
-        let single_cfg = LaunchConfig {
-            grid_dim: (self.sm_count.min(rows as u32), 1, 1),
-            block_dim: block,
-            shared_mem_bytes: SAMPLER_SHARED_BYTES,
-        };
         let stage_rows =
             if rows_two_per_sm(rows as u32, self.sm_count) { &self.stage_rows_two_per_sm } else { &self.stage_rows };
         // The first kernel waits for the upload (and the previous step) in stream order; each
@@ -705,16 +697,16 @@ impl GpuSampler {
             (stage_rows, rows_cfg, "launching sample_rows"),
         ];
         let exact_pass_one = [(&self.exact_tail, tail_cfg, "launching exact_tail")];
-        let exact_pass_five = [
+        let exact_pass_four = [
             (&self.exact_histogram, exact_cfg(EXACT_HIST_SHARED_BYTES, warps), "launching exact_histogram"),
             (&self.exact_bins, exact_cfg(SAMPLER_SHARED_BYTES, split_rows), "launching exact_bins"),
             (&self.exact_gather, exact_cfg(SAMPLER_SHARED_BYTES, warps), "launching exact_gather"),
-            (&self.exact_finish, exact_cfg(SAMPLER_SHARED_BYTES, split_rows), "launching exact_finish"),
-            (&self.stage_exact, single_cfg, "launching sample_exact"),
+            // Split rows and the single-block pass's rows, which may be any listed row.
+            (&self.exact_finish, exact_cfg(SAMPLER_SHARED_BYTES, rows as u32), "launching exact_finish"),
         ];
         let exact_pass: &[_] = match self.config.exact_pass {
             ExactPassLaunch::OneLaunch => &exact_pass_one,
-            ExactPassLaunch::FiveLaunches => &exact_pass_five,
+            ExactPassLaunch::FourLaunches => &exact_pass_four,
         };
         let exact_order = |j: usize| match self.config.exact_pass_order {
             ExactPassOrder::Overlapped => later,

@@ -20,7 +20,6 @@ pub const ENTRY_POINTS: &[&str] =
         "exact_bins",
         "exact_gather",
         "exact_finish",
-        "sample_exact",
         "exact_tail",
         "topk_chunks",
         "topk_merge",

@@ -32,10 +32,10 @@ pub const DEMO_BLOCK_THREADS: u32 = 256;
 pub const DEMO_SHARED_BYTES: u32 = (DEMO_BLOCK_THREADS / 32) * 8;
 
 // ---------------------------------------------------------------------------------------------
-// The sampler step: eight kernels (`sample_tiles`, `sample_tiles_mass`, `sample_rows`,
-// `exact_histogram`, `exact_bins`, `exact_gather`, `exact_finish`, `sample_exact`), or four
-// with `exact_tail` for the last five, share one parameter struct, `StepParams`, and read
-// per-row settings from device memory.
+// The sampler step: seven kernels (`sample_tiles`, `sample_tiles_mass`, `sample_rows`,
+// `exact_histogram`, `exact_bins`, `exact_gather`, `exact_finish`), or four with `exact_tail`
+// for the last four, share one parameter struct, `StepParams`, and read per-row settings from
+// device memory.
 
 /// Threads per block of every sampler kernel.
 pub const SAMPLER_THREADS: u32 = 512;
@@ -191,8 +191,8 @@ pub struct StepParams {
 const _: () = assert!(core::mem::size_of::<StepParams>() == 23 * 8 + 12 * 4);
 const _: () = assert!(core::mem::align_of::<StepParams>() == 8);
 
-/// Bytes of dynamic shared memory `sample_rows`, `exact_bins`, `exact_gather`, `exact_finish`
-/// and `sample_exact` are launched with.
+/// Bytes of dynamic shared memory `sample_rows`, `exact_bins`, `exact_gather` and `exact_finish`
+/// are launched with.
 pub const SAMPLER_SHARED_BYTES: u32 = 40 * 1024;
 
 // The split exact pass (`exact.rs`). Most rows stage 2 cannot decide from the tile lists are

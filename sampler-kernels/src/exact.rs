@@ -16,8 +16,9 @@
 //!    and walks that tile in index order.
 //!
 //! Rows the split pass does not take (infinite rows, rows without band masses, top
-//! log-probabilities still to write, no scratch left, boundary bins too full) go through
-//! `sample_exact`, whose blocks take the listed rows in turn and run `sampler::exact_single`.
+//! log-probabilities still to write, no scratch left, boundary bins too full) take the
+//! single-block pass, `sampler::exact_single`, in `exact_finish` too: its blocks take every
+//! listed row in turn.
 //!
 //! `exact_tail` runs all of it in one launch (opt-in; the host's `ExactPassLaunch`): the same
 //! bodies, items from one queue, a row's next phase started by the block that finishes its
@@ -71,7 +72,7 @@ const _: () = assert!(
     (TILE_TOKENS as u64 * (FRAC_ONE >> H_LO_BITS) as u64) << H_COUNT_BITS | TILE_TOKENS as u64 <= u32::MAX as u64
 );
 
-// `sample_exact` on a split row: the gathered keys, then the per-tile mass of the kept keys
+// `exact_finish` on a split row: the gathered keys, then the per-tile mass of the kept keys
 // among them. The bias table the final walk uses overlaps them; they are dead by then.
 const F_KEYS: u32 = SM_HIST;
 const F_TILE_LO: u32 = F_KEYS + GATHER * 8;
@@ -835,7 +836,12 @@ unsafe fn gather_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32, i
 // ---------------------------------------------------------------------------------------------
 // 4. The finish, and the single-block pass for the other listed rows.
 
-/// Split pass, step 4: one block per split row in turn decides the row from its gathered keys.
+/// Split pass, step 4, and the single-block pass: blocks take the listed rows in turn. A split
+/// row is decided from its gathered keys (`finish_split`); a row flagged for the single-block
+/// pass (by stage 2, or by the split pass when the row's boundary bins held more keys than it
+/// gathers) runs `sampler::exact_single`. One kernel for both, so that they cost a step one
+/// place in its chain of launches (`sample_exact`, the single-block pass's own kernel after
+/// this one, was a fifth launch until session 16).
 ///
 /// # Safety
 /// Launch with `SAMPLER_THREADS` threads, any grid, and `SAMPLER_SHARED_BYTES` of dynamic shared
@@ -847,35 +853,26 @@ pub unsafe extern "ptx-kernel" fn exact_finish(p: StepParams) {
     if block_dim_x() != THREADS {
         return;
     }
-    // SAFETY: list and flag reads in bounds; finish_split is a whole-block body.
-    unsafe { for_each_split_row!(&p, |pos, row| finish_split(&p, pos, row)) }
-}
-
-/// The single-block exact pass for the rows the split pass does not take: blocks take the listed
-/// rows in turn and finish those flagged for it. A grid of one block per row (until session 10)
-/// put eight waves of idle blocks in every step at B = 1024.
-///
-/// # Safety
-/// Launch with `SAMPLER_THREADS` threads, any grid, and `SAMPLER_SHARED_BYTES` of dynamic shared
-/// memory, after `exact_finish` of the same step on the same stream.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn sample_exact(p: StepParams) {
-    // SAFETY: a wait, no access; everything below follows it.
-    unsafe { follow_previous_kernel() };
-    if block_dim_x() != THREADS {
-        return;
-    }
-    // SAFETY: list reads below the listed count, flag reads of rows < rows; exact_single is a
-    // whole-block body for a flagged row. Flags of rows past this step's active count are stale
-    // (stage 2 clears only active rows).
+    // SAFETY: list reads below the listed count, flag reads of rows below the active count
+    // (flags of rows past it are stale: stage 2 clears only active rows); finish_split and
+    // exact_single are whole-block bodies, for a split row with scratch and a flagged row.
     unsafe {
-        let (n, _) = listed(&p);
+        let (n, split) = listed(&p);
+        let active = active_rows(&p);
         let mut pos = block_idx_x();
         while pos < n {
             let row = listed_row(&p, pos);
-            if row < active_rows(&p) && flag_of(&p, row) == EXACT_SINGLE {
-                exact_single(&p, row);
-                sync_threads();
+            if row < active {
+                let flag = flag_of(&p, row);
+                if flag == EXACT_SPLIT && pos < split {
+                    finish_split(&p, pos, row);
+                    // The next row may be a single-block one, whose set-up writes shared
+                    // memory this row's last reads use.
+                    sync_threads();
+                } else if flag == EXACT_SINGLE {
+                    exact_single(&p, row);
+                    sync_threads();
+                }
             }
             pos += grid_dim_x();
         }

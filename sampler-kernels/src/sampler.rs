@@ -1388,7 +1388,7 @@ unsafe fn select_exact(p: &StepParams, r: &Row, sum: &Summary, floor: u64, targe
 }
 
 /// The single-block exact pass: finishes a flagged row exactly from its logits, with one block
-/// doing every pass over the row (`exact::sample_exact` calls it for the rows the split pass
+/// doing every pass over the row (`exact::exact_finish` calls it for the rows the split pass
 /// does not take: infinite rows, rows without band masses, rows past the split scratch).
 ///
 /// # Safety

@@ -153,7 +153,7 @@ fn gpu_tokens_equal_reference_on_mixed_batches() {
 #[test]
 fn gpu_exact_pass_paths_equal_reference() {
     const TEST: &str = "gpu_exact_pass_paths_equal_reference";
-    for launch in [ExactPassLaunch::OneLaunch, ExactPassLaunch::FiveLaunches] {
+    for launch in [ExactPassLaunch::OneLaunch, ExactPassLaunch::FourLaunches] {
         exact_pass_paths_equal_reference(TEST, launch);
     }
 }
@@ -220,7 +220,7 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
     let mut rng = fresh_rng(TEST);
     // The second case replays the exact pass in one launch, whose queue each step must reset.
     for &(vocab, batch, stride, dtype, exact_pass) in &[
-        (50_257usize, sized(64usize, 16), 50_260usize, LogitsDtype::F32, ExactPassLaunch::FiveLaunches),
+        (50_257usize, sized(64usize, 16), 50_260usize, LogitsDtype::F32, ExactPassLaunch::FourLaunches),
         (151_936, 3, 151_939, LogitsDtype::Bf16, ExactPassLaunch::OneLaunch),
     ] {
         let Some(mut pair) = Pair::with_exact_pass(TEST, &mut rng, vocab, batch, exact_pass) else { return };
@@ -286,10 +286,10 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
     // steps that list every row and steps that list some: what one replay leaves in the
     // exact pass's scratch and queue must not reach the next. Each launch order of the pass.
     for &(vocab, batch, dtype, exact_pass, exact_pass_order) in &[
-        (50_257usize, 3usize, LogitsDtype::F32, ExactPassLaunch::FiveLaunches, ExactPassOrder::FirstSerial),
+        (50_257usize, 3usize, LogitsDtype::F32, ExactPassLaunch::FourLaunches, ExactPassOrder::FirstSerial),
         (151_936, 5, LogitsDtype::Bf16, ExactPassLaunch::OneLaunch, ExactPassOrder::FirstSerial),
-        (50_257, 3, LogitsDtype::F16, ExactPassLaunch::FiveLaunches, ExactPassOrder::Overlapped),
-        (128_256, 3, LogitsDtype::F32, ExactPassLaunch::FiveLaunches, ExactPassOrder::Serial),
+        (50_257, 3, LogitsDtype::F16, ExactPassLaunch::FourLaunches, ExactPassOrder::Overlapped),
+        (128_256, 3, LogitsDtype::F32, ExactPassLaunch::FourLaunches, ExactPassOrder::Serial),
     ] {
         let Some(device) = gpu_or_skip(TEST) else { return };
         let config = GpuSamplerConfig { exact_pass, exact_pass_order, ..GpuSamplerConfig::new(vocab, batch) };

@@ -2,7 +2,7 @@
 # Runs the sonic sampler's GPU work on a machine with a GPU and no Rust toolchain.
 #   ./run.sh            GPU tests (REQUIRE_GPU=1: a missing GPU fails), ends with "N passed, N failed"
 #   ./run.sh bench [--quick] [--out DIR]   the benchmark
-#   ./run.sh soak [--quick] [--seconds N] [--replays N] [--check-every K] [--exact-pass one|five] [--out DIR]   the soak run
+#   ./run.sh soak [--quick] [--seconds N] [--replays N] [--check-every K] [--exact-pass one|four] [--out DIR]   the soak run
 #   ./run.sh soak-start DIR [soak args]   the soak run in the background (setsid), so that it
 #                       can outlive this command: DIR/soak.log, DIR/sonic-soak.json, DIR/soak.rc
 #   ./run.sh soak-wait DIR [--timeout S]  waits (default 540 s) for that soak; prints its summary
@@ -186,9 +186,11 @@ case "${1:-test}" in
   profile)
     cell="${2:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"; out="${3:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"
     mkdir -p "$out"; name=$(echo "$cell" | tr ':' '-')
-    # Skip the warm-up replays; profile eight kernel launches: one sampler step (eight kernels,
-    # idle ones included) or four top-k steps (two each). Clocks stay as found.
-    ncu --clock-control none --graph-profiling node -k "regex:sample_|exact_|topk_" --launch-skip 80 --launch-count 8 \
+    # Skip the warm-up replays; profile one sampler step (seven kernels, idle ones included) or
+    # four top-k steps (two kernels each). Clocks stay as found.
+    skip=70; count=7
+    case "$cell" in topk128:*) skip=80; count=8 ;; esac
+    ncu --clock-control none --graph-profiling node -k "regex:sample_|exact_|topk_" --launch-skip $skip --launch-count $count \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
         -f -o "$out/$name" "$here/sonic-bench" --only "$cell" --replays 100 --out "$out/bench-$name" >/dev/null || exit 1
     ncu --import "$out/$name.ncu-rep" --page details > "$out/$name-details.txt" || exit 1

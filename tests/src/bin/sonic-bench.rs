@@ -3,7 +3,7 @@
 //! One run measures, on the GPU it finds:
 //! - the ceilings: device-to-device copy bandwidth (the driver's memcpy and our 16-byte copy
 //!   kernel; the faster is the reference) and a graph-replayed empty kernel;
-//! - the sampler step (four to eight kernels, captured in a CUDA graph) over a grid of vocab sizes,
+//! - the sampler step (four to seven kernels, captured in a CUDA graph) over a grid of vocab sizes,
 //!   batch sizes, dtypes and workloads, with LLM-like logits generated on the GPU;
 //! - top-k alone (`topk128`: `GpuTopK`, k = 128, values and indices) on the same grid, the line
 //!   to set against torch.topk and FlashInfer's top-k (bench/peers/).
@@ -17,7 +17,7 @@
 //! Options: `--quick` (a subset in well under a minute), `--only CELL[,CELL..]`
 //! (`workload:dtype:V:B`), `--replays N`, `--date D`, `--serial-launches` (the step's kernels
 //! in plain stream order instead of overlapped launches, for an A/B), `--exact-pass one` (the
-//! exact pass in one launch, `exact_tail`, instead of five, for an A/B),
+//! exact pass in one launch, `exact_tail`, instead of four, for an A/B),
 //! `--exact-order overlapped|first-serial|serial` (which exact-pass launches overlap their
 //! predecessor; first-serial is the default, for an A/B), and
 //! `--logits FILE` (`.npy` or
@@ -330,9 +330,9 @@ fn main() -> BenchResult<()> {
     let serial = args.iter().any(|a| a == "--serial-launches");
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     let exact_pass = match value("--exact-pass").as_deref() {
-        None | Some("five") => ExactPassLaunch::FiveLaunches,
+        None | Some("four") => ExactPassLaunch::FourLaunches,
         Some("one") => ExactPassLaunch::OneLaunch,
-        Some(other) => return Err(format!("--exact-pass takes one or five, not {other}").into()),
+        Some(other) => return Err(format!("--exact-pass takes one or four, not {other}").into()),
     };
     let exact_pass_order = match value("--exact-order").as_deref() {
         Some("overlapped") => ExactPassOrder::Overlapped,
@@ -568,7 +568,7 @@ fn main() -> BenchResult<()> {
         },
         kernels = match exact_pass {
             ExactPassLaunch::OneLaunch => "four kernels: the exact pass in one launch, --exact-pass one",
-            ExactPassLaunch::FiveLaunches => "eight kernels",
+            ExactPassLaunch::FourLaunches => "seven kernels",
         },
     );
     let md = if verify_md.is_empty() {

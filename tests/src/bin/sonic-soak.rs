@@ -1,10 +1,10 @@
 //! `sonic-soak`: a long run of the GPU sampler the way a serving engine drives it (`run.sh soak`).
 //!
 //! ```text
-//! sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--exact-pass one|five] [--quick] [--out DIR]
+//! sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--exact-pass one|four] [--quick] [--out DIR]
 //! ```
 //!
-//! One `GpuSampler` (capacity 256 rows, V = 151936; its exact pass in five launches, or in one
+//! One `GpuSampler` (capacity 256 rows, V = 151936; its exact pass in four launches, or in one
 //! with `--exact-pass one`) and one CUDA graph captured for 256 rows.
 //! Every replay: some requests are dropped, added, reset or given new settings and seeds; a new
 //! batch of 1..=256 rows is drawn from the live requests in a random order (so rows move between
@@ -87,7 +87,7 @@ fn parse_options() -> SoakResult<Options> {
     while i < args.len() {
         if !known.contains(&args[i].as_str()) {
             return Err(format!(
-                "unknown argument {:?}\nusage: sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--exact-pass one|five] [--quick] [--out DIR]",
+                "unknown argument {:?}\nusage: sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--exact-pass one|four] [--quick] [--out DIR]",
                 args[i]
             )
             .into());
@@ -100,9 +100,9 @@ fn parse_options() -> SoakResult<Options> {
         Some(i) => args.get(i + 1).map(PathBuf::from).ok_or("--out needs a directory")?,
     };
     let exact_pass = match args.iter().position(|a| a == "--exact-pass").map(|i| args.get(i + 1).map(String::as_str)) {
-        None | Some(Some("five")) => ExactPassLaunch::FiveLaunches,
+        None | Some(Some("four")) => ExactPassLaunch::FourLaunches,
         Some(Some("one")) => ExactPassLaunch::OneLaunch,
-        Some(other) => return Err(format!("--exact-pass takes one or five, not {other:?}").into()),
+        Some(other) => return Err(format!("--exact-pass takes one or four, not {other:?}").into()),
     };
     Ok(Options {
         seconds: value("--seconds")?.unwrap_or(if quick { 20 } else { 600 }),
