@@ -10,10 +10,11 @@
 //! per-row settings, bias entries, bitmask rows) with one copy; penalty counts, seeds and step
 //! counters stay on the device and the kernels advance them.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
+use cudarc::driver::{sys, CudaFunction, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
 use sampler_kernels::abi::{
     ExactJob, RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, EXACT_BINS, EXACT_GATHER_KEYS,
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, MAX_TOP_LOGPROBS,
@@ -21,11 +22,12 @@ use sampler_kernels::abi::{
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
     TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_split, EXACT_LIST_HEAD,
 };
+use sampler_kernels::decide::stage2_always_decides;
 use sampler_kernels::logit::bitmask_words;
 use sampler_kernels::status::STATUS_OK;
 
 use crate::backend::{validate_batch, Backend, Batch, BatchRow, RowOutput};
-use crate::cuda::{cuda_err, launch_ordered, GpuDevice, KernelParams, LaunchOrder};
+use crate::cuda::{captured_tail, cuda_err, launch_ordered, GpuDevice, KernelParams, LaunchOrder};
 use crate::error::{Error, Field, Result};
 use crate::logits::{LogitsData, LogitsDtype};
 use crate::settings::SamplingParams;
@@ -237,6 +239,11 @@ impl UploadLayout {
 pub struct StepGraph {
     graph: CudaGraph,
     rows: usize,
+    /// The exact pass's kernel nodes, and whether they are enabled in the executable graph
+    /// (`None` after a failed switch: unknown): [`GpuSampler::replay`] turns them off for
+    /// steps that cannot list a row.
+    exact_nodes: Vec<sys::CUgraphNode>,
+    exact_enabled: Cell<Option<bool>>,
 }
 
 impl StepGraph {
@@ -244,6 +251,16 @@ impl StepGraph {
     /// Rows the graph was captured for (an upload may activate fewer).
     pub fn rows(&self) -> usize {
         self.rows
+    }
+
+    /// Whether the last replay ran the exact pass's nodes (`None`: the graph recorded none, or
+    /// a switch failed part way). Not API: the GPU tests check the switch with it.
+    #[doc(hidden)]
+    pub fn exact_pass_enabled(&self) -> Option<bool> {
+        if self.exact_nodes.is_empty() {
+            return None;
+        }
+        self.exact_enabled.get()
     }
 }
 
@@ -306,6 +323,10 @@ pub struct GpuSampler {
     logits_staging: CudaSlice<u8>,
     /// Rows of the last upload, and which of them asked for logprobs.
     uploaded: Vec<(u64, bool, u32)>,
+    /// Whether a row of the last upload may be left to the exact pass (false when every row is
+    /// one stage 2 always decides, `decide::stage2_always_decides`): eager steps launch the
+    /// exact pass, and replays run its nodes, only when it is true.
+    exact_pass_needed: bool,
 }
 
 /// Entry point `name`, allowed `bytes` of dynamic shared memory per block (above the 48 KiB a
@@ -433,6 +454,7 @@ impl GpuSampler {
             bitmask_words: words,
             layout,
             uploaded: Vec::new(),
+            exact_pass_needed: true,
         };
         sampler.gpu.synchronize()?;
         Ok(sampler)
@@ -552,6 +574,7 @@ impl GpuSampler {
             .memcpy_htod(&self.staging[..used], &mut self.upload.slice_mut(0..used))
             .map_err(cuda_err("uploading the step settings"))?;
         self.uploaded = uploaded;
+        self.exact_pass_needed = !settings.iter().all(|s| stage2_always_decides(s.temperature, s.flags));
         Ok(())
     }
 
@@ -641,12 +664,14 @@ impl GpuSampler {
     }
 
     /// Enqueues the kernels of one step for `rows` grid rows (the upload says how many are
-    /// active): stage 1 (two), stage 2, and the exact pass (one or four,
-    /// [`ExactPassLaunch`], in the order [`ExactPassOrder`] says). Nothing here synchronizes or
-    /// allocates.
-    fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize) -> Result<()> {
+    /// active): stage 1 (two), stage 2, and the exact pass (one or four, [`ExactPassLaunch`],
+    /// in the order [`ExactPassOrder`] says). An eager step leaves the exact pass out when no
+    /// uploaded row can need it; a captured one (`capturing`) always has it and returns its
+    /// nodes. Nothing here synchronizes or allocates.
+    fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize, capturing: bool) -> Result<Vec<sys::CUgraphNode>> {
+        let mut exact_nodes = Vec::new();
         if rows == 0 {
-            return Ok(());
+            return Ok(exact_nodes);
         }
         let params = KernelParams(self.step_params(logits, rows));
         let stream = self.gpu.stream().clone();
@@ -713,8 +738,9 @@ impl GpuSampler {
             ExactPassOrder::FirstSerial if j > 0 => later,
             _ => LaunchOrder::Serial,
         };
-        let launches = stages.iter().map(|l| (l, later)).chain(exact_pass.iter().enumerate().map(|(j, l)| (l, exact_order(j))));
-        for (index, (&(function, config, what), order)) in launches.enumerate() {
+        let exact_pass = if capturing || self.exact_pass_needed { exact_pass } else { &[] };
+        let launches = stages.iter().map(|l| (l, later, false)).chain(exact_pass.iter().enumerate().map(|(j, l)| (l, exact_order(j), true)));
+        for (index, (&(function, config, what), order, exact)) in launches.enumerate() {
             let order = if index == 0 { LaunchOrder::Serial } else { order };
             // SAFETY: `StepParams` matches the kernels' parameter by the ABI module; every
             // pointer in it addresses a buffer this sampler allocated for `max_batch` rows,
@@ -723,15 +749,18 @@ impl GpuSampler {
             // the shared-memory size are the ones the kernels document; every kernel after the
             // first waits with `griddepcontrol.wait` as `launch_ordered` requires.
             unsafe { launch_ordered(&stream, function, config, &params, order) }.map_err(cuda_err(what))?;
+            if exact && capturing {
+                exact_nodes.extend(captured_tail(&stream)?);
+            }
         }
-        Ok(())
+        Ok(exact_nodes)
     }
 
     /// Enqueues one step on device logits with the settings of the last [`Self::upload_step`].
     pub fn enqueue_step(&mut self, logits: &DeviceLogits<'_>) -> Result<()> {
         let rows = self.uploaded.len();
         self.check_logits(logits, rows)?;
-        self.enqueue(logits, rows)
+        self.enqueue(logits, rows, false).map(|_| ())
     }
 
     /// Captures a step for up to `rows` rows of `logits` into a CUDA graph. Replays use the
@@ -748,13 +777,13 @@ impl GpuSampler {
         gpu_stream
             .begin_capture(cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .map_err(cuda_err("beginning stream capture"))?;
-        let enqueued = self.enqueue(logits, rows);
+        let enqueued = self.enqueue(logits, rows, true);
         let ended = gpu_stream.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
-        enqueued?;
+        let exact_nodes = enqueued?;
         let graph = ended
             .map_err(cuda_err("ending stream capture"))?
             .ok_or(Error::Cuda { op: "ending stream capture", detail: "the capture recorded no work".into() })?;
-        Ok(StepGraph { graph, rows })
+        Ok(StepGraph { graph, rows, exact_nodes, exact_enabled: Cell::new(Some(true)) })
     }
 
     /// Enqueues one replay of `graph` for the rows of the last [`Self::upload_step`], which must
@@ -762,6 +791,22 @@ impl GpuSampler {
     pub fn replay(&mut self, graph: &StepGraph) -> Result<()> {
         if self.uploaded.len() > graph.rows {
             return Err(Error::CapacityExceeded { what: "rows uploaded for this graph", requested: self.uploaded.len(), capacity: graph.rows });
+        }
+        // A step none of whose rows can be listed runs the graph with the exact pass's nodes
+        // off: a disabled kernel node is an empty one, and those nodes end the graph, so
+        // nothing waits on them.
+        let wanted = self.exact_pass_needed;
+        if graph.exact_enabled.get() != Some(wanted) {
+            graph.exact_enabled.set(None);
+            self.gpu.context().bind_to_thread().map_err(cuda_err("switching the exact pass"))?;
+            for &node in &graph.exact_nodes {
+                // SAFETY: `node` is a kernel node of the graph `graph.graph` was instantiated
+                // from; the change applies to launches after this call.
+                unsafe { sys::cuGraphNodeSetEnabled(graph.graph.cu_graph_exec(), node, wanted as u32) }
+                    .result()
+                    .map_err(cuda_err("switching the exact pass"))?;
+            }
+            graph.exact_enabled.set(Some(wanted));
         }
         graph.graph.launch().map_err(cuda_err("replaying the step graph"))
     }
@@ -812,6 +857,8 @@ impl GpuSampler {
             return Err(Error::CapacityExceeded { what: "batch rows", requested: row + 1, capacity: self.config.max_batch });
         }
         let at = self.layout.settings + row * std::mem::size_of::<RowSettings>();
+        // The host no longer knows the row's settings.
+        self.exact_pass_needed = true;
         let stream = self.gpu.stream().clone();
         stream
             .memcpy_htod(as_bytes(&raw), &mut self.upload.slice_mut(at..at + std::mem::size_of::<RowSettings>()))

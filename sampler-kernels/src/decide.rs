@@ -63,6 +63,17 @@ pub fn draw_target(total: u128, r64: u64) -> u128 {
     hi * (r64 as u128) + ((lo * (r64 as u128)) >> 64)
 }
 
+/// Whether stage 2 decides a row with these settings itself, whatever its logits, so that the
+/// row is never left to the exact pass: a greedy row (`temperature == 0`) that wants no
+/// log-probability and no top log-probabilities (`RowSettings::flags`). `sample_rows` finishes
+/// such a row from its tile records before any test that could list it; the host skips the
+/// exact pass of a step whose rows are all such.
+#[inline]
+pub fn stage2_always_decides(temperature: f32, flags: u32) -> bool {
+    use crate::abi::{ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB};
+    temperature == 0.0 && flags & ROW_WANT_LOGPROB == 0 && (flags >> ROW_TOP_LOGPROBS_SHIFT) & 0xff == 0
+}
+
 /// Settings a kernel accepts; anything else makes it emit `STATUS_INVALID_SETTINGS`.
 /// Same rules as the host validation (docs/SEMANTICS.md §5).
 #[inline]

@@ -284,7 +284,9 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
     let mut rng = fresh_rng(TEST);
     // One graph, replays that alternate between steps that list no row for the exact pass,
     // steps that list every row and steps that list some: what one replay leaves in the
-    // exact pass's scratch and queue must not reach the next. Each launch order of the pass.
+    // exact pass's scratch and queue must not reach the next. Steps of greedy rows alone run
+    // with the exact pass's nodes off, and the next step that may list a row must turn them
+    // back on. Each launch order of the pass; then eager steps of both kinds.
     for &(vocab, batch, dtype, exact_pass, exact_pass_order) in &[
         (50_257usize, 3usize, LogitsDtype::F32, ExactPassLaunch::FourLaunches, ExactPassOrder::FirstSerial),
         (151_936, 5, LogitsDtype::Bf16, ExactPassLaunch::OneLaunch, ExactPassOrder::FirstSerial),
@@ -315,11 +317,13 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             unsafe { gpu.capture_step(&view, batch) }.expect("capture")
         };
         let (mut mismatches, mut quiet, mut listed) = (0, 0, 0);
-        // 0: no row listed, 1: every row, 2: a random subset (at least one).
-        for (replay, &kind) in [0u32, 1, 2, 0, 2, 1, 0].iter().enumerate() {
+        // 0: no row listed, 1: every row, 2: a random subset (at least one), 3: greedy rows alone.
+        for (replay, &kind) in [3u32, 1, 0, 3, 2, 1, 3, 0, 2].iter().enumerate() {
             let chosen = below(&mut rng, batch as u64) as usize;
             let mut values = Vec::with_capacity(batch * vocab);
             let mut expect_listed = 0;
+            // Kind 0 may draw greedy rows alone too; the switch follows the rows, not the kind.
+            let mut all_greedy = true;
             for id in 0..batch {
                 let wide = kind == 1 || (kind == 2 && (id == chosen || below(&mut rng, 3) == 0));
                 let seed = rng.next_u64();
@@ -328,11 +332,12 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
                 let params = if wide {
                     expect_listed += 1;
                     SamplingParams::random(1.0, seed).with_top_p(0.95)
-                } else if below(&mut rng, 2) == 0 {
+                } else if kind == 3 || below(&mut rng, 2) == 0 {
                     SamplingParams::greedy()
                 } else {
                     SamplingParams::random(0.7, seed).with_top_k(50)
                 };
+                all_greedy &= params.temperature == 0.0;
                 gpu.update_request(id as u64, params.clone()).expect("update");
                 cpu.update_request(id as u64, params).expect("update");
                 values.extend(logit_row(&mut rng, if wide { RowShape::Flat } else { RowShape::Peaked }, vocab));
@@ -344,6 +349,7 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             }
             gpu.upload_step(&rows).expect("upload");
             gpu.replay(&graph).expect("replay");
+            assert_eq!(graph.exact_pass_enabled(), Some(!all_greedy), "V={vocab} replay {replay}: the exact pass's nodes");
             let g = gpu.read_outputs().expect("outputs");
             let listed_now = gpu.exact_rows_last_step().expect("flags");
             assert_eq!(listed_now, expect_listed, "V={vocab} replay {replay}: rows listed");
@@ -362,7 +368,24 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             }
         }
         assert_eq!(mismatches, 0, "{exact_pass:?}, {exact_pass_order:?}: graph replays differ from the reference");
-        assert!(quiet >= 3 && listed >= 4, "the replays must both list rows and not");
+        assert!(quiet >= 5 && listed >= 4, "the replays must both list rows and not");
+        // Eager steps: greedy rows alone (no exact pass launched), then flat top-p rows.
+        for wide in [false, true, false] {
+            let mut values = Vec::with_capacity(batch * vocab);
+            for id in 0..batch as u64 {
+                let params = if wide { SamplingParams::random(1.0, rng.next_u64()).with_top_p(0.95) } else { SamplingParams::greedy() };
+                gpu.update_request(id, params.clone()).expect("update");
+                cpu.update_request(id, params).expect("update");
+                values.extend(logit_row(&mut rng, if wide { RowShape::Flat } else { RowShape::Peaked }, vocab));
+            }
+            let logits = TypedRows::new(dtype, values);
+            let b = Batch { logits: logits.host(batch, vocab, vocab), rows: rows.clone() };
+            let (g, c) = (gpu.sample(&b).expect("gpu sample"), cpu.sample(&b).expect("cpu sample"));
+            assert_eq!(gpu.exact_rows_last_step().expect("flags"), if wide { batch } else { 0 }, "eager rows listed");
+            for (i, (g, c)) in g.iter().zip(&c).enumerate() {
+                assert!(compare(g, c).is_none(), "eager step (wide {wide}) row {i}: {:?}", compare(g, c));
+            }
+        }
     }
 }
 
