@@ -1,6 +1,8 @@
-//! The GPU sampler: device state, the per-step upload, the eight-kernel step (each kernel after
-//! the first launched overlapped with its predecessor, `GpuSamplerConfig::overlap_kernels`),
-//! graph capture, and the [`Backend`] implementation.
+//! The GPU sampler: device state, the per-step upload, the seven-kernel step (each kernel after
+//! the first launched overlapped with its predecessor, `GpuSamplerConfig::overlap_kernels`, but
+//! the exact pass's first, `ExactPassOrder`), graph capture, and the [`Backend`]
+//! implementation. A step whose rows are all greedy without log-probabilities leaves the exact
+//! pass out (`decide::stage2_always_decides`; a replay disables its graph nodes).
 //!
 //! Memory is allocated once, in [`GpuSampler::new`], for the capacity fixed there (rows per
 //! step, live requests, vocab, bias entries per step). A step allocates nothing and never
@@ -81,7 +83,8 @@ pub enum ExactPassOrder {
 pub enum ExactPassLaunch {
     /// `exact_histogram`, `exact_bins`, `exact_gather` and `exact_finish` (which also runs the
     /// single-block pass): the tile kernels run two blocks per SM. Each launch costs its place
-    /// in the chain of a step even when no row is listed (1–2 µs each).
+    /// in the chain of a step even when no row is listed (1–2 µs each), unless every row is
+    /// greedy without log-probabilities (then the step has no exact pass).
     #[default]
     FourLaunches,
     /// `exact_tail` alone: one launch, one 512-thread block per SM, every phase's items from
