@@ -742,7 +742,11 @@ impl GpuSampler {
             _ => LaunchOrder::Serial,
         };
         let exact_pass = if capturing || self.exact_pass_needed { exact_pass } else { &[] };
-        let launches = stages.iter().map(|l| (l, later, false)).chain(exact_pass.iter().enumerate().map(|(j, l)| (l, exact_order(j), true)));
+        // (launch, order, whether it is the exact pass's)
+        let launches = stages
+            .iter()
+            .map(|l| (l, later, false))
+            .chain(exact_pass.iter().enumerate().map(|(j, l)| (l, exact_order(j), true)));
         for (index, (&(function, config, what), order, exact)) in launches.enumerate() {
             let order = if index == 0 { LaunchOrder::Serial } else { order };
             // SAFETY: `StepParams` matches the kernels' parameter by the ABI module; every
