@@ -42,7 +42,13 @@ pub fn from_ordered_bits(o: u32) -> f32 {
 /// Packed key: larger key = earlier in (value desc, index asc) order.
 #[inline]
 pub fn sort_key(x: f32, index: u32) -> u64 {
-    ((ordered_bits(x) as u64) << 32) | (!index) as u64
+    key_of_ordered(ordered_bits(x), index)
+}
+
+/// [`sort_key`] of a value already in [`ordered_bits`] form.
+#[inline]
+pub fn key_of_ordered(ordered: u32, index: u32) -> u64 {
+    ((ordered as u64) << 32) | (!index) as u64
 }
 
 /// Value part of a key.

@@ -43,7 +43,7 @@ use crate::abi::*;
 use crate::block::{each8, max_u64, min_u64, smem, warp_inclusive_sum};
 use crate::fixed::{frac_weight, small_ceil, soft_ceil, BAND_FLOOR, CEIL_LIMIT, FRAC_ONE};
 use crate::intrinsics::*;
-use crate::keys::{from_ordered_bits, key_value, ordered_bits, sort_key, ORDERED_INFINITY};
+use crate::keys::{from_ordered_bits, key_of_ordered, key_value, ordered_bits, sort_key, ORDERED_INFINITY};
 use crate::logit::{plain_untempered, process_untempered, widen_bf16, widen_f16, temper, temper_by, temper_floor, temper_overflow_floor, temper_scale};
 use crate::sampler::{
     active_rows, load_raw8, needs_candidates, read_settings, record_ptr, row_addressable, row_logits, row_setup, top_n,
@@ -1043,7 +1043,7 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             round += 1;
         }
         if max_only && lane == 0 && best_bits != 0 {
-            top.list = ((best_bits as u64) << 32) | !best_index as u64; // sort_key's layout
+            top.list = key_of_ordered(best_bits, best_index);
         }
         TileResult {
             list: top.list,

@@ -316,7 +316,7 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             // SAFETY: both buffers outlive every replay of this iteration.
             unsafe { gpu.capture_step(&view, batch) }.expect("capture")
         };
-        let (mut mismatches, mut quiet, mut listed) = (0, 0, 0);
+        let mut mismatches = 0;
         // 0: no row listed, 1: every row, 2: a random subset (at least one), 3: greedy rows alone.
         for (replay, &kind) in [3u32, 1, 0, 3, 2, 1, 3, 0, 2].iter().enumerate() {
             let chosen = below(&mut rng, batch as u64) as usize;
@@ -353,11 +353,6 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             let g = gpu.read_outputs().expect("outputs");
             let listed_now = gpu.exact_rows_last_step().expect("flags");
             assert_eq!(listed_now, expect_listed, "V={vocab} replay {replay}: rows listed");
-            if listed_now == 0 {
-                quiet += 1;
-            } else {
-                listed += 1;
-            }
             let b = Batch { logits: logits.host(batch, vocab, vocab), rows: rows.clone() };
             let c = cpu.sample(&b).expect("cpu sample");
             for (i, (g, c)) in g.iter().zip(&c).enumerate() {
@@ -368,7 +363,6 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             }
         }
         assert_eq!(mismatches, 0, "{exact_pass:?}, {exact_pass_order:?}: graph replays differ from the reference");
-        assert!(quiet >= 5 && listed >= 4, "the replays must both list rows and not");
         // Eager steps: greedy rows alone (no exact pass launched), then flat top-p rows.
         for wide in [false, true, false] {
             let mut values = Vec::with_capacity(batch * vocab);
