@@ -88,11 +88,12 @@ pub enum ExactPassLaunch {
     #[default]
     FourLaunches,
     /// `exact_tail` alone: one launch, one 512-thread block per SM, every phase's items from
-    /// one queue. A step that lists no row is 2.6–8.2 µs faster (greedy and top-k 50 + top-p
-    /// 0.9, B = 1 to 1024); a step that lists rows is slower: 14–19 µs with one or two rows,
-    /// 1.5–1.8× with 64–256 flat rows. For deployments whose rows rarely leave stage 2
-    /// undecided: greedy rows without log-probabilities never do, and in a real model's rows
-    /// at T 0.7 with top-p 0.9 no nucleus passed 128 tokens (issue #4's measurement).
+    /// one queue. Against the five launches of session 10, a step that lists no row was faster
+    /// and one that lists rows slower (ARCHITECTURE.md, "Why these choices"); not measured
+    /// against the four of session 16. For deployments whose rows rarely leave stage 2
+    /// undecided (steps of greedy rows without log-probabilities skip the exact pass either
+    /// way); in a real model's rows at T 0.7 with top-p 0.9 no nucleus passed 128 tokens
+    /// (issue #4's measurement).
     OneLaunch,
 }
 
