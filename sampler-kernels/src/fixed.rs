@@ -1,8 +1,9 @@
 //! Fixed-point token weights: the exact, integer definition of "probability mass".
 //!
 //! Floating-point `exp` and float sums differ between libm, CUDA and summation orders, so the
-//! contract defines weights as integers built from pure f32 `+ - *` and bit operations (which
-//! round alike on the host and on nvptx: rustc never contracts to FMA) and a constant table:
+//! contract defines weights as integers built from pure f32 `+ - *`, fused multiply-adds and
+//! bit operations (each rounds once, as IEEE 754 says, on the host and on nvptx: rustc never
+//! contracts `a * b + c`, and the one fused operation is [`fused_mul_add`]) and a constant table:
 //!
 //! `c = soft_ceil(x)`, `f = x - c` in [-1, 0], `frac = round(soft_exp(f) * 2^23)` (read from
 //! the bits of `soft_exp(f) + 1`), `d = soft_ceil(M) - c` (the "band"), `W = frac * E[d]` with
@@ -116,18 +117,40 @@ const EXP_Q: [f32; 6] = [
     f32::from_bits(0x3efffff9), // q1 ≈ 4.9999979e-1
 ];
 
-/// `e^f` for `f` in [-1, 0] from f32 `*` and `+` only: a degree-7 polynomial, 7 multiplies and
-/// 7 adds (relative error under 3e-7, tested; `soft_exp(0) == 1` exactly).
+/// `a · b + c` rounded once, to nearest even (IEEE 754 `fusedMultiplyAdd`), so the host and
+/// the device agree bit for bit: `fma.rn.f32` in inline assembly on nvptx (the PTX check
+/// accepts `fma` only inside inline assembly, so a contraction would still be caught), the
+/// `llvm.fma` intrinsic on the host (a hardware FMA or libm's `fmaf`, both exact).
+#[inline(always)]
+pub fn fused_mul_add(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        crate::intrinsics::fma_rn_f32(a, b, c)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        core::intrinsics::fmaf32(a, b, c)
+    }
+}
+
+/// `q(f) = (e^f - 1)/f` for `f` in [-1, 0]: [`EXP_Q`] in Horner form, six fused multiply-adds.
+#[inline(always)]
+fn exp_quotient(f: f32) -> f32 {
+    let mut q = EXP_Q[0];
+    q = fused_mul_add(q, f, EXP_Q[1]);
+    q = fused_mul_add(q, f, EXP_Q[2]);
+    q = fused_mul_add(q, f, EXP_Q[3]);
+    q = fused_mul_add(q, f, EXP_Q[4]);
+    q = fused_mul_add(q, f, EXP_Q[5]);
+    fused_mul_add(q, f, 1.0)
+}
+
+/// `e^f` for `f` in [-1, 0]: `1 + f·q(f)`, seven fused multiply-adds (relative error under
+/// 3e-7, tested; `soft_exp(0) == 1` exactly). Fused, the chain is half the instructions and
+/// half the dependent latency of separate multiplies and adds.
 #[inline]
 pub fn soft_exp(f: f32) -> f32 {
-    let mut q = EXP_Q[0];
-    q = q * f + EXP_Q[1];
-    q = q * f + EXP_Q[2];
-    q = q * f + EXP_Q[3];
-    q = q * f + EXP_Q[4];
-    q = q * f + EXP_Q[5];
-    q = q * f + 1.0;
-    q * f + 1.0
+    fused_mul_add(exp_quotient(f), f, 1.0)
 }
 
 /// Natural log from f32 `* + /` and bit ops: exponent/mantissa split, mantissa folded into
@@ -171,13 +194,15 @@ pub fn soft_ln(x: f32) -> f32 {
     lnm + (e as f32) * core::f32::consts::LN_2
 }
 
-/// `round(soft_exp(f) * 2^23)` (to nearest, ties to even) for the fractional offset
-/// `f = x - soft_ceil(x)`, in `[0.36 · 2^23, 2^23]`: `soft_exp(f) + 1` lies in [1, 2], where
-/// the f32 spacing is `2^-23`, so the addition does the rounding and the bits hold the result.
-/// At most `2^23`, so 256 of them fit a `u32` (stage 1's lane-private band sums).
+/// `round((1 + f·q(f)) · 2^23)`, to nearest, ties to even, with `f·q(f)` exact (as
+/// [`soft_exp`] before its own rounding), for the fractional offset `f = x - soft_ceil(x)`: in
+/// `[0.36 · 2^23, 2^23]`. The last multiply-add adds 2 instead of 1, so its result lies in
+/// [1, 2], where the f32 spacing is `2^-23`: that one rounding is the rounding, and the bits
+/// minus those of `1.0` hold the result. At most `2^23`, so 256 of them fit a `u32` (stage 1's
+/// lane-private band sums). This runs for every token of every row that needs the row mass.
 #[inline]
 pub fn frac_weight(f: f32) -> u32 {
-    (soft_exp(f) + 1.0).to_bits().wrapping_sub(1.0f32.to_bits())
+    fused_mul_add(exp_quotient(f), f, 2.0).to_bits().wrapping_sub(1.0f32.to_bits())
 }
 
 /// Band scale `E[d]` of a token with ceiling `c` in a row with ceiling-of-max `mc`;
@@ -318,14 +343,21 @@ mod tests {
         }
     }
 
-    /// `frac_weight` is `soft_exp(f) · 2^23` rounded to nearest, ties to even, over every f32
-    /// step near both ends of [-1, 0] and a dense sweep between: the bit trick is the rounding.
+    /// `frac_weight` is `(1 + f·q(f)) · 2^23` with `f·q(f)` exact, rounded to nearest, ties to
+    /// even, over every f32 step near both ends of [-1, 0] and a dense sweep between: the bit
+    /// trick is the rounding. The reference is exact: `f·q` is a product of two f32 (exact in
+    /// f64), and the f64 sum's error term (Fast2Sum) settles values that look like ties.
     #[test]
     fn frac_weight_rounds_to_nearest() {
         let check = |f: f32| {
-            let exact = soft_exp(f) as f64 * 8_388_608.0;
-            let floor = exact.floor();
-            let want = if exact - floor > 0.5 || (exact - floor == 0.5 && floor as u64 % 2 == 1) { floor + 1.0 } else { floor };
+            let a = 8_388_608.0f64;
+            let b = (f as f64) * (exp_quotient(f) as f64) * a;
+            let sum = a + b;
+            let error = b - (sum - a);
+            let floor = sum.floor();
+            let rest = sum - floor;
+            let up = rest > 0.5 || (rest == 0.5 && (error > 0.0 || (error == 0.0 && floor as u64 % 2 == 1)));
+            let want = if up { floor + 1.0 } else { floor };
             assert_eq!(frac_weight(f) as f64, want, "f = {f:e}");
             assert!(frac_weight(f) <= FRAC_ONE && frac_weight(f) > FRAC_ONE / 3, "f = {f:e}");
         };

@@ -611,6 +611,28 @@ pub unsafe fn fence_acq_rel_gpu() {
     unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) };
 }
 
+/// `fma.rn.f32 d, a, b, c`: `a · b + c` rounded once, to nearest even. Inline assembly, so
+/// that the PTX check can tell it from a contraction (`fixed::fused_mul_add` is its one user).
+#[inline(always)]
+pub fn fma_rn_f32(a: f32, b: f32, c: f32) -> f32 {
+    let d: f32;
+    // SAFETY: arithmetic on registers only.
+    unsafe { asm!("fma.rn.f32 {0}, {1}, {2}, {3};", out(reg32) d, in(reg32) a, in(reg32) b, in(reg32) c, options(pure, nomem, nostack)) };
+    d
+}
+
+/// `red.shared.add.u32 [addr], v`: adds `v` with no returned value, so the warp does not wait
+/// for the shared-memory round trip (a load, add and store would: the next update of a slot
+/// that may alias it has to follow the store).
+///
+/// # Safety
+/// `addr` is 4-byte aligned and inside the dynamic shared memory given at launch.
+#[inline(always)]
+pub unsafe fn red_add_shared_u32(addr: u32, value: u32) {
+    // SAFETY: the caller guarantees alignment and bounds; the operation itself is atomic.
+    unsafe { asm!("red.shared.add.u32 [{0}], {1};", in(reg32) addr, in(reg32) value, options(nostack)) };
+}
+
 /// `red.relaxed.gpu.global.add.u32 [ptr], v`: a device-scope atomic add with no returned value.
 ///
 /// # Safety

@@ -13,11 +13,14 @@
 //! Rules that keep this crate loadable and deterministic (checked by `cargo xtask test`):
 //! - no panic can be reached on the device: the PTX build uses `panic=immediate-abort`, and the
 //!   PTX check rejects any `.extern .func` (a call into `core` that the module could not resolve);
-//! - no fused multiply-add in decisions: rustc never contracts `a * b + c`, and the PTX check
-//!   rejects `fma` in the module, so the host and the device round every step alike;
+//! - no contracted multiply-add: rustc never contracts `a * b + c`, and the PTX check rejects
+//!   `fma` outside inline assembly, so the only fused operation is the explicit
+//!   [`fixed::fused_mul_add`], which rounds once on both sides; every step rounds alike;
 //! - no kernel allocates.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+// `fixed::fused_mul_add` on the host: `fmaf32`, the exact fused multiply-add `core` has.
+#![cfg_attr(not(target_arch = "nvptx64"), feature(core_intrinsics), allow(internal_features))]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 #[cfg(test)]

@@ -1026,9 +1026,10 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
                 let band = if small && band < BANDS { band } else { DISCARD_BAND };
                 slot[j] = band_slot(scan.bands, band, lane);
             });
-            // The band updates after all eight weights: an update between them would order
-            // the next token's arithmetic after a shared-memory round trip.
-            each8(|j| st_shared_u32(slot[j], ld_shared_u32(slot[j]).wrapping_add(weight[j])));
+            // The band updates after all eight weights, as reductions with no returned value:
+            // a load, add and store per token made each update wait for the one before (two of
+            // a lane's tokens may share a slot), eight shared-memory round trips in a chain.
+            each8(|j| red_add_shared_u32(slot[j], weight[j]));
             // The marked tokens' keys, from the staged values, go to the buffer at once (a warp
             // prefix sum of the lanes' counts) and are merged in chunks of 32. A token tied with
             // the threshold's value may be marked with a smaller key; merging it changes nothing.
