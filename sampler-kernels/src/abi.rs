@@ -314,19 +314,18 @@ pub const MASS_SCAN_THREADS: u32 = MASS_SCAN_WARPS * 32;
 /// ((37 + 1) × 32 × 4 bytes), then what a `sample_tiles` warp has, then a round's tempered
 /// values (8 × 32 × 4 bytes).
 pub const MASS_SCAN_WARP_SHARED_BYTES: u32 = (MASS_BANDS as u32 + 1) * 32 * 4 + SCAN_WARP_SHARED_BYTES + 8 * 32 * 4;
-/// Dynamic shared memory of `sample_tiles_mass` (36 KiB).
-pub const MASS_SCAN_SHARED_BYTES: u32 = MASS_SCAN_WARPS * MASS_SCAN_WARP_SHARED_BYTES;
-const _: () = assert!(MASS_SCAN_SHARED_BYTES == 36 * 1024);
+/// Rows at most for which each `sample_tiles_mass` block marks its rows in a shared mask and
+/// hands out only their items (more rows stride over every item). A bound on the mask's
+/// shared memory (512 bytes); every block reads every row's settings once, 48 bytes each.
+pub const MASS_COMPACT_MAX_ROWS: u32 = 4096;
+/// Dynamic shared memory of `sample_tiles_mass`: the warps' regions, then the row mask (36.5 KiB).
+pub const MASS_SCAN_SHARED_BYTES: u32 = MASS_SCAN_WARPS * MASS_SCAN_WARP_SHARED_BYTES + MASS_COMPACT_MAX_ROWS / 8;
+const _: () = assert!(MASS_SCAN_SHARED_BYTES == 36 * 1024 + 512);
 /// What a part of a split mass tile costs besides its rounds, in rounds, in `mass_split`'s
 /// model. Chosen, not fitted: on the H200 a 4-way split at heterogeneous B = 64 (about one
 /// tile of 16 rounds per warp unsplit) measured 10% slower, and any figure of 2 or more keeps
 /// that case whole; 4 leaves a margin. B = 1 and 8 still split 4 ways under it.
 pub const MASS_PART_OVERHEAD_ROUNDS: u32 = 4;
-/// Rows at most for which `sample_tiles_mass` counts its rows to split their tiles. A bound
-/// chosen, not measured: every warp of the grid reads every row's settings to count, and
-/// above it the rows' tiles (8 or more each) come near the resident warps, where a split
-/// rarely pays.
-pub const MASS_SPLIT_MAX_ROWS: u32 = 256;
 /// Warps of `sample_tiles_mass` per (row, tile) for `items` (row, tile) pairs of its own rows
 /// over `warps` persistent warps: 1, 2 or 4 (the warps of a block), whichever finishes first
 /// when each warp takes `ceil(items · split / warps)` parts of 16 / split rounds, plus
