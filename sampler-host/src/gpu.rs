@@ -24,7 +24,7 @@ use sampler_kernels::abi::{
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
     TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_split, EXACT_LIST_HEAD,
 };
-use sampler_kernels::decide::stage2_always_decides;
+use sampler_kernels::decide::{needs_row_mass, stage2_always_decides};
 use sampler_kernels::logit::bitmask_words;
 use sampler_kernels::status::STATUS_OK;
 
@@ -220,6 +220,8 @@ fn as_bytes<T: Copy>(values: &[T]) -> &[u8] {
 #[derive(Clone, Copy, Debug)]
 struct UploadLayout {
     settings: usize,
+    /// `u32[1 + max_batch]`: `StepParams::mass_rows`.
+    mass_rows: usize,
     bias_tokens: usize,
     bias_values: usize,
     bitmask: usize,
@@ -229,11 +231,12 @@ struct UploadLayout {
 impl UploadLayout {
     fn new(max_batch: usize, max_bias: usize, bitmask_words: usize) -> Self {
         let settings = 16;
-        let bias_tokens = settings + max_batch * std::mem::size_of::<RowSettings>();
+        let mass_rows = settings + max_batch * std::mem::size_of::<RowSettings>();
+        let bias_tokens = mass_rows + (1 + max_batch) * 4;
         let bias_values = bias_tokens + max_bias * 4;
         let bitmask = (bias_values + max_bias * 4).next_multiple_of(16);
         let total = bitmask + max_batch * bitmask_words * 4;
-        Self { settings, bias_tokens, bias_values, bitmask, total }
+        Self { settings, mass_rows, bias_tokens, bias_values, bitmask, total }
     }
 }
 
@@ -564,6 +567,15 @@ impl GpuSampler {
         staging[0..4].copy_from_slice(&(rows.len() as u32).to_le_bytes());
         let put = |staging: &mut Vec<u8>, at: usize, bytes: &[u8]| staging[at..at + bytes.len()].copy_from_slice(bytes);
         put(staging, l.settings, as_bytes(&settings));
+        // The rows `sample_tiles_mass` scans, so that its warps share out their tiles alone.
+        let mut listed = 0u32;
+        for (i, s) in settings.iter().enumerate() {
+            if needs_row_mass(s) {
+                listed += 1;
+                put(staging, l.mass_rows + 4 * listed as usize, &(i as u32).to_le_bytes());
+            }
+        }
+        put(staging, l.mass_rows, &listed.to_le_bytes());
         put(staging, l.bias_tokens, as_bytes(&bias_tokens));
         put(staging, l.bias_values, as_bytes(&bias_values));
         let words = self.bitmask_words;
@@ -591,6 +603,7 @@ impl GpuSampler {
             row_stride: logits.row_stride as u64,
             active_rows: upload,
             settings: upload + l.settings as u64,
+            mass_rows: upload + l.mass_rows as u64,
             bitmask: upload + l.bitmask as u64,
             bias_tokens: upload + l.bias_tokens as u64,
             bias_values: upload + l.bias_values as u64,
@@ -865,9 +878,15 @@ impl GpuSampler {
             return Err(Error::CapacityExceeded { what: "batch rows", requested: row + 1, capacity: self.config.max_batch });
         }
         let at = self.layout.settings + row * std::mem::size_of::<RowSettings>();
-        // The host no longer knows the row's settings.
+        // The host no longer knows the row's settings: the exact pass runs, and the mass kernel
+        // is handed every row (it tests each one itself).
         self.exact_pass_needed = true;
+        let every_row: Vec<u32> = std::iter::once(self.config.max_batch as u32).chain(0..self.config.max_batch as u32).collect();
+        let list = self.layout.mass_rows;
         let stream = self.gpu.stream().clone();
+        stream
+            .memcpy_htod(as_bytes(&every_row), &mut self.upload.slice_mut(list..list + 4 * every_row.len()))
+            .map_err(cuda_err("writing the mass-row list"))?;
         stream
             .memcpy_htod(as_bytes(&raw), &mut self.upload.slice_mut(at..at + std::mem::size_of::<RowSettings>()))
             .map_err(cuda_err("writing raw row settings"))

@@ -135,6 +135,11 @@ pub struct StepParams {
     pub active_rows: u64,
     /// `RowSettings[rows]`, 16-byte aligned (kernels read each entry as three 16-byte loads).
     pub settings: u64,
+    /// `u32[1 + rows]`, written by the host with the settings: how many rows need the row mass
+    /// (`decide::needs_row_mass`), then their indices, ascending. `sample_tiles_mass` scans the
+    /// listed rows' tiles alone. A list may hold more rows (every row, after a raw write of
+    /// settings): the kernel tests each listed row again.
+    pub mass_rows: u64,
     /// Grammar bitmask, `i32[rows][bitmask_words]`; rows without `ROW_HAS_BITMASK` ignore it.
     pub bitmask: u64,
     /// Step bias arrays: `u32` token ids and `f32` values.
@@ -188,7 +193,7 @@ pub struct StepParams {
     pub _pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<StepParams>() == 23 * 8 + 12 * 4);
+const _: () = assert!(core::mem::size_of::<StepParams>() == 24 * 8 + 12 * 4);
 const _: () = assert!(core::mem::align_of::<StepParams>() == 8);
 
 /// Bytes of dynamic shared memory `sample_rows`, `exact_bins`, `exact_gather` and `exact_finish`
@@ -314,13 +319,9 @@ pub const MASS_SCAN_THREADS: u32 = MASS_SCAN_WARPS * 32;
 /// ((37 + 1) × 32 × 4 bytes), then what a `sample_tiles` warp has, then a round's tempered
 /// values (8 × 32 × 4 bytes).
 pub const MASS_SCAN_WARP_SHARED_BYTES: u32 = (MASS_BANDS as u32 + 1) * 32 * 4 + SCAN_WARP_SHARED_BYTES + 8 * 32 * 4;
-/// Rows at most for which each `sample_tiles_mass` block marks its rows in a shared mask and
-/// hands out only their items (more rows stride over every item). A bound on the mask's
-/// shared memory (512 bytes); every block reads every row's settings once, 48 bytes each.
-pub const MASS_COMPACT_MAX_ROWS: u32 = 4096;
-/// Dynamic shared memory of `sample_tiles_mass`: the warps' regions, then the row mask (36.5 KiB).
-pub const MASS_SCAN_SHARED_BYTES: u32 = MASS_SCAN_WARPS * MASS_SCAN_WARP_SHARED_BYTES + MASS_COMPACT_MAX_ROWS / 8;
-const _: () = assert!(MASS_SCAN_SHARED_BYTES == 36 * 1024 + 512);
+/// Dynamic shared memory of `sample_tiles_mass` (36 KiB).
+pub const MASS_SCAN_SHARED_BYTES: u32 = MASS_SCAN_WARPS * MASS_SCAN_WARP_SHARED_BYTES;
+const _: () = assert!(MASS_SCAN_SHARED_BYTES == 36 * 1024);
 /// What a part of a split mass tile costs besides its rounds, in rounds, in `mass_split`'s
 /// model. Chosen, not fitted: on the H200 a 4-way split at heterogeneous B = 64 (about one
 /// tile of 16 rounds per warp unsplit) measured 10% slower, and any figure of 2 or more keeps

@@ -74,6 +74,17 @@ pub fn stage2_always_decides(temperature: f32, flags: u32) -> bool {
     temperature == 0.0 && flags & ROW_WANT_LOGPROB == 0 && (flags >> ROW_TOP_LOGPROBS_SHIFT) & 0xff == 0
 }
 
+/// Whether stage 1 scans a row with these settings in `sample_tiles_mass` (band masses as well
+/// as the tile's keys) rather than `sample_tiles`: a row that wants log-probabilities or top
+/// log-probabilities, or a random row without top-k (its draw or top-p needs the row mass).
+/// The host lists such rows with each step's settings, and the mass kernel scans exactly the
+/// listed rows; both kernels test it again per row.
+#[inline]
+pub fn needs_row_mass(s: &crate::abi::RowSettings) -> bool {
+    use crate::abi::{ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB};
+    s.flags & ROW_WANT_LOGPROB != 0 || (s.flags >> ROW_TOP_LOGPROBS_SHIFT) & 0xff != 0 || (s.temperature != 0.0 && s.top_k == 0)
+}
+
 /// Settings a kernel accepts; anything else makes it emit `STATUS_INVALID_SETTINGS`.
 /// Same rules as the host validation (docs/SEMANTICS.md §5).
 #[inline]

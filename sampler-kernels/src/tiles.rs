@@ -30,8 +30,8 @@
 //! tiles, and a warp that meets an inactive, unaddressable or other-kernel row leaves (with
 //! all its tile's parts; stage 2 reports invalid rows).
 //!
-//! `sample_tiles_mass` is persistent, and most rows are usually not its own: each block marks
-//! its own rows in a shared mask, and each group of warps (one warp, or the 2 or 4 parts of
+//! `sample_tiles_mass` is persistent, and most rows are usually not its own: the host lists its
+//! rows with the step's settings, and each group of warps (one warp, or the 2 or 4 parts of
 //! `abi::mass_split`) strides over those rows' items alone, so the warps get equal shares.
 //!
 //! Launch order: `sample_tiles` is the step's first kernel. `sample_tiles_mass` is launched
@@ -40,13 +40,14 @@
 //! kernel's wait covers both.
 
 use crate::abi::*;
-use crate::block::{each8, each_n, max_u64, min_u64, smem, warp_inclusive_sum};
+use crate::block::{each8, max_u64, min_u64, smem, warp_inclusive_sum};
 use crate::fixed::{frac_weight, small_ceil, soft_ceil, BAND_FLOOR, CEIL_LIMIT, FRAC_ONE};
 use crate::intrinsics::*;
 use crate::keys::{from_ordered_bits, key_of_ordered, key_value, ordered_bits, sort_key, ORDERED_INFINITY};
 use crate::logit::{plain_untempered, process_untempered, widen_bf16, widen_f16, temper, temper_by, temper_floor, temper_overflow_floor, temper_scale};
+use crate::decide::needs_row_mass;
 use crate::sampler::{
-    active_rows, load_raw8, needs_candidates, read_settings, record_ptr, row_addressable, row_logits, row_setup, top_n,
+    active_rows, load_raw8, needs_candidates, read_settings, record_ptr, row_addressable, row_logits, row_setup,
     Row,
 };
 
@@ -1134,13 +1135,6 @@ fn tile_part(p: &StepParams) -> (u32, u32) {
     (volatile_warp_id() % parts, parts)
 }
 
-/// Whether stage 1 computes the row's band masses (`sample_tiles_mass` takes the row): for
-/// log-probabilities, and for random rows without top-k, whose decisions need the row mass.
-#[inline(always)]
-fn needs_row_mass(s: &RowSettings) -> bool {
-    s.flags & ROW_WANT_LOGPROB != 0 || top_n(s) > 0 || (s.temperature != 0.0 && s.top_k == 0)
-}
-
 /// Scans this warp's part of tile `tile` of `row` (`16 / parts` rounds each; the part is
 /// `tile_part` in `sample_tiles`, `mass_part` in `sample_tiles_mass`) if the row belongs to
 /// this kernel; the warp of part 0 merges the parts and writes the record.
@@ -1323,12 +1317,11 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
 }
 
 /// Stage 1 for rows that need the row mass (no top-k, or log-probabilities). Persistent: the
-/// grid is at most what fits on the GPU at once. With at most `MASS_COMPACT_MAX_ROWS` rows,
-/// each block first marks this kernel's rows in shared memory, and each group of `parts`
-/// consecutive warps strides over those rows' (row, tile) items alone, so every warp gets
-/// the same number of items give or take one (`abi::mass_split` picks the parts, 1, 2 or 4,
-/// from their count). With more rows, warps stride over every item and skip other rows' after
-/// one read.
+/// grid is at most what fits on the GPU at once, and each group of `parts` consecutive warps
+/// strides over the (row, tile) items of the rows the host listed (`StepParams::mass_rows`),
+/// so a batch with few such rows does not pay for scheduling a block per item with this
+/// kernel's shared memory, and every warp gets the same number of items give or take one
+/// (`abi::mass_split` picks the parts, 1, 2 or 4, from their count).
 ///
 /// Launched overlapped after `sample_tiles`, it runs alongside it: the two kernels read the
 /// same inputs (logits, settings, counts: none written in the step before stage 2) and write
@@ -1349,7 +1342,11 @@ pub unsafe extern "ptx-kernel" fn sample_tiles_mass(p: StepParams) {
     }
 }
 
-/// The body of [`sample_tiles_mass`].
+/// The body of [`sample_tiles_mass`]: each group of warps strides over the items (row, tile)
+/// of the rows the host listed, so every warp gets the same share give or take one item.
+/// Striding over every row's items instead (and skipping other rows'), a warp got up to five
+/// of this kernel's items and another none (heterogeneous B = 256: 17% of warp slots
+/// occupied, of 25%), and the kernel lasted as long as the busiest warp.
 ///
 /// # Safety
 /// As for [`sample_tiles_mass`].
@@ -1359,124 +1356,35 @@ unsafe fn scan_mass_items(p: &StepParams) {
     if block_dim_x() != MASS_SCAN_THREADS || p.tiles == 0 {
         return;
     }
-    let lane = lane_id();
-    // SAFETY: one u32.
-    let active = unsafe { active_rows(&p) };
-    let ours = |row: u32| {
-        // SAFETY: row < rows; an addressable row's settings entry.
-        row < active && row < p.rows && unsafe {
-            let s = read_settings(&p, row);
-            row_addressable(&p, &s) && needs_row_mass(&s)
-        }
-    };
-    // This kernel's rows, one bit each, in the block's mask, `MASS_COMPACT_MAX_ROWS` rows at a
-    // time (one chunk up to that many rows); each group of warps then strides over their
-    // items alone. Striding over every item instead, a warp got up to five of this kernel's
-    // items and another none (heterogeneous B = 256: 17% of warp slots occupied, of 25%), and
-    // the kernel lasted as long as the busiest warp.
-    let mask = smem(MASS_SCAN_WARPS * MASS_SCAN_WARP_SHARED_BYTES);
-    let mut base = 0;
-    while base < p.rows {
-        let words = (p.rows - base).min(MASS_COMPACT_MAX_ROWS).div_ceil(32);
-        // SAFETY: whole warps (uniform loops); `words <= MASS_COMPACT_MAX_ROWS / 32` words of
-        // the mask region; every thread of the block reaches each barrier once per chunk (no
-        // return in the loop, and the one above is block-uniform). The first orders the mask's
-        // writes before its reads; the last, the reads before the next chunk's writes.
-        let own_rows = unsafe {
-            // Four words a warp at a time, so that their settings loads are in flight
-            // together: a greedy step pays for this with nothing to scan.
-            let mut j = warp_id();
-            while j < words {
-                let mut own = [false; 4];
-                each_n::<4, _>(|i| own[i] = ours(base + 32 * (j + i as u32 * MASS_SCAN_WARPS) + lane));
-                each_n::<4, _>(|i| {
-                    let bits = ballot(FULL_MASK, own[i]);
-                    let word = j + i as u32 * MASS_SCAN_WARPS;
-                    if lane == 0 && word < words {
-                        st_shared_u32(mask + 4 * word, bits);
-                    }
-                });
-                j += 4 * MASS_SCAN_WARPS;
+    let list = p.mass_rows as *const u32;
+    // SAFETY: the list's count; never more rows than the launch has (a list of every row
+    // after a raw settings write is ascending, so the first `rows` are the launch's).
+    let listed = unsafe { ld_global_nc_u32(list) }.min(p.rows);
+    let items = listed * p.tiles;
+    // Every warp reads the same count, so every warp of the grid picks the same split.
+    let parts = mass_split(items, grid_dim_x() * MASS_SCAN_WARPS);
+    let groups = MASS_SCAN_WARPS / parts;
+    let (part, group) = (warp_id() % parts, warp_id() / parts);
+    let stride = grid_dim_x() * groups;
+    let mut item = block_idx_x() * groups + group;
+    while item < items {
+        // SAFETY: the whole group shares item (group-uniform), so the listed row (tested
+        // below rows; scan_tile tests the rest) and tile < tiles; the list has 1 + listed
+        // entries; the region is this warp's slice of the launch's shared memory and the
+        // group's warps are consecutive. The barrier after it keeps part 0's reads of the
+        // group's band sums and buffers before any of them is cleared for the next item (with
+        // one part, a sync_warp does that for the lanes' band sums).
+        unsafe {
+            let row = ld_global_nc_u32(list.add(1 + (item / p.tiles) as usize));
+            if row < p.rows {
+                scan_tile::<true>(&p, row, item % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES), (part, parts));
             }
-            sync_threads();
-            let mut count = 0;
-            let mut k = lane;
-            while k < words.next_multiple_of(32) {
-                let bits = if k < words { ld_shared_u32(mask + 4 * k) } else { 0 };
-                count += redux_add_sync(FULL_MASK, bits.count_ones());
-                k += 32;
+            if parts > 1 {
+                sync_group(parts);
+            } else {
+                sync_warp(FULL_MASK);
             }
-            count
-        };
-        let own_items = own_rows * p.tiles;
-        // Every block builds the same mask, so every warp of the grid picks the same split.
-        let parts = mass_split(own_items, grid_dim_x() * MASS_SCAN_WARPS);
-        let groups = MASS_SCAN_WARPS / parts;
-        let (part, group) = (warp_id() % parts, warp_id() / parts);
-        let stride = grid_dim_x() * groups;
-        let mut item = block_idx_x() * groups + group;
-        while item < own_items {
-            // SAFETY: the whole group shares item (group-uniform), so the row (the mask's
-            // `item / tiles`-th, below rows) and tile < tiles; the region is this warp's slice
-            // of the launch's shared memory and the group's warps are consecutive. The barrier
-            // after it keeps part 0's reads of the group's band sums and buffers before any of
-            // them is cleared for the next item (with one part, a sync_warp does that for the
-            // lanes' band sums).
-            unsafe {
-                let marked = nth_marked_row(mask, words, item / p.tiles);
-                let row = if marked < MASS_COMPACT_MAX_ROWS { base + marked } else { p.rows };
-                if row < p.rows {
-                    scan_tile::<true>(&p, row, item % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES), (part, parts));
-                }
-                if parts > 1 {
-                    sync_group(parts);
-                } else {
-                    sync_warp(FULL_MASK);
-                }
-            }
-            item += stride;
         }
-        base += MASS_COMPACT_MAX_ROWS;
-        if base < p.rows {
-            // SAFETY: as above (block-uniform condition).
-            unsafe { sync_threads() };
-        }
+        item += stride;
     }
-}
-
-/// The `n`-th (from 0) row marked in the block's mask of `words` words: the word by a warp scan
-/// of the words' counts, 32 words at a time, then the bit. `u32::MAX` if fewer are marked
-/// (never for `n` below the mask's count).
-///
-/// # Safety
-/// All 32 lanes call it together with the same `n`; the mask's `words` words are written and
-/// ordered before the call.
-#[inline(always)]
-unsafe fn nth_marked_row(mask: u32, words: u32, n: u32) -> u32 {
-    let lane = lane_id();
-    let mut before = 0u32;
-    let mut first = 0;
-    // SAFETY: words of the mask region below `words`; whole warp (uniform loop).
-    unsafe {
-        while first < words {
-            let k = first + lane;
-            let bits = if k < words { ld_shared_u32(mask + 4 * k) } else { 0 };
-            let through = before + warp_inclusive_sum(bits.count_ones());
-            let past = ballot(FULL_MASK, through > n);
-            if past != 0 {
-                let j = past.trailing_zeros();
-                let word = shfl_idx_u32(FULL_MASK, bits, j);
-                let mut rest = n - (shfl_idx_u32(FULL_MASK, through, j) - word.count_ones());
-                let mut marked = word;
-                while rest > 0 {
-                    marked &= marked - 1;
-                    rest -= 1;
-                }
-                return 32 * (first + j) + marked.trailing_zeros();
-            }
-            before = shfl_idx_u32(FULL_MASK, through, 31);
-            first += 32;
-        }
-    }
-    u32::MAX
 }
