@@ -583,19 +583,6 @@ unsafe fn prefetch_round(p: &StepParams, logits: u64, first: u32) {
     }
 }
 
-/// Asks L2 for the penalty counts of this lane's 8 tokens from `first` (nothing for a row
-/// without counts or past the vocab).
-///
-/// # Safety
-/// As for [`load_counts`].
-#[inline(always)]
-unsafe fn prefetch_counts(p: &StepParams, r: &Row, first: u32) {
-    if first < p.vocab && r.counts != 0 {
-        // SAFETY: inside the row's counts (as for load_counts).
-        unsafe { prefetch_global_l2((r.counts + first as u64 * 4) as *const u8) };
-    }
-}
-
 #[inline(always)]
 fn band_slot(bands: u32, band: u32, lane: u32) -> u32 {
     bands + (band * 32 + lane) * 4
@@ -741,13 +728,9 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
         let mut later_round = false;
         while round_start < limit {
             let first = round_start + lane * LANE_TOKENS;
-            // Greedy rows and featured rows (which hold no logits ahead in registers), with
-            // their counts: for plain top-k rows it measured 2.5% slower at B = 256.
-            if (MODE == MODE_MAX || FEATURES != PLAIN) && round_start + PREFETCH_ROUNDS * ROUND_TOKENS < limit {
+            // Greedy rows only: for top-k rows it measured 2.5% slower at B = 256.
+            if MODE == MODE_MAX && round_start + PREFETCH_ROUNDS * ROUND_TOKENS < limit {
                 prefetch_round(p, scan.row.logits, first + PREFETCH_ROUNDS * ROUND_TOKENS);
-                if FEATURES != PLAIN {
-                    prefetch_counts(p, &scan.row, first + PREFETCH_ROUNDS * ROUND_TOKENS);
-                }
             }
             // Rounds past the limit hold no token of this warp (or none at all): not loaded.
             let raw_ahead = if ahead_rounds > 0 && round_start + ahead_rounds * ROUND_TOKENS < limit {
@@ -951,10 +934,6 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
         while round < scan.end_round && scan.start + round * ROUND_TOKENS < p.vocab {
             let first = first0 + round * ROUND_TOKENS;
             let raw_ahead = if round + 3 < scan.end_round {
-                if features != PLAIN {
-                    // Counts are loaded in their round: in L2 by then.
-                    prefetch_counts(p, &scan.row, first + 3 * ROUND_TOKENS);
-                }
                 load_bits8(p, scan.row.logits, scan.row.vector_ok, first + 3 * ROUND_TOKENS)
             } else {
                 [NAN_WORD; 8]
