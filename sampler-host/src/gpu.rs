@@ -9,7 +9,8 @@
 //! synchronizes until the caller reads the outputs, so it can be captured in a CUDA graph.
 //!
 //! Per step the host writes one contiguous upload buffer (header with the active row count,
-//! per-row settings, bias entries, bitmask rows) with one copy; penalty counts, seeds and step
+//! per-row settings, the rows `sample_tiles_mass` scans (`decide::needs_row_mass`), bias
+//! entries, bitmask rows) with one copy; penalty counts, seeds and step
 //! counters stay on the device and the kernels advance them.
 
 use std::cell::Cell;
