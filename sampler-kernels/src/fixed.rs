@@ -5,8 +5,9 @@
 //! bit operations (each rounds once, as IEEE 754 says, on the host and on nvptx: rustc never
 //! contracts `a * b + c`, and the one fused operation is [`fused_mul_add`]) and a constant table:
 //!
-//! `c = soft_ceil(x)`, `f = x - c` in [-1, 0], `frac = round(soft_exp(f) * 2^23)` (read from
-//! the bits of `soft_exp(f) + 1`), `d = soft_ceil(M) - c` (the "band"), `W = frac * E[d]` with
+//! `c = soft_ceil(x)`, `f = x - c` in [-1, 0], `frac = round((1 + f·q(f)) * 2^23)` (read from
+//! the bits of `fused_mul_add(q(f), f, 2)`, [`frac_weight`]; `soft_exp(f) = 1 + f·q(f)`),
+//! `d = soft_ceil(M) - c` (the "band"), `W = frac * E[d]` with
 //! `E[d] = floor(2^52 e^-d)` for `d <= 36`, else 0. Sums of `W` are exact in `u128`, in any
 //! order. A GPU tile can sum `frac` per band without knowing the row maximum; the band totals
 //! combine later.
