@@ -63,6 +63,12 @@ pub fn draw_target(total: u128, r64: u64) -> u128 {
     hi * (r64 as u128) + ((lo * (r64 as u128)) >> 64)
 }
 
+/// How many top log-probabilities a row asks for (`RowSettings::flags`).
+#[inline]
+pub fn top_logprobs(flags: u32) -> u32 {
+    (flags >> crate::abi::ROW_TOP_LOGPROBS_SHIFT) & 0xff
+}
+
 /// Whether stage 2 decides a row with these settings itself, whatever its logits, so that the
 /// row is never left to the exact pass: a greedy row (`temperature == 0`) that wants no
 /// log-probability and no top log-probabilities (`RowSettings::flags`). `sample_rows` finishes
@@ -70,8 +76,8 @@ pub fn draw_target(total: u128, r64: u64) -> u128 {
 /// exact pass of a step whose rows are all such.
 #[inline]
 pub fn stage2_always_decides(temperature: f32, flags: u32) -> bool {
-    use crate::abi::{ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB};
-    temperature == 0.0 && flags & ROW_WANT_LOGPROB == 0 && (flags >> ROW_TOP_LOGPROBS_SHIFT) & 0xff == 0
+    use crate::abi::ROW_WANT_LOGPROB;
+    temperature == 0.0 && flags & ROW_WANT_LOGPROB == 0 && top_logprobs(flags) == 0
 }
 
 /// Whether stage 1 scans a row with these settings in `sample_tiles_mass` (band masses as well
@@ -81,8 +87,8 @@ pub fn stage2_always_decides(temperature: f32, flags: u32) -> bool {
 /// listed rows; both kernels test it again per row.
 #[inline]
 pub fn needs_row_mass(s: &crate::abi::RowSettings) -> bool {
-    use crate::abi::{ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB};
-    s.flags & ROW_WANT_LOGPROB != 0 || (s.flags >> ROW_TOP_LOGPROBS_SHIFT) & 0xff != 0 || (s.temperature != 0.0 && s.top_k == 0)
+    use crate::abi::ROW_WANT_LOGPROB;
+    s.flags & ROW_WANT_LOGPROB != 0 || top_logprobs(s.flags) != 0 || (s.temperature != 0.0 && s.top_k == 0)
 }
 
 /// Settings a kernel accepts; anything else makes it emit `STATUS_INVALID_SETTINGS`.

@@ -95,7 +95,7 @@ pub(crate) unsafe fn read_settings(p: &StepParams, row: u32) -> RowSettings {
 
 #[inline(always)]
 pub(crate) fn top_n(s: &RowSettings) -> u32 {
-    (s.flags >> ROW_TOP_LOGPROBS_SHIFT) & 0xff
+    crate::decide::top_logprobs(s.flags)
 }
 
 /// Whether stage 2 reads the row's candidate lists. It does not for a greedy row, nor for a

@@ -161,12 +161,11 @@ fn parse_ptxas(log: &str) -> Vec<KernelReport> {
     reports
 }
 
-/// Assembles `ptx` for `sm`, checks it, and prints the resource table.
-pub fn check(ptx: &Path, sm: &str) -> Result<()> {
-    let text = std::fs::read_to_string(ptx).with_context(|| format!("reading {}", ptx.display()))?;
+/// What the PTX text itself must not hold, line by line: unresolved calls, local memory, and
+/// `fma` outside inline assembly (`fixed::fused_mul_add` asks for it between LLVM's
+/// inline-assembly markers; any other `fma` would be a contraction the host does not make).
+fn line_problems(text: &str) -> Vec<String> {
     let mut problems = Vec::new();
-    // `fma` is allowed only between LLVM's inline-assembly markers: `fixed::fused_mul_add`
-    // asks for it there, and any other `fma` would be a contraction the host does not make.
     let mut in_inline_asm = false;
     for (n, line) in text.lines().enumerate() {
         match line.trim() {
@@ -185,6 +184,13 @@ pub fn check(ptx: &Path, sm: &str) -> Result<()> {
             problems.push(format!("line {}: fused multiply-add breaks CPU/GPU equality: {}", n + 1, line.trim()));
         }
     }
+    problems
+}
+
+/// Assembles `ptx` for `sm`, checks it, and prints the resource table.
+pub fn check(ptx: &Path, sm: &str) -> Result<()> {
+    let text = std::fs::read_to_string(ptx).with_context(|| format!("reading {}", ptx.display()))?;
+    let mut problems = line_problems(&text);
     let entries: Vec<&str> = text
         .lines()
         .filter_map(|l| l.trim().strip_prefix(".visible .entry ").or_else(|| l.trim().strip_prefix(".entry ")))
@@ -287,6 +293,19 @@ mod tests {
         section(1, 1, 0x40, names.len() as u64);
         section(2, 11, 0, 48);
         f
+    }
+
+    /// `fma` passes inside LLVM's inline-assembly markers only; the other rules hold anywhere.
+    #[test]
+    fn fma_is_accepted_only_in_inline_assembly() {
+        let inside = "\t// begin inline asm\n\tfma.rn.f32 %r1, %r2, %r3, %r4;\n\t// end inline asm\n";
+        assert!(line_problems(inside).is_empty());
+        let after = format!("{inside}\tfma.rn.f32 %r5, %r2, %r3, %r4;\n");
+        let found = line_problems(&after);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].starts_with("line 4: fused multiply-add"), "{found:?}");
+        let others = "\t// begin inline asm\n\t.local .align 4 .b8 depot[8];\n\t.extern .func f;\n\t// end inline asm\n";
+        assert_eq!(line_problems(others).len(), 2);
     }
 
     #[test]
