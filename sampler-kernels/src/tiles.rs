@@ -644,9 +644,10 @@ struct TileResult {
 }
 
 /// Untempered values of a row with no bitmask, penalty or bias: what `process_untempered`
-/// gives for a token with none (NaN becomes -inf, -0 becomes +0).
+/// gives for a token with none (NaN becomes -inf, -0 becomes +0). `sampler::plain8` is the
+/// tempered form, for passes that temper every token.
 #[inline(always)]
-fn plain8(raw: &[f32; 8]) -> [f32; 8] {
+fn plain_untempered8(raw: &[f32; 8]) -> [f32; 8] {
     let mut y = [f32::NEG_INFINITY; 8];
     each8(|j| y[j] = plain_untempered(raw[j]));
     y
@@ -668,7 +669,7 @@ unsafe fn loaded_floor(raw: &[[f32; 8]; 3], own: u32, t: f32) -> f32 {
     let mut r = 0;
     while r < 3 {
         if (r as u32) < own {
-            let y = plain8(&raw[r]);
+            let y = plain_untempered8(&raw[r]);
             each8(|j| {
                 let v = y[j];
                 let lower = if v < first { v } else { first };
@@ -751,7 +752,7 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
                 let counts = load_counts(p, &scan.row, first);
                 prologue8(p, scan, first, &RoundInput { raw, counts, mask })
             } else {
-                plain8(&raw)
+                plain_untempered8(&raw)
             };
             if MODE == MODE_CANDIDATES && FEATURES != PLAIN {
                 // No loaded floor here: the least of the lanes' largest `y` this round has 32
