@@ -1,15 +1,16 @@
 //! The GPU sampler: device state, the per-step upload, the seven-kernel step (each kernel after
 //! the first launched overlapped with its predecessor, `GpuSamplerConfig::overlap_kernels`, but
 //! the exact pass's first, `ExactPassOrder`), graph capture, and the [`Backend`]
-//! implementation. A step whose rows are all greedy without log-probabilities leaves the exact
-//! pass out (`decide::stage2_always_decides`; a replay disables its graph nodes).
+//! implementation. A greedy step (every row greedy without log-probabilities,
+//! `decide::stage2_always_decides`) is `sample_tiles` alone, which finishes its rows: an eager
+//! step launches nothing else, and a replay disables the graph's later nodes.
 //!
 //! Memory is allocated once, in [`GpuSampler::new`], for the capacity fixed there (rows per
 //! step, live requests, vocab, bias entries per step). A step allocates nothing and never
 //! synchronizes until the caller reads the outputs, so it can be captured in a CUDA graph.
 //!
-//! Per step the host writes one contiguous upload buffer (header with the active row count,
-//! per-row settings, the rows `sample_tiles_mass` scans (`decide::needs_row_mass`), bias
+//! Per step the host writes one contiguous upload buffer (header with the active row count and
+//! the greedy-step word, per-row settings, the rows `sample_tiles_mass` scans (`decide::needs_row_mass`), bias
 //! entries, bitmask rows) with one copy; penalty counts, seeds and step
 //! counters stay on the device and the kernels advance them.
 
@@ -217,6 +218,10 @@ fn as_bytes<T: Copy>(values: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) }
 }
 
+/// Where the greedy-step word (`StepParams::greedy_step`) lies in the upload's 16-byte header,
+/// after the active-row count.
+const GREEDY_STEP_OFFSET: usize = 4;
+
 /// Offsets inside the per-step upload buffer.
 #[derive(Clone, Copy, Debug)]
 struct UploadLayout {
@@ -247,11 +252,12 @@ impl UploadLayout {
 pub struct StepGraph {
     graph: CudaGraph,
     rows: usize,
-    /// The exact pass's kernel nodes, and whether they are enabled in the executable graph
-    /// (`None` after a failed switch: unknown): [`GpuSampler::replay`] turns them off for
-    /// steps that cannot list a row.
-    exact_nodes: Vec<sys::CUgraphNode>,
-    exact_enabled: Cell<Option<bool>>,
+    /// The kernel nodes after `sample_tiles` (the mass scan, stage 2 and the exact pass), and
+    /// whether they are enabled in the executable graph (`None` after a failed switch:
+    /// unknown): [`GpuSampler::replay`] turns them off for greedy steps, which `sample_tiles`
+    /// finishes alone.
+    later_nodes: Vec<sys::CUgraphNode>,
+    later_enabled: Cell<Option<bool>>,
 }
 
 impl StepGraph {
@@ -261,14 +267,14 @@ impl StepGraph {
         self.rows
     }
 
-    /// Whether the last replay ran the exact pass's nodes (`None`: the graph recorded none, or
-    /// a switch failed part way). Not API: the GPU tests check the switch with it.
+    /// Whether the last replay ran the nodes after `sample_tiles` (`None`: the graph recorded
+    /// none, or a switch failed part way). Not API: the GPU tests check the switch with it.
     #[doc(hidden)]
-    pub fn exact_pass_enabled(&self) -> Option<bool> {
-        if self.exact_nodes.is_empty() {
+    pub fn later_kernels_enabled(&self) -> Option<bool> {
+        if self.later_nodes.is_empty() {
             return None;
         }
-        self.exact_enabled.get()
+        self.later_enabled.get()
     }
 }
 
@@ -316,6 +322,8 @@ pub struct GpuSampler {
     steps: CudaSlice<u64>,
     records: CudaSlice<u8>,
     exact_flags: CudaSlice<u32>,
+    /// `StepParams::row_arrivals`: zero between steps.
+    row_arrivals: CudaSlice<u32>,
     exact_list: CudaSlice<u32>,
     exact_jobs: CudaSlice<u8>,
     exact_counts: CudaSlice<u32>,
@@ -331,10 +339,12 @@ pub struct GpuSampler {
     logits_staging: CudaSlice<u8>,
     /// Rows of the last upload, and which of them asked for logprobs.
     uploaded: Vec<(u64, bool, u32)>,
-    /// Whether a row of the last upload may be left to the exact pass (false when every row is
-    /// one stage 2 always decides, `decide::stage2_always_decides`): eager steps launch the
-    /// exact pass, and replays run its nodes, only when it is true.
-    exact_pass_needed: bool,
+    /// Whether the last upload is a greedy step: every row one that stage 2 always decides
+    /// (`decide::stage2_always_decides`), so none can be left to the exact pass or needs the
+    /// mass scan. Then `sample_tiles` finishes the rows itself (`StepParams::greedy_step`): an
+    /// eager step launches it alone, and a replay runs the graph with the later nodes off.
+    /// False after a raw write of settings.
+    greedy_step: bool,
 }
 
 /// Entry point `name`, allowed `bytes` of dynamic shared memory per block (above the 48 KiB a
@@ -426,6 +436,7 @@ impl GpuSampler {
                 .alloc_zeros::<u8>(b * tiles as usize * std::mem::size_of::<TileRecord>())
                 .map_err(cuda_err("allocating tile records"))?,
             exact_flags: stream.alloc_zeros::<u32>(b).map_err(cuda_err("allocating flags"))?,
+            row_arrivals: stream.alloc_zeros::<u32>(b).map_err(cuda_err("allocating the row arrival counts"))?,
             exact_list: stream.alloc_zeros::<u32>(EXACT_LIST_HEAD as usize + b).map_err(cuda_err("allocating the exact-pass list"))?,
             exact_jobs: stream
                 .alloc_zeros::<u8>(exact_slots * std::mem::size_of::<ExactJob>())
@@ -462,7 +473,7 @@ impl GpuSampler {
             bitmask_words: words,
             layout,
             uploaded: Vec::new(),
-            exact_pass_needed: true,
+            greedy_step: false,
         };
         sampler.gpu.synchronize()?;
         Ok(sampler)
@@ -586,12 +597,14 @@ impl GpuSampler {
             }
         }
         let used = if mask_rows > 0 { l.bitmask + mask_rows * words * 4 } else { l.bitmask };
+        let greedy_step = settings.iter().all(|s| stage2_always_decides(s.temperature, s.flags));
+        staging[GREEDY_STEP_OFFSET..GREEDY_STEP_OFFSET + 4].copy_from_slice(&(greedy_step as u32).to_le_bytes());
         let stream = self.gpu.stream().clone();
         stream
             .memcpy_htod(&self.staging[..used], &mut self.upload.slice_mut(0..used))
             .map_err(cuda_err("uploading the step settings"))?;
         self.uploaded = uploaded;
-        self.exact_pass_needed = !settings.iter().all(|s| stage2_always_decides(s.temperature, s.flags));
+        self.greedy_step = greedy_step;
         Ok(())
     }
 
@@ -603,6 +616,7 @@ impl GpuSampler {
             logits: logits.ptr,
             row_stride: logits.row_stride as u64,
             active_rows: upload,
+            greedy_step: upload + GREEDY_STEP_OFFSET as u64,
             settings: upload + l.settings as u64,
             mass_rows: upload + l.mass_rows as u64,
             bitmask: upload + l.bitmask as u64,
@@ -613,6 +627,7 @@ impl GpuSampler {
             steps: device_address_mut(&mut self.steps),
             records: device_address_mut(&mut self.records),
             exact_flags: device_address_mut(&mut self.exact_flags),
+            row_arrivals: device_address_mut(&mut self.row_arrivals),
             exact_list: device_address_mut(&mut self.exact_list),
             exact_jobs: device_address_mut(&mut self.exact_jobs),
             exact_counts: device_address_mut(&mut self.exact_counts),
@@ -683,13 +698,13 @@ impl GpuSampler {
 
     /// Enqueues the kernels of one step for `rows` grid rows (the upload says how many are
     /// active): stage 1 (two), stage 2, and the exact pass (one or four, [`ExactPassLaunch`],
-    /// in the order [`ExactPassOrder`] says). An eager step leaves the exact pass out when no
-    /// uploaded row can need it; a captured one (`capturing`) always has it and returns its
-    /// nodes. Nothing here synchronizes or allocates.
+    /// in the order [`ExactPassOrder`] says). An eager greedy step launches `sample_tiles`
+    /// alone, which finishes its rows; a captured one (`capturing`) always has every kernel and
+    /// returns the nodes after the first. Nothing here synchronizes or allocates.
     fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize, capturing: bool) -> Result<Vec<sys::CUgraphNode>> {
-        let mut exact_nodes = Vec::new();
+        let mut later_nodes = Vec::new();
         if rows == 0 {
-            return Ok(exact_nodes);
+            return Ok(later_nodes);
         }
         let params = KernelParams(self.step_params(logits, rows));
         let stream = self.gpu.stream().clone();
@@ -756,13 +771,10 @@ impl GpuSampler {
             ExactPassOrder::FirstSerial if j > 0 => later,
             _ => LaunchOrder::Serial,
         };
-        let exact_pass = if capturing || self.exact_pass_needed { exact_pass } else { &[] };
-        // (launch, order, whether it is the exact pass's)
-        let launches = stages
-            .iter()
-            .map(|l| (l, later, false))
-            .chain(exact_pass.iter().enumerate().map(|(j, l)| (l, exact_order(j), true)));
-        for (index, (&(function, config, what), order, exact)) in launches.enumerate() {
+        let all_kernels = capturing || !self.greedy_step;
+        let (stages, exact_pass): (&[_], &[_]) = if all_kernels { (&stages, exact_pass) } else { (&stages[..1], &[]) };
+        let launches = stages.iter().map(|l| (l, later)).chain(exact_pass.iter().enumerate().map(|(j, l)| (l, exact_order(j))));
+        for (index, (&(function, config, what), order)) in launches.enumerate() {
             let order = if index == 0 { LaunchOrder::Serial } else { order };
             // SAFETY: `StepParams` matches the kernels' parameter by the ABI module; every
             // pointer in it addresses a buffer this sampler allocated for `max_batch` rows,
@@ -771,11 +783,11 @@ impl GpuSampler {
             // the shared-memory size are the ones the kernels document; every kernel after the
             // first waits with `griddepcontrol.wait` as `launch_ordered` requires.
             unsafe { launch_ordered(&stream, function, config, &params, order) }.map_err(cuda_err(what))?;
-            if exact && capturing {
-                exact_nodes.extend(captured_tail(&stream)?);
+            if index > 0 && capturing {
+                later_nodes.extend(captured_tail(&stream)?);
             }
         }
-        Ok(exact_nodes)
+        Ok(later_nodes)
     }
 
     /// Enqueues one step on device logits with the settings of the last [`Self::upload_step`].
@@ -801,11 +813,11 @@ impl GpuSampler {
             .map_err(cuda_err("beginning stream capture"))?;
         let enqueued = self.enqueue(logits, rows, true);
         let ended = gpu_stream.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
-        let exact_nodes = enqueued?;
+        let later_nodes = enqueued?;
         let graph = ended
             .map_err(cuda_err("ending stream capture"))?
             .ok_or(Error::Cuda { op: "ending stream capture", detail: "the capture recorded no work".into() })?;
-        Ok(StepGraph { graph, rows, exact_nodes, exact_enabled: Cell::new(Some(true)) })
+        Ok(StepGraph { graph, rows, later_nodes, later_enabled: Cell::new(Some(true)) })
     }
 
     /// Enqueues one replay of `graph` for the rows of the last [`Self::upload_step`], which must
@@ -814,21 +826,21 @@ impl GpuSampler {
         if self.uploaded.len() > graph.rows {
             return Err(Error::CapacityExceeded { what: "rows uploaded for this graph", requested: self.uploaded.len(), capacity: graph.rows });
         }
-        // A step none of whose rows can be listed runs the graph with the exact pass's nodes
-        // off: a disabled kernel node is an empty one, and those nodes end the graph, so
-        // nothing waits on them.
-        let wanted = self.exact_pass_needed;
-        if graph.exact_enabled.get() != Some(wanted) {
-            graph.exact_enabled.set(None);
-            self.gpu.context().bind_to_thread().map_err(cuda_err("switching the exact pass"))?;
-            for &node in &graph.exact_nodes {
+        // A greedy step runs the graph with every node after `sample_tiles` off (that kernel
+        // finishes the rows): a disabled kernel node is an empty one, and those nodes end the
+        // graph, so no enabled node waits on one.
+        let wanted = !self.greedy_step;
+        if graph.later_enabled.get() != Some(wanted) {
+            graph.later_enabled.set(None);
+            self.gpu.context().bind_to_thread().map_err(cuda_err("switching the later kernels"))?;
+            for &node in &graph.later_nodes {
                 // SAFETY: `node` is a kernel node of the graph `graph.graph` was instantiated
                 // from; the change applies to launches after this call.
                 unsafe { sys::cuGraphNodeSetEnabled(graph.graph.cu_graph_exec(), node, wanted as u32) }
                     .result()
-                    .map_err(cuda_err("switching the exact pass"))?;
+                    .map_err(cuda_err("switching the later kernels"))?;
             }
-            graph.exact_enabled.set(Some(wanted));
+            graph.later_enabled.set(Some(wanted));
         }
         graph.graph.launch().map_err(cuda_err("replaying the step graph"))
     }
@@ -879,12 +891,15 @@ impl GpuSampler {
             return Err(Error::CapacityExceeded { what: "batch rows", requested: row + 1, capacity: self.config.max_batch });
         }
         let at = self.layout.settings + row * std::mem::size_of::<RowSettings>();
-        // The host no longer knows the row's settings: the exact pass runs, and the mass kernel
-        // is handed every row (it tests each one itself).
-        self.exact_pass_needed = true;
+        // The host no longer knows the row's settings: every kernel runs (not a greedy step),
+        // and the mass kernel is handed every row (it tests each one itself).
+        self.greedy_step = false;
         let every_row: Vec<u32> = std::iter::once(self.config.max_batch as u32).chain(0..self.config.max_batch as u32).collect();
         let list = self.layout.mass_rows;
         let stream = self.gpu.stream().clone();
+        stream
+            .memcpy_htod(as_bytes(&[0u32]), &mut self.upload.slice_mut(GREEDY_STEP_OFFSET..GREEDY_STEP_OFFSET + 4))
+            .map_err(cuda_err("writing the greedy-step word"))?;
         stream
             .memcpy_htod(as_bytes(&every_row), &mut self.upload.slice_mut(list..list + 4 * every_row.len()))
             .map_err(cuda_err("writing the mass-row list"))?;

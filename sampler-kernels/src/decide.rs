@@ -72,8 +72,9 @@ pub fn top_logprobs(flags: u32) -> u32 {
 /// Whether stage 2 decides a row with these settings itself, whatever its logits, so that the
 /// row is never left to the exact pass: a greedy row (`temperature == 0`) that wants no
 /// log-probability and no top log-probabilities (`RowSettings::flags`). `sample_rows` finishes
-/// such a row from its tile records before any test that could list it; the host skips the
-/// exact pass of a step whose rows are all such.
+/// such a row from its tile records before any test that could list it. A step whose rows are
+/// all such is a greedy step: `sample_tiles` finishes its rows (`sampler::finish_greedy_row`,
+/// the same outputs) and the host launches no later kernel.
 #[inline]
 pub fn stage2_always_decides(temperature: f32, flags: u32) -> bool {
     use crate::abi::ROW_WANT_LOGPROB;

@@ -66,6 +66,16 @@ pub(crate) unsafe fn active_rows(p: &StepParams) -> u32 {
     }
 }
 
+/// Whether the host marked this step a greedy step (`StepParams::greedy_step`).
+///
+/// # Safety
+/// `greedy_step` points to the u32 the host wrote with the settings.
+#[inline(always)]
+pub(crate) unsafe fn greedy_step(p: &StepParams) -> bool {
+    // SAFETY: forwarded.
+    unsafe { (p.greedy_step as *const u32).read() != 0 }
+}
+
 /// A row's settings, as three 16-byte loads issued together (field by field, LLVM interleaves
 /// the loads with the validity checks and pays a round trip per check).
 ///
@@ -117,10 +127,10 @@ pub(crate) fn row_addressable(p: &StepParams, s: &RowSettings) -> bool {
         && (s.flags & ROW_HAS_BITMASK == 0 || p.bitmask != 0)
 }
 
-/// Whole-row validity, bias ids included. Called by the whole block.
+/// Validity of everything but the bias ids.
 #[inline(always)]
-unsafe fn row_valid(p: &StepParams, s: &RowSettings) -> bool {
-    let basic = row_addressable(p, s)
+fn settings_in_range(p: &StepParams, s: &RowSettings) -> bool {
+    row_addressable(p, s)
         && settings_valid(
             s.temperature,
             s.top_p,
@@ -129,17 +139,32 @@ unsafe fn row_valid(p: &StepParams, s: &RowSettings) -> bool {
             s.frequency_penalty,
             s.presence_penalty,
         )
-        && top_n(s) <= MAX_TOP_LOGPROBS;
+        && top_n(s) <= MAX_TOP_LOGPROBS
+}
+
+/// How many of the row's bias ids from `first` in steps of `step` are outside the vocab.
+///
+/// # Safety
+/// `row_addressable(p, s)` holds.
+#[inline(always)]
+unsafe fn bad_bias_ids(p: &StepParams, s: &RowSettings, first: u32, step: u32) -> u32 {
     let mut bad = 0u32;
-    if basic {
-        let mut i = thread_idx_x();
-        while i < s.bias_len {
-            // SAFETY: bias_offset + i < bias_offset + bias_len ≤ bias_capacity (row_addressable).
-            let token = unsafe { (p.bias_tokens as *const u32).add((s.bias_offset + i) as usize).read() };
-            bad += (token >= p.vocab) as u32;
-            i += SAMPLER_THREADS;
-        }
+    let mut i = first;
+    while i < s.bias_len {
+        // SAFETY: bias_offset + i < bias_offset + bias_len ≤ bias_capacity (row_addressable).
+        let token = unsafe { (p.bias_tokens as *const u32).add((s.bias_offset + i) as usize).read() };
+        bad += (token >= p.vocab) as u32;
+        i += step;
     }
+    bad
+}
+
+/// Whole-row validity, bias ids included. Called by the whole block.
+#[inline(always)]
+unsafe fn row_valid(p: &StepParams, s: &RowSettings) -> bool {
+    let basic = settings_in_range(p, s);
+    // SAFETY: row_addressable holds when basic does.
+    let bad = if basic { unsafe { bad_bias_ids(p, s, thread_idx_x(), SAMPLER_THREADS) } } else { 0 };
     // SAFETY: the whole block calls this function together.
     basic && unsafe { block_sum_u32(bad) } == 0
 }
@@ -389,6 +414,16 @@ impl TileView {
         // SAFETY: forwarded.
         (unsafe { self.tail(3) }) & TILE_HAS_MASS != 0
     }
+    /// `candidates[0]` and `flags`, by volatile loads: for a reader in the kernel that wrote
+    /// them, whose L1 may hold an older line.
+    #[inline(always)]
+    unsafe fn fresh_head(&self) -> (u64, u32) {
+        // SAFETY: forwarded; the first u64 and the last u32 of this record.
+        unsafe {
+            let tail = (self.rec + 8 * (TILE_CANDIDATES + MASS_BANDS) as u64) as *const u32;
+            ((self.rec as *const u64).read_volatile(), tail.add(3).read_volatile())
+        }
+    }
     #[inline(always)]
     unsafe fn duplicate_bias(&self) -> bool {
         // SAFETY: forwarded.
@@ -535,9 +570,19 @@ unsafe fn summarize(p: &StepParams, row: u32) -> Summary {
 /// Writes a row's outputs and advances its request state (thread 0 only).
 #[inline(always)]
 pub(crate) unsafe fn finish(p: &StepParams, row: u32, slot: u32, token: i32, status: u32, logprob: f32) {
-    if thread_idx_x() != 0 {
-        return;
+    if thread_idx_x() == 0 {
+        // SAFETY: forwarded.
+        unsafe { write_outcome(p, row, slot, token, status, logprob) };
     }
+}
+
+/// [`finish`]'s writes, by the calling thread alone.
+///
+/// # Safety
+/// `row < rows`; `slot < slots` and `token < vocab` unless the status is
+/// `STATUS_INVALID_SETTINGS`; one thread per row and step.
+#[inline(always)]
+unsafe fn write_outcome(p: &StepParams, row: u32, slot: u32, token: i32, status: u32, logprob: f32) {
     // SAFETY: row < rows, slot < slots (validated), token < vocab ≤ counts_stride.
     unsafe {
         (p.out_tokens as *mut i32).add(row as usize).write(token);
@@ -590,7 +635,19 @@ unsafe fn write_top(p: &StepParams, row: u32, n: u32, n_sorted: u32, sum: &Summa
                 lp = sum.logprob_of(key, ln_z);
             }
         }
-        let at = (row * MAX_TOP_LOGPROBS + i) as usize;
+        write_top_entry(p, row, i, token, lp);
+    }
+}
+
+/// Top-logprob entry `i` (< `MAX_TOP_LOGPROBS`) of `row`.
+///
+/// # Safety
+/// `row < rows`, `i < MAX_TOP_LOGPROBS`.
+#[inline(always)]
+unsafe fn write_top_entry(p: &StepParams, row: u32, i: u32, token: i32, lp: f32) {
+    let at = (row * MAX_TOP_LOGPROBS + i) as usize;
+    // SAFETY: at < rows · MAX_TOP_LOGPROBS entries of both arrays.
+    unsafe {
         (p.out_top_tokens as *mut i32).add(at).write(token);
         (p.out_top_logprobs as *mut f32).add(at).write(lp);
     }
@@ -1129,6 +1186,59 @@ unsafe fn flag_exact_clear(p: &StepParams, row: u32) {
     if thread_idx_x() == 0 {
         // SAFETY: row < rows.
         unsafe { (p.exact_flags as *mut u32).add(row as usize).write(0) };
+    }
+}
+
+/// `sample_rows_body` for one row that stage 2 always decides (`decide::stage2_always_decides`)
+/// in a greedy step, by the one stage-1 warp that saw all of the row's tile records written
+/// (`tiles::arrive`): the same outputs, status and state update, in the same cases, with the
+/// warp's lanes where the block's threads were (bias ids, tiles, top-logprob entries).
+///
+/// # Safety
+/// All 32 lanes call it together, after an acquire that makes every record of the row visible;
+/// `row < active rows`; the records are read with volatile loads (no stale L1 line).
+#[inline(always)]
+pub(crate) unsafe fn finish_greedy_row(p: &StepParams, row: u32, s: &RowSettings) {
+    let lane = lane_id();
+    // SAFETY (whole warp, uniform branches): reads of this row's records and bias ids; writes of
+    // this row's outputs by lane 0 (entries by lanes < 20).
+    unsafe {
+        if lane == 0 {
+            (p.exact_flags as *mut u32).add(row as usize).write(0);
+        }
+        let basic = settings_in_range(p, s);
+        let bad = if basic { bad_bias_ids(p, s, lane, 32) } else { 0 };
+        let (mut max_key, mut duplicate) = (0u64, false);
+        if basic {
+            let mut t = lane;
+            while t < p.tiles {
+                let (key, flags) = tile_view(p, row, t).fresh_head();
+                max_key = if key > max_key { key } else { max_key };
+                duplicate |= flags & TILE_DUPLICATE_BIAS != 0;
+                t += 32;
+            }
+        }
+        let mut x = 16;
+        while x > 0 {
+            let other = shfl_xor_u64(FULL_MASK, max_key, x);
+            max_key = if other > max_key { other } else { max_key };
+            x >>= 1;
+        }
+        let refused = !basic || ballot(FULL_MASK, bad != 0 || duplicate) != 0;
+        if refused || max_key == 0 {
+            if lane == 0 {
+                if refused {
+                    write_outcome(p, row, 0, NO_TOKEN, STATUS_INVALID_SETTINGS, f32::NAN);
+                } else {
+                    write_outcome(p, row, s.slot, NO_TOKEN, STATUS_NO_VALID_TOKEN, f32::NAN);
+                }
+            }
+            if lane < MAX_TOP_LOGPROBS {
+                write_top_entry(p, row, lane, NO_TOKEN, f32::NEG_INFINITY);
+            }
+        } else if lane == 0 {
+            write_outcome(p, row, s.slot, key_index(max_key) as i32, STATUS_OK, f32::NAN);
+        }
     }
 }
 

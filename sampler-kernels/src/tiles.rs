@@ -45,10 +45,10 @@ use crate::fixed::{frac_weight, small_ceil, soft_ceil, BAND_FLOOR, CEIL_LIMIT, F
 use crate::intrinsics::*;
 use crate::keys::{from_ordered_bits, key_of_ordered, key_value, ordered_bits, sort_key, ORDERED_INFINITY};
 use crate::logit::{plain_untempered, process_untempered, widen_bf16, widen_f16, temper, temper_by, temper_floor, temper_overflow_floor, temper_scale};
-use crate::decide::needs_row_mass;
+use crate::decide::{needs_row_mass, stage2_always_decides};
 use crate::sampler::{
-    active_rows, load_raw8, needs_candidates, read_settings, record_ptr, row_addressable, row_logits, row_setup,
-    Row,
+    active_rows, finish_greedy_row, greedy_step, load_raw8, needs_candidates, read_settings, record_ptr, row_addressable,
+    row_logits, row_setup, Row,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1138,7 +1138,9 @@ fn tile_part(p: &StepParams) -> (u32, u32) {
 
 /// Scans this warp's part of tile `tile` of `row` (`16 / parts` rounds each; the part is
 /// `tile_part` in `sample_tiles`, `mass_part` in `sample_tiles_mass`) if the row belongs to
-/// this kernel; the warp of part 0 merges the parts and writes the record.
+/// this kernel; the warp of part 0 merges the parts and writes the record. Returns whether the
+/// warp is part 0 of a greedy row's tile (`MODE_MAX`) whose record it wrote, or any part of an
+/// active row that is not addressable (which gets no record).
 ///
 /// # Safety
 /// All 32 lanes call it together; `row < rows`, `tile < tiles`; `p` describes valid buffers;
@@ -1146,7 +1148,7 @@ fn tile_part(p: &StepParams) -> (u32, u32) {
 /// warps of the tile are consecutive warps of one block, and every one of them calls this
 /// function with the same (row, tile).
 #[inline(always)]
-unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32, region: u32, mass_part: (u32, u32)) {
+unsafe fn scan_and_record<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32, region: u32, mass_part: (u32, u32)) -> bool {
     let (part, parts) = if MASS_KERNEL { mass_part } else { tile_part(p) };
     let lane = lane_id();
     let start = tile * TILE_TOKENS;
@@ -1184,12 +1186,15 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
     };
     // SAFETY: one u32 and one settings entry (row < rows).
     let (active, s) = unsafe { (active_rows(p), read_settings(p, row)) };
-    if row >= active || !row_addressable(p, &s) {
-        return;
+    if row >= active {
+        return false;
+    }
+    if !row_addressable(p, &s) {
+        return true; // no record: stage 2 refuses the row
     }
     let greedy = s.temperature == 0.0;
     if needs_row_mass(&s) != MASS_KERNEL {
-        return; // the other stage-1 kernel's row (the same answer for every part)
+        return false; // the other stage-1 kernel's row (the same answer for every part)
     }
     let r = row_setup(p, row, s);
     let (shared, bands) = if MASS_KERNEL { (region + BAND_BYTES, region) } else { (region, 0) };
@@ -1224,7 +1229,7 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
         let (part, parts) = if MASS_KERNEL { mass_part } else { tile_part(p) };
         let res = if parts > 1 { merge_parts(res, mode == MODE_MAX, shared, (part, parts), stride) } else { res };
         if part != 0 {
-            return; // part 0 writes the record
+            return false; // part 0 writes the record
         }
 
         let rec = record_ptr(p, row, tile);
@@ -1275,6 +1280,80 @@ unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32
             tail.add(1).write(res.valid);
             tail.add(2).write(res.infinite);
             tail.add(3).write(if has_mass { TILE_HAS_MASS } else { 0 } | if duplicate_bias { TILE_DUPLICATE_BIAS } else { 0 });
+        }
+        mode == MODE_MAX
+    }
+}
+
+/// Scans this warp's part of (row, tile) ([`scan_and_record`]) and, in a greedy step, counts the
+/// record with [`arrive_if_greedy_step`]: one call site, out of the hot path, so that the row's
+/// finishing code is in the kernel once.
+///
+/// # Safety
+/// As for [`scan_and_record`].
+#[inline(always)]
+unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32, region: u32, mass_part: (u32, u32)) {
+    // SAFETY: forwarded; the whole warp gets the same answer.
+    unsafe {
+        if scan_and_record::<MASS_KERNEL>(p, row, tile, region, mass_part) && !MASS_KERNEL {
+            core::hint::cold_path();
+            arrive_if_greedy_step(p, row);
+        }
+    }
+}
+
+/// In a greedy step, where `sample_tiles` finishes its rows (stage 2 is not launched), the
+/// warp that wrote a tile's greedy record (part 0) counts it with [`arrive`]; unaddressable
+/// rows, which get no record, are counted too (stage 2's outputs for them are the refusal).
+/// The part, the step word and the settings are read again here rather than kept live across
+/// the scan (registers).
+///
+/// # Safety
+/// As for [`arrive`], in `sample_tiles`.
+#[inline(always)]
+unsafe fn arrive_if_greedy_step(p: &StepParams, row: u32) {
+    // SAFETY: the step word and one settings entry (row < rows); then forwarded.
+    unsafe {
+        if tile_part(p).0 == 0 && greedy_step(p) {
+            let s = read_settings(p, row);
+            if stage2_always_decides(s.temperature, s.flags) {
+                arrive(p, row, &s);
+            }
+        }
+    }
+}
+
+/// Counts this warp's record of `row` in a greedy step, after the record's writes, and
+/// finishes the row (`sampler::finish_greedy_row`) in the warp whose count is the row's last
+/// tile: then every record of the row is visible to it (the release and acquire halves of
+/// `block::block_arrive`, for one warp). That warp zeroes the count for the next step.
+///
+/// # Safety
+/// All 32 lanes call it together, once per (row, tile) of a greedy step, after writing the
+/// tile's record if any; `row < active rows`.
+#[inline(always)]
+unsafe fn arrive(p: &StepParams, row: u32, s: &RowSettings) {
+    let counter = (p.row_arrivals as *mut u32).wrapping_add(row as usize);
+    // SAFETY: `bar.warp.sync` orders the lanes' record writes before lane 0's release fence;
+    // the counter is this row's word of `row_arrivals`; after lane 0's acquire fence the
+    // second `bar.warp.sync` hands it to the lanes, which read the records with volatile loads.
+    unsafe {
+        sync_warp(FULL_MASK);
+        let mut last = false;
+        if lane_id() == 0 {
+            fence_acq_rel_gpu();
+            last = atom_add_global_u32(counter, 1).wrapping_add(1) == p.tiles;
+            if last {
+                fence_acq_rel_gpu();
+            }
+        }
+        let last = ballot(FULL_MASK, last) != 0;
+        if last {
+            sync_warp(FULL_MASK);
+            finish_greedy_row(p, row, s);
+            if lane_id() == 0 {
+                counter.write(0);
+            }
         }
     }
 }

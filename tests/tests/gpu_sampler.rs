@@ -349,7 +349,7 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             }
             gpu.upload_step(&rows).expect("upload");
             gpu.replay(&graph).expect("replay");
-            assert_eq!(graph.exact_pass_enabled(), Some(!all_greedy), "V={vocab} replay {replay}: the exact pass's nodes");
+            assert_eq!(graph.later_kernels_enabled(), Some(!all_greedy), "V={vocab} replay {replay}: the nodes after sample_tiles");
             let g = gpu.read_outputs().expect("outputs");
             let listed_now = gpu.exact_rows_last_step().expect("flags");
             assert_eq!(listed_now, expect_listed, "V={vocab} replay {replay}: rows listed");
@@ -446,4 +446,120 @@ fn gpu_edge_rows_equal_reference_and_do_not_disturb_neighbours() {
 
 fn t_of_single_inf(row: &[f32]) -> usize {
     row.iter().position(|&v| v == f32::INFINITY).expect("one +inf")
+}
+
+/// Greedy steps (every row greedy without log-probabilities) are `sample_tiles` alone: the warp
+/// that counts a row's last tile record finishes the row. Every output and the penalty state
+/// must be the reference's over several steps, eager and replayed, at awkward sizes, with
+/// every prologue feature, rows that allow no token and rows of NaN and +inf; replays switch
+/// between greedy and mixed steps on one graph, and a greedy step may activate fewer rows than
+/// the graph has. A count the finishing warp failed to clear would leave the next step's rows
+/// unfinished (stale tokens and state).
+#[test]
+fn gpu_greedy_steps_in_one_launch_equal_reference() {
+    const TEST: &str = "gpu_greedy_steps_in_one_launch_equal_reference";
+    let mut rng = fresh_rng(TEST);
+    let full = [
+        (151_936usize, 257usize, LogitsDtype::F32),
+        (50_257, 3, LogitsDtype::Bf16),
+        (128_256, 1, LogitsDtype::F16),
+        (262_144, 64, LogitsDtype::F32),
+    ];
+    let reduced = [(151_936usize, 9usize, LogitsDtype::F32), (50_257, 3, LogitsDtype::Bf16), (128_256, 1, LogitsDtype::F16)];
+    let greedy_params = |rng: &mut _, vocab| {
+        let mut p = mixed_params(rng, vocab);
+        p.temperature = 0.0;
+        p.logprobs = false;
+        p.top_logprobs = 0;
+        p
+    };
+    fn as_rows(rows: &[(u64, Option<Vec<i32>>)]) -> Vec<BatchRow<'_>> {
+        rows.iter().map(|(id, m)| match m { Some(m) => BatchRow::with_bitmask(*id, m), None => BatchRow::new(*id) }).collect()
+    }
+    let mut mismatches = 0;
+    for &(vocab, batch, dtype) in sized(&full[..], &reduced[..]) {
+        let Some(device) = gpu_or_skip(TEST) else { return };
+        let mut gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+        let mut cpu = CpuReference::new(vocab, batch).expect("cpu reference");
+        for id in 0..batch as u64 {
+            let (params, prompt) = (greedy_params(&mut rng, vocab), prompt(&mut rng, vocab));
+            gpu.add_request(id, params.clone(), &prompt).expect("gpu add");
+            cpu.add_request(id, params, &prompt).expect("cpu add");
+        }
+        let nothing_allowed = vec![0i32; vocab.div_ceil(32)];
+        // Random rows with one +inf in the first; masks as the mixed test's; from three rows on,
+        // the last row is NaN and the middle one allows nothing.
+        let edge_rows = batch >= 3;
+        let step_input = |rng: &mut _| {
+            let mut values = random_rows(rng, batch, vocab, vocab);
+            if edge_rows {
+                values[(batch - 1) * vocab..].fill(f32::NAN);
+            }
+            values[below(rng, vocab as u64) as usize] = f32::INFINITY;
+            (values, random_masks(rng, batch, vocab))
+        };
+        let batch_rows = |masks: &[Option<Vec<i32>>], active: usize| -> Vec<(u64, Option<Vec<i32>>)> {
+            (0..active)
+                .map(|r| (r as u64, if edge_rows && r == batch / 2 { Some(nothing_allowed.clone()) } else { masks[r].clone() }))
+                .collect()
+        };
+        let mut check = |g: &[sampler_host::backend::RowOutput], c: &[sampler_host::backend::RowOutput], label: &str| {
+            assert_eq!(g.len(), c.len(), "{label}: rows");
+            for (i, (g, c)) in g.iter().zip(c).enumerate() {
+                if let Some(diff) = compare(g, c) {
+                    mismatches += 1;
+                    eprintln!("V={vocab} B={batch} {dtype:?} {label} row {i}: {diff}");
+                }
+            }
+        };
+        // Eager greedy steps.
+        for step in 0..sized(3, 2) {
+            let (values, masks) = step_input(&mut rng);
+            let logits = TypedRows::new(dtype, values);
+            let owned = batch_rows(&masks, batch);
+            let b = Batch { logits: logits.host(batch, vocab, vocab), rows: as_rows(&owned) };
+            let (g, c) = (gpu.sample(&b).expect("gpu sample"), cpu.sample(&b).expect("cpu sample"));
+            check(&g, &c, &format!("eager step {step}"));
+        }
+        // Replays of one graph: greedy, mixed (one row random, top-k 50), greedy with half the
+        // rows active, greedy.
+        let stream = gpu.device().stream().clone();
+        let mut dev_f32 = stream.alloc_zeros::<f32>(if dtype == LogitsDtype::F32 { batch * vocab } else { 1 }).expect("alloc");
+        let mut dev_u16 = stream.alloc_zeros::<u16>(if dtype == LogitsDtype::F32 { 1 } else { batch * vocab }).expect("alloc");
+        let all_rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
+        gpu.upload_step(&all_rows).expect("upload");
+        let view = match dtype {
+            LogitsDtype::F32 => DeviceLogits::f32(&dev_f32, batch, vocab),
+            _ => DeviceLogits::half_bits(&dev_u16, dtype, batch, vocab),
+        };
+        // SAFETY: both buffers outlive every replay below.
+        let graph = unsafe { gpu.capture_step(&view, batch) }.expect("capture");
+        for (replay, &(mixed, active)) in [(false, batch), (true, batch), (false, batch.div_ceil(2)), (false, batch)].iter().enumerate() {
+            let random_row = below(&mut rng, batch as u64);
+            for id in 0..batch as u64 {
+                let params = if mixed && id == random_row {
+                    SamplingParams::random(0.8, rng.next_u64()).with_top_k(50)
+                } else {
+                    greedy_params(&mut rng, vocab)
+                };
+                gpu.update_request(id, params.clone()).expect("update");
+                cpu.update_request(id, params).expect("update");
+            }
+            let (values, masks) = step_input(&mut rng);
+            let logits = TypedRows::new(dtype, values);
+            match dtype {
+                LogitsDtype::F32 => stream.memcpy_htod(&logits.f32s, &mut dev_f32).expect("copy"),
+                LogitsDtype::Bf16 | LogitsDtype::F16 => stream.memcpy_htod(&logits.bits(), &mut dev_u16).expect("copy"),
+            }
+            let owned = batch_rows(&masks, active);
+            gpu.upload_step(&as_rows(&owned)).expect("upload");
+            gpu.replay(&graph).expect("replay");
+            assert_eq!(graph.later_kernels_enabled(), Some(mixed), "replay {replay}: the nodes after sample_tiles");
+            let g = gpu.read_outputs().expect("outputs");
+            let b = Batch { logits: logits.host(active, vocab, vocab), rows: as_rows(&owned) };
+            let c = cpu.sample(&b).expect("cpu sample");
+            check(&g, &c, &format!("replay {replay} (mixed {mixed}, {active} active)"));
+        }
+    }
+    assert_eq!(mismatches, 0, "greedy steps differ from the reference");
 }

@@ -187,10 +187,10 @@ case "${1:-test}" in
     cell="${2:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"; out="${3:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"
     mkdir -p "$out"; name=$(echo "$cell" | tr ':' '-')
     # Skip the warm-up replays; profile one sampler step (seven kernels, idle ones included;
-    # three for greedy rows alone, whose replays run without the exact pass's nodes) or four
+    # one for greedy rows alone, whose replays run sample_tiles alone, which finishes them) or four
     # top-k steps (two kernels each). Clocks stay as found.
     skip=70; count=7
-    case "$cell" in topk128:*) skip=80; count=8 ;; greedy:*) skip=30; count=3 ;; esac
+    case "$cell" in topk128:*) skip=80; count=8 ;; greedy:*) skip=10; count=1 ;; esac
     ncu --clock-control none --graph-profiling node -k "regex:sample_|exact_|topk_" --launch-skip $skip --launch-count $count \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
         -f -o "$out/$name" "$here/sonic-bench" --only "$cell" --replays 100 --out "$out/bench-$name" >/dev/null || exit 1

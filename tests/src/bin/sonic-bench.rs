@@ -3,7 +3,7 @@
 //! One run measures, on the GPU it finds:
 //! - the ceilings: device-to-device copy bandwidth (the driver's memcpy and our 16-byte copy
 //!   kernel; the faster is the reference) and a graph-replayed empty kernel;
-//! - the sampler step (three to seven kernels, captured in a CUDA graph) over a grid of vocab sizes,
+//! - the sampler step (one to seven kernels, captured in a CUDA graph) over a grid of vocab sizes,
 //!   batch sizes, dtypes and workloads, with LLM-like logits generated on the GPU;
 //! - top-k alone (`topk128`: `GpuTopK`, k = 128, values and indices) on the same grid, the line
 //!   to set against torch.topk and FlashInfer's top-k (bench/peers/).
@@ -567,8 +567,8 @@ fn main() -> BenchResult<()> {
             (false, ExactPassOrder::Serial) => "the stages' launches overlapped, the exact pass's in plain stream order: --exact-order serial",
         },
         kernels = match exact_pass {
-            ExactPassLaunch::OneLaunch => "four kernels, three for greedy rows alone: the exact pass in one launch, --exact-pass one",
-            ExactPassLaunch::FourLaunches => "seven kernels; three for greedy rows alone, whose replays run without the exact pass's nodes",
+            ExactPassLaunch::OneLaunch => "four kernels, one for greedy rows alone (sample_tiles finishes them; the other nodes are off): the exact pass in one launch, --exact-pass one",
+            ExactPassLaunch::FourLaunches => "seven kernels; one for greedy rows alone, whose replays run sample_tiles alone (it finishes the rows; the other nodes are off)",
         },
     );
     let md = if verify_md.is_empty() {
