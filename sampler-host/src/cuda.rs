@@ -100,36 +100,6 @@ where
     unsafe { sys::cuLaunchKernelEx(&launch, function.cu_function(), args.as_mut_ptr(), std::ptr::null_mut()).result() }
 }
 
-/// The nodes the next capture on `stream` would depend on: after a launch, the launch's own
-/// node. Empty when the stream is not capturing.
-pub(crate) fn captured_tail(stream: &CudaStream) -> Result<Vec<sys::CUgraphNode>> {
-    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-    let mut nodes: *const sys::CUgraphNode = std::ptr::null();
-    let mut count = 0usize;
-    stream.context().bind_to_thread().map_err(cuda_err("reading the capture state"))?;
-    // SAFETY: every out-pointer addresses a local of the type the call writes; the id, the
-    // graph and the edge data are not asked for (null).
-    unsafe {
-        sys::cuStreamGetCaptureInfo_v3(
-            stream.cu_stream(),
-            &mut status,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            &mut nodes,
-            std::ptr::null_mut(),
-            &mut count,
-        )
-    }
-    .result()
-    .map_err(cuda_err("reading the capture state"))?;
-    if status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE || nodes.is_null() {
-        return Ok(Vec::new());
-    }
-    // SAFETY: the driver returned `count` node handles at `nodes`, valid until the stream's
-    // next capture call; they are copied before it.
-    Ok(unsafe { std::slice::from_raw_parts(nodes, count) }.to_vec())
-}
-
 /// Number of CUDA devices, or [`Error::NoCudaDevice`] when there is no driver or no device.
 pub fn device_count() -> Result<usize> {
     // SAFETY: only probes whether the driver library can be opened; loads no symbol.

@@ -2,15 +2,17 @@
 //! the first launched overlapped with its predecessor, `GpuSamplerConfig::overlap_kernels`, but
 //! the exact pass's first, `ExactPassOrder`), graph capture, and the [`Backend`]
 //! implementation. A greedy step (every row greedy without log-probabilities,
-//! `decide::stage2_always_decides`) is `sample_tiles` alone, which finishes its rows: an eager
-//! step launches nothing else, and a replay disables the graph's later nodes.
+//! `decide::stage2_always_decides`) is one kernel, `sample_tiles_greedy`, which finishes its
+//! rows, and a step with no row that needs the row mass leaves `sample_tiles_mass` out
+//! ([`StepKernels`]); a captured step is a graph of each, and a replay launches the one the
+//! upload calls for.
 //!
 //! Memory is allocated once, in [`GpuSampler::new`], for the capacity fixed there (rows per
 //! step, live requests, vocab, bias entries per step). A step allocates nothing and never
 //! synchronizes until the caller reads the outputs, so it can be captured in a CUDA graph.
 //!
-//! Per step the host writes one contiguous upload buffer (header with the active row count and
-//! the greedy-step word, per-row settings, the rows `sample_tiles_mass` scans (`decide::needs_row_mass`), bias
+//! Per step the host writes one contiguous upload buffer (header with the active row count,
+//! per-row settings, the rows `sample_tiles_mass` scans (`decide::needs_row_mass`), bias
 //! entries, bitmask rows) with one copy; penalty counts, seeds and step
 //! counters stay on the device and the kernels advance them.
 
@@ -18,7 +20,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::marker::PhantomData;
 
-use cudarc::driver::{sys, CudaFunction, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
+use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
 use sampler_kernels::abi::{
     ExactJob, RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, EXACT_BINS, EXACT_GATHER_KEYS,
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, MAX_TOP_LOGPROBS,
@@ -31,7 +33,7 @@ use sampler_kernels::logit::bitmask_words;
 use sampler_kernels::status::STATUS_OK;
 
 use crate::backend::{validate_batch, Backend, Batch, BatchRow, RowOutput};
-use crate::cuda::{captured_tail, cuda_err, launch_ordered, GpuDevice, KernelParams, LaunchOrder};
+use crate::cuda::{cuda_err, launch_ordered, GpuDevice, KernelParams, LaunchOrder};
 use crate::error::{Error, Field, Result};
 use crate::logits::{LogitsData, LogitsDtype};
 use crate::settings::SamplingParams;
@@ -218,10 +220,6 @@ fn as_bytes<T: Copy>(values: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) }
 }
 
-/// Where the greedy-step word (`StepParams::greedy_step`) lies in the upload's 16-byte header,
-/// after the active-row count.
-const GREEDY_STEP_OFFSET: usize = 4;
-
 /// Offsets inside the per-step upload buffer.
 #[derive(Clone, Copy, Debug)]
 struct UploadLayout {
@@ -246,18 +244,30 @@ impl UploadLayout {
     }
 }
 
-/// A step captured in a CUDA graph. Replaying it samples `rows` rows of the logits it was
+/// Which kernels a step launches, from what the host knows of its rows' settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepKernels {
+    /// Every kernel: stage 1 (both kernels), stage 2 and the exact pass.
+    All,
+    /// No row needs the row mass (`decide::needs_row_mass`): the same without
+    /// `sample_tiles_mass`, which would have nothing to scan.
+    NoMassScan,
+    /// A greedy step, every row one that `decide::stage2_always_decides`: `sample_tiles_greedy`
+    /// alone, which finishes the rows.
+    Greedy,
+}
+
+/// A step captured in CUDA graphs, one per [`StepKernels`] (a disabled kernel node still cost
+/// about 1 µs of a replay: session 18). Replaying it samples `rows` rows of the logits it was
 /// captured with (whose contents may change between replays), with the settings of the last
 /// [`GpuSampler::upload_step`].
 pub struct StepGraph {
-    graph: CudaGraph,
+    all: CudaGraph,
+    no_mass_scan: CudaGraph,
+    greedy: CudaGraph,
     rows: usize,
-    /// The kernel nodes after `sample_tiles` (the mass scan, stage 2 and the exact pass), and
-    /// whether they are enabled in the executable graph (`None` after a failed switch:
-    /// unknown): [`GpuSampler::replay`] turns them off for greedy steps, which `sample_tiles`
-    /// finishes alone.
-    later_nodes: Vec<sys::CUgraphNode>,
-    later_enabled: Cell<Option<bool>>,
+    /// The graph the last replay launched (`None` before the first).
+    last: Cell<Option<StepKernels>>,
 }
 
 impl StepGraph {
@@ -267,14 +277,11 @@ impl StepGraph {
         self.rows
     }
 
-    /// Whether the last replay ran the nodes after `sample_tiles` (`None`: the graph recorded
-    /// none, or a switch failed part way). Not API: the GPU tests check the switch with it.
+    /// The graph the last replay launched (`None` before the first replay). Not API: the GPU
+    /// tests check the choice with it.
     #[doc(hidden)]
-    pub fn later_kernels_enabled(&self) -> Option<bool> {
-        if self.later_nodes.is_empty() {
-            return None;
-        }
-        self.later_enabled.get()
+    pub fn last_replay_kernels(&self) -> Option<StepKernels> {
+        self.last.get()
     }
 }
 
@@ -287,6 +294,7 @@ pub struct GpuSampler {
     bitmask_words: usize,
     layout: UploadLayout,
     stage_tiles: CudaFunction,
+    stage_tiles_greedy: CudaFunction,
     stage_tiles_mass: CudaFunction,
     /// `sample_tiles` warps the device holds at once (occupancy calculator × SMs): what
     /// `scan_split` may fill.
@@ -339,12 +347,9 @@ pub struct GpuSampler {
     logits_staging: CudaSlice<u8>,
     /// Rows of the last upload, and which of them asked for logprobs.
     uploaded: Vec<(u64, bool, u32)>,
-    /// Whether the last upload is a greedy step: every row one that stage 2 always decides
-    /// (`decide::stage2_always_decides`), so none can be left to the exact pass or needs the
-    /// mass scan. Then `sample_tiles` finishes the rows itself (`StepParams::greedy_step`): an
-    /// eager step launches it alone, and a replay runs the graph with the later nodes off.
-    /// False after a raw write of settings.
-    greedy_step: bool,
+    /// The kernels the last upload's step needs: eager steps launch them, and replays launch
+    /// their graph. `All` after a raw write of settings, which the host cannot see.
+    step_kernels: StepKernels,
 }
 
 /// Entry point `name`, allowed `bytes` of dynamic shared memory per block (above the 48 KiB a
@@ -410,6 +415,7 @@ impl GpuSampler {
             resident_blocks(&gpu, &stage_tiles_mass, MASS_SCAN_THREADS, MASS_SCAN_SHARED_BYTES, "reading sample_tiles_mass' occupancy")?;
         let sampler = Self {
             stage_tiles,
+            stage_tiles_greedy: gpu.function("sample_tiles_greedy")?,
             stage_tiles_mass,
             scan_resident_warps,
             mass_scan_blocks,
@@ -473,7 +479,7 @@ impl GpuSampler {
             bitmask_words: words,
             layout,
             uploaded: Vec::new(),
-            greedy_step: false,
+            step_kernels: StepKernels::All,
         };
         sampler.gpu.synchronize()?;
         Ok(sampler)
@@ -597,18 +603,25 @@ impl GpuSampler {
             }
         }
         let used = if mask_rows > 0 { l.bitmask + mask_rows * words * 4 } else { l.bitmask };
-        let greedy_step = settings.iter().all(|s| stage2_always_decides(s.temperature, s.flags));
-        staging[GREEDY_STEP_OFFSET..GREEDY_STEP_OFFSET + 4].copy_from_slice(&(greedy_step as u32).to_le_bytes());
+        let step_kernels = if settings.iter().all(|s| stage2_always_decides(s.temperature, s.flags)) {
+            StepKernels::Greedy
+        } else if listed == 0 {
+            StepKernels::NoMassScan
+        } else {
+            StepKernels::All
+        };
         let stream = self.gpu.stream().clone();
         stream
             .memcpy_htod(&self.staging[..used], &mut self.upload.slice_mut(0..used))
             .map_err(cuda_err("uploading the step settings"))?;
         self.uploaded = uploaded;
-        self.greedy_step = greedy_step;
+        self.step_kernels = step_kernels;
         Ok(())
     }
 
-    fn step_params(&mut self, logits: &DeviceLogits<'_>, rows: usize) -> StepParams {
+    /// The step's parameters; `kernels` says which kernels read them (`overlap_stage1` only
+    /// where `sample_tiles_mass` follows `sample_tiles`).
+    fn step_params(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels) -> StepParams {
         let l = self.layout;
         let upload = device_address_mut(&mut self.upload);
         let tile_split = scan_split(rows as u32 * self.tiles, self.scan_resident_warps);
@@ -616,7 +629,6 @@ impl GpuSampler {
             logits: logits.ptr,
             row_stride: logits.row_stride as u64,
             active_rows: upload,
-            greedy_step: upload + GREEDY_STEP_OFFSET as u64,
             settings: upload + l.settings as u64,
             mass_rows: upload + l.mass_rows as u64,
             bitmask: upload + l.bitmask as u64,
@@ -650,6 +662,7 @@ impl GpuSampler {
             exact_slots: self.exact_slots,
             tile_split,
             overlap_stage1: (self.config.overlap_kernels
+                && kernels == StepKernels::All
                 && overlap_stage1(rows as u32, rows as u32 * self.tiles, tile_split, self.scan_resident_warps))
                 as u32,
             _pad: 0,
@@ -698,15 +711,14 @@ impl GpuSampler {
 
     /// Enqueues the kernels of one step for `rows` grid rows (the upload says how many are
     /// active): stage 1 (two), stage 2, and the exact pass (one or four, [`ExactPassLaunch`],
-    /// in the order [`ExactPassOrder`] says). An eager greedy step launches `sample_tiles`
-    /// alone, which finishes its rows; a captured one (`capturing`) always has every kernel and
-    /// returns the nodes after the first. Nothing here synchronizes or allocates.
-    fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize, capturing: bool) -> Result<Vec<sys::CUgraphNode>> {
-        let mut later_nodes = Vec::new();
+    /// in the order [`ExactPassOrder`] says), as `kernels` says: without `sample_tiles_mass`,
+    /// or `sample_tiles_greedy` alone, which finishes the rows. Nothing here synchronizes or
+    /// allocates.
+    fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels) -> Result<()> {
         if rows == 0 {
-            return Ok(later_nodes);
+            return Ok(());
         }
-        let params = KernelParams(self.step_params(logits, rows));
+        let params = KernelParams(self.step_params(logits, rows, kernels));
         let stream = self.gpu.stream().clone();
         let block = (SAMPLER_THREADS, 1, 1);
         // One warp per (row, tile) in each stage-1 kernel, `sample_tiles` split further for small
@@ -771,8 +783,13 @@ impl GpuSampler {
             ExactPassOrder::FirstSerial if j > 0 => later,
             _ => LaunchOrder::Serial,
         };
-        let all_kernels = capturing || !self.greedy_step;
-        let (stages, exact_pass): (&[_], &[_]) = if all_kernels { (&stages, exact_pass) } else { (&stages[..1], &[]) };
+        let no_mass_scan = [stages[0], stages[2]];
+        let greedy_step = [(&self.stage_tiles_greedy, tiles_cfg, "launching sample_tiles_greedy")];
+        let (stages, exact_pass): (&[_], &[_]) = match kernels {
+            StepKernels::All => (&stages, exact_pass),
+            StepKernels::NoMassScan => (&no_mass_scan, exact_pass),
+            StepKernels::Greedy => (&greedy_step, &[]),
+        };
         let launches = stages.iter().map(|l| (l, later)).chain(exact_pass.iter().enumerate().map(|(j, l)| (l, exact_order(j))));
         for (index, (&(function, config, what), order)) in launches.enumerate() {
             let order = if index == 0 { LaunchOrder::Serial } else { order };
@@ -783,22 +800,20 @@ impl GpuSampler {
             // the shared-memory size are the ones the kernels document; every kernel after the
             // first waits with `griddepcontrol.wait` as `launch_ordered` requires.
             unsafe { launch_ordered(&stream, function, config, &params, order) }.map_err(cuda_err(what))?;
-            if index > 0 && capturing {
-                later_nodes.extend(captured_tail(&stream)?);
-            }
         }
-        Ok(later_nodes)
+        Ok(())
     }
 
     /// Enqueues one step on device logits with the settings of the last [`Self::upload_step`].
     pub fn enqueue_step(&mut self, logits: &DeviceLogits<'_>) -> Result<()> {
         let rows = self.uploaded.len();
         self.check_logits(logits, rows)?;
-        self.enqueue(logits, rows, false).map(|_| ())
+        self.enqueue(logits, rows, self.step_kernels)
     }
 
-    /// Captures a step for up to `rows` rows of `logits` into a CUDA graph. Replays use the
-    /// logits' contents, settings, seeds and penalty state current at replay time.
+    /// Captures a step for up to `rows` rows of `logits` into CUDA graphs, one per
+    /// [`StepKernels`]. Replays use the logits' contents, settings, seeds and penalty state
+    /// current at replay time.
     ///
     /// # Safety
     /// The graph keeps the logits' device address. The caller keeps that memory allocated,
@@ -807,17 +822,24 @@ impl GpuSampler {
     /// replays).
     pub unsafe fn capture_step(&mut self, logits: &DeviceLogits<'_>, rows: usize) -> Result<StepGraph> {
         self.check_logits(logits, rows)?;
+        let all = self.capture(logits, rows, StepKernels::All)?;
+        let no_mass_scan = self.capture(logits, rows, StepKernels::NoMassScan)?;
+        let greedy = self.capture(logits, rows, StepKernels::Greedy)?;
+        Ok(StepGraph { all, no_mass_scan, greedy, rows, last: Cell::new(None) })
+    }
+
+    /// One captured graph of [`Self::enqueue`]'s launches.
+    fn capture(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels) -> Result<CudaGraph> {
         let gpu_stream = self.gpu.stream().clone();
         gpu_stream
             .begin_capture(cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .map_err(cuda_err("beginning stream capture"))?;
-        let enqueued = self.enqueue(logits, rows, true);
+        let enqueued = self.enqueue(logits, rows, kernels);
         let ended = gpu_stream.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
-        let later_nodes = enqueued?;
-        let graph = ended
+        enqueued?;
+        ended
             .map_err(cuda_err("ending stream capture"))?
-            .ok_or(Error::Cuda { op: "ending stream capture", detail: "the capture recorded no work".into() })?;
-        Ok(StepGraph { graph, rows, later_nodes, later_enabled: Cell::new(Some(true)) })
+            .ok_or(Error::Cuda { op: "ending stream capture", detail: "the capture recorded no work".into() })
     }
 
     /// Enqueues one replay of `graph` for the rows of the last [`Self::upload_step`], which must
@@ -826,23 +848,14 @@ impl GpuSampler {
         if self.uploaded.len() > graph.rows {
             return Err(Error::CapacityExceeded { what: "rows uploaded for this graph", requested: self.uploaded.len(), capacity: graph.rows });
         }
-        // A greedy step runs the graph with every node after `sample_tiles` off (that kernel
-        // finishes the rows): a disabled kernel node is an empty one, and those nodes end the
-        // graph, so no enabled node waits on one.
-        let wanted = !self.greedy_step;
-        if graph.later_enabled.get() != Some(wanted) {
-            graph.later_enabled.set(None);
-            self.gpu.context().bind_to_thread().map_err(cuda_err("switching the later kernels"))?;
-            for &node in &graph.later_nodes {
-                // SAFETY: `node` is a kernel node of the graph `graph.graph` was instantiated
-                // from; the change applies to launches after this call.
-                unsafe { sys::cuGraphNodeSetEnabled(graph.graph.cu_graph_exec(), node, wanted as u32) }
-                    .result()
-                    .map_err(cuda_err("switching the later kernels"))?;
-            }
-            graph.later_enabled.set(Some(wanted));
-        }
-        graph.graph.launch().map_err(cuda_err("replaying the step graph"))
+        let kernels = self.step_kernels;
+        graph.last.set(Some(kernels));
+        let chosen = match kernels {
+            StepKernels::All => &graph.all,
+            StepKernels::NoMassScan => &graph.no_mass_scan,
+            StepKernels::Greedy => &graph.greedy,
+        };
+        chosen.launch().map_err(cuda_err("replaying the step graph"))
     }
 
     /// Waits for the step and reads the outputs of the rows of the last upload.
@@ -893,13 +906,10 @@ impl GpuSampler {
         let at = self.layout.settings + row * std::mem::size_of::<RowSettings>();
         // The host no longer knows the row's settings: every kernel runs (not a greedy step),
         // and the mass kernel is handed every row (it tests each one itself).
-        self.greedy_step = false;
+        self.step_kernels = StepKernels::All;
         let every_row: Vec<u32> = std::iter::once(self.config.max_batch as u32).chain(0..self.config.max_batch as u32).collect();
         let list = self.layout.mass_rows;
         let stream = self.gpu.stream().clone();
-        stream
-            .memcpy_htod(as_bytes(&[0u32]), &mut self.upload.slice_mut(GREEDY_STEP_OFFSET..GREEDY_STEP_OFFSET + 4))
-            .map_err(cuda_err("writing the greedy-step word"))?;
         stream
             .memcpy_htod(as_bytes(&every_row), &mut self.upload.slice_mut(list..list + 4 * every_row.len()))
             .map_err(cuda_err("writing the mass-row list"))?;

@@ -35,7 +35,7 @@ pub const DEMO_SHARED_BYTES: u32 = (DEMO_BLOCK_THREADS / 32) * 8;
 // The sampler step: seven kernels (`sample_tiles`, `sample_tiles_mass`, `sample_rows`,
 // `exact_histogram`, `exact_bins`, `exact_gather`, `exact_finish`), or four with `exact_tail`
 // for the last four, share one parameter struct, `StepParams`, and read per-row settings from
-// device memory. A greedy step is `sample_tiles` alone (`StepParams::greedy_step`).
+// device memory. A greedy step is one kernel, `sample_tiles_greedy`.
 
 /// Threads per block of every sampler kernel.
 pub const SAMPLER_THREADS: u32 = 512;
@@ -133,11 +133,6 @@ pub struct StepParams {
     pub row_stride: u64,
     /// `u32` in device memory: rows active in this step (≤ `rows`); the rest of the grid idles.
     pub active_rows: u64,
-    /// `u32` in device memory, written by the host with the settings: nonzero when the step is
-    /// a greedy step (every row one that `decide::stage2_always_decides`). Then `sample_tiles`
-    /// finishes each row itself, in the warp that counts the row's last tile record in
-    /// `row_arrivals`, and the host launches no later kernel. Zero after a raw write of settings.
-    pub greedy_step: u64,
     /// `RowSettings[rows]`, 16-byte aligned (kernels read each entry as three 16-byte loads).
     pub settings: u64,
     /// `u32[1 + rows]`, written by the host with the settings: how many rows need the row mass
@@ -159,9 +154,6 @@ pub struct StepParams {
     pub records: u64,
     /// `u32[rows]`: how stage 2 left the row to the exact pass (`EXACT_*`; 0 = it did not).
     pub exact_flags: u64,
-    /// `u32[rows]`, zero between steps: in a greedy step, the tile records of the row written
-    /// so far; the warp that counts the last one finishes the row and zeroes its count.
-    pub row_arrivals: u64,
     /// `u32[EXACT_LIST_HEAD + rows]`: how many rows stage 2 left to the exact pass, how many
     /// items `exact_tail` has handed out, then the rows' indices (in no particular order).
     /// `sample_tiles` clears both counts.
@@ -182,6 +174,10 @@ pub struct StepParams {
     pub out_logprobs: u64,
     pub out_top_tokens: u64,
     pub out_top_logprobs: u64,
+    /// `u32[rows]`, zero between steps: in a greedy step (`sample_tiles_greedy`), the tile
+    /// records of the row written so far; the warp that counts the last one finishes the row
+    /// and zeroes its count.
+    pub row_arrivals: u64,
     pub dtype: u32,
     pub vocab: u32,
     pub rows: u32,
@@ -201,7 +197,7 @@ pub struct StepParams {
     pub _pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<StepParams>() == 26 * 8 + 12 * 4);
+const _: () = assert!(core::mem::size_of::<StepParams>() == 25 * 8 + 12 * 4);
 const _: () = assert!(core::mem::align_of::<StepParams>() == 8);
 
 /// Bytes of dynamic shared memory `sample_rows`, `exact_bins`, `exact_gather` and `exact_finish`

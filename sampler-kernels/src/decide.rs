@@ -73,8 +73,8 @@ pub fn top_logprobs(flags: u32) -> u32 {
 /// row is never left to the exact pass: a greedy row (`temperature == 0`) that wants no
 /// log-probability and no top log-probabilities (`RowSettings::flags`). `sample_rows` finishes
 /// such a row from its tile records before any test that could list it. A step whose rows are
-/// all such is a greedy step: `sample_tiles` finishes its rows (`sampler::finish_greedy_row`,
-/// the same outputs) and the host launches no later kernel.
+/// all such is a greedy step: the host launches `sample_tiles_greedy` alone, which finishes
+/// the rows (`sampler::finish_greedy_row`, the same outputs).
 #[inline]
 pub fn stage2_always_decides(temperature: f32, flags: u32) -> bool {
     use crate::abi::ROW_WANT_LOGPROB;

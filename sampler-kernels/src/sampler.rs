@@ -17,7 +17,9 @@
 
 use crate::abi::*;
 use crate::block::*;
-use crate::decide::{draw_target, min_p_floor, min_p_threshold, settings_valid, top_p_disabled, top_p_reached, top_p_units};
+use crate::decide::{
+    draw_target, min_p_floor, min_p_threshold, settings_valid, stage2_always_decides, top_p_disabled, top_p_reached, top_p_units,
+};
 use crate::fixed::{band_scale, bands_usable, soft_ceil, weight};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value, sort_key};
@@ -64,16 +66,6 @@ pub(crate) unsafe fn active_rows(p: &StepParams) -> u32 {
     } else {
         p.rows
     }
-}
-
-/// Whether the host marked this step a greedy step (`StepParams::greedy_step`).
-///
-/// # Safety
-/// `greedy_step` points to the u32 the host wrote with the settings.
-#[inline(always)]
-pub(crate) unsafe fn greedy_step(p: &StepParams) -> bool {
-    // SAFETY: forwarded.
-    unsafe { (p.greedy_step as *const u32).read() != 0 }
 }
 
 /// A row's settings, as three 16-byte loads issued together (field by field, LLVM interleaves
@@ -1192,7 +1184,8 @@ unsafe fn flag_exact_clear(p: &StepParams, row: u32) {
 /// `sample_rows_body` for one row that stage 2 always decides (`decide::stage2_always_decides`)
 /// in a greedy step, by the one stage-1 warp that saw all of the row's tile records written
 /// (`tiles::arrive`): the same outputs, status and state update, in the same cases, with the
-/// warp's lanes where the block's threads were (bias ids, tiles, top-logprob entries).
+/// warp's lanes where the block's threads were (bias ids, tiles, top-logprob entries). A row
+/// that is not such (the host never puts one in a greedy step) is refused like invalid settings.
 ///
 /// # Safety
 /// All 32 lanes call it together, after an acquire that makes every record of the row visible;
@@ -1206,7 +1199,7 @@ pub(crate) unsafe fn finish_greedy_row(p: &StepParams, row: u32, s: &RowSettings
         if lane == 0 {
             (p.exact_flags as *mut u32).add(row as usize).write(0);
         }
-        let basic = settings_in_range(p, s);
+        let basic = settings_in_range(p, s) && stage2_always_decides(s.temperature, s.flags);
         let bad = if basic { bad_bias_ids(p, s, lane, 32) } else { 0 };
         let (mut max_key, mut duplicate) = (0u64, false);
         if basic {

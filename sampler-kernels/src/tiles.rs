@@ -47,8 +47,8 @@ use crate::keys::{from_ordered_bits, key_of_ordered, key_value, ordered_bits, so
 use crate::logit::{plain_untempered, process_untempered, widen_bf16, widen_f16, temper, temper_by, temper_floor, temper_overflow_floor, temper_scale};
 use crate::decide::{needs_row_mass, stage2_always_decides};
 use crate::sampler::{
-    active_rows, finish_greedy_row, greedy_step, load_raw8, needs_candidates, read_settings, record_ptr, row_addressable,
-    row_logits, row_setup, Row,
+    active_rows, finish_greedy_row, load_raw8, needs_candidates, read_settings, record_ptr, row_addressable, row_logits,
+    row_setup, Row,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1138,9 +1138,10 @@ fn tile_part(p: &StepParams) -> (u32, u32) {
 
 /// Scans this warp's part of tile `tile` of `row` (`16 / parts` rounds each; the part is
 /// `tile_part` in `sample_tiles`, `mass_part` in `sample_tiles_mass`) if the row belongs to
-/// this kernel; the warp of part 0 merges the parts and writes the record. Returns whether the
-/// warp is part 0 of a greedy row's tile (`MODE_MAX`) whose record it wrote, or any part of an
-/// active row that is not addressable (which gets no record).
+/// this kernel; the warp of part 0 merges the parts and writes the record. `GREEDY_STEP`
+/// (`sample_tiles_greedy`): every row is this kernel's and is scanned for its maximum alone.
+/// Returns, in that kernel, whether the warp wrote its tile's record (part 0) or its row is
+/// active and not addressable (no record); otherwise false.
 ///
 /// # Safety
 /// All 32 lanes call it together; `row < rows`, `tile < tiles`; `p` describes valid buffers;
@@ -1148,7 +1149,13 @@ fn tile_part(p: &StepParams) -> (u32, u32) {
 /// warps of the tile are consecutive warps of one block, and every one of them calls this
 /// function with the same (row, tile).
 #[inline(always)]
-unsafe fn scan_and_record<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32, region: u32, mass_part: (u32, u32)) -> bool {
+unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool>(
+    p: &StepParams,
+    row: u32,
+    tile: u32,
+    region: u32,
+    mass_part: (u32, u32),
+) -> bool {
     let (part, parts) = if MASS_KERNEL { mass_part } else { tile_part(p) };
     let lane = lane_id();
     let start = tile * TILE_TOKENS;
@@ -1190,10 +1197,10 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool>(p: &StepParams, row: u32, til
         return false;
     }
     if !row_addressable(p, &s) {
-        return true; // no record: stage 2 refuses the row
+        return GREEDY_STEP; // no record: stage 2 (or the greedy finish) refuses the row
     }
-    let greedy = s.temperature == 0.0;
-    if needs_row_mass(&s) != MASS_KERNEL {
+    let greedy = GREEDY_STEP || s.temperature == 0.0;
+    if !GREEDY_STEP && needs_row_mass(&s) != MASS_KERNEL {
         return false; // the other stage-1 kernel's row (the same answer for every part)
     }
     let r = row_setup(p, row, s);
@@ -1281,44 +1288,29 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool>(p: &StepParams, row: u32, til
             tail.add(2).write(res.infinite);
             tail.add(3).write(if has_mass { TILE_HAS_MASS } else { 0 } | if duplicate_bias { TILE_DUPLICATE_BIAS } else { 0 });
         }
-        mode == MODE_MAX
+        GREEDY_STEP
     }
 }
 
-/// Scans this warp's part of (row, tile) ([`scan_and_record`]) and, in a greedy step, counts the
-/// record with [`arrive_if_greedy_step`]: one call site, out of the hot path, so that the row's
-/// finishing code is in the kernel once.
+/// Scans this warp's part of (row, tile) ([`scan_and_record`]); in `sample_tiles_greedy`, the
+/// warp that wrote the record (part 0) counts it with [`arrive`], and an active row that is not
+/// addressable is counted too (the finish refuses it). The part and the settings are read again
+/// here rather than kept live across the scan (registers).
 ///
 /// # Safety
 /// As for [`scan_and_record`].
 #[inline(always)]
-unsafe fn scan_tile<const MASS_KERNEL: bool>(p: &StepParams, row: u32, tile: u32, region: u32, mass_part: (u32, u32)) {
-    // SAFETY: forwarded; the whole warp gets the same answer.
+unsafe fn scan_tile<const MASS_KERNEL: bool, const GREEDY_STEP: bool>(
+    p: &StepParams,
+    row: u32,
+    tile: u32,
+    region: u32,
+    mass_part: (u32, u32),
+) {
+    // SAFETY: forwarded; the whole warp gets the same answer; one settings entry (row < rows).
     unsafe {
-        if scan_and_record::<MASS_KERNEL>(p, row, tile, region, mass_part) && !MASS_KERNEL {
-            core::hint::cold_path();
-            arrive_if_greedy_step(p, row);
-        }
-    }
-}
-
-/// In a greedy step, where `sample_tiles` finishes its rows (stage 2 is not launched), the
-/// warp that wrote a tile's greedy record (part 0) counts it with [`arrive`]; unaddressable
-/// rows, which get no record, are counted too (stage 2's outputs for them are the refusal).
-/// The part, the step word and the settings are read again here rather than kept live across
-/// the scan (registers).
-///
-/// # Safety
-/// As for [`arrive`], in `sample_tiles`.
-#[inline(always)]
-unsafe fn arrive_if_greedy_step(p: &StepParams, row: u32) {
-    // SAFETY: the step word and one settings entry (row < rows); then forwarded.
-    unsafe {
-        if tile_part(p).0 == 0 && greedy_step(p) {
-            let s = read_settings(p, row);
-            if stage2_always_decides(s.temperature, s.flags) {
-                arrive(p, row, &s);
-            }
+        if scan_and_record::<MASS_KERNEL, GREEDY_STEP>(p, row, tile, region, mass_part) && tile_part(p).0 == 0 {
+            arrive(p, row, &read_settings(p, row));
         }
     }
 }
@@ -1371,6 +1363,31 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
     if p.overlap_stage1 != 0 {
         allow_dependent_launch();
     }
+    // SAFETY: forwarded.
+    unsafe { sample_tiles_body::<false>(&p) }
+}
+
+/// The whole step for a greedy step (every row one that `decide::stage2_always_decides`; the
+/// host launches nothing else): [`sample_tiles`]' scan, each row's maximum alone, and the warp
+/// that counts a row's last tile record finishes the row (`sampler::finish_greedy_row`: the
+/// outputs and state update `sample_rows` gives; a row that is not such is refused). A kernel
+/// of its own, so that `sample_tiles`' code, which other steps run, has none of this.
+///
+/// # Safety
+/// As for [`sample_tiles`]; `row_arrivals` is zero for every row (each step leaves it so).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn sample_tiles_greedy(p: StepParams) {
+    // SAFETY: forwarded.
+    unsafe { sample_tiles_body::<true>(&p) }
+}
+
+/// The body of both entry points above.
+///
+/// # Safety
+/// As for [`sample_tiles`].
+#[inline(always)]
+unsafe fn sample_tiles_body<const GREEDY_STEP: bool>(p: &StepParams) {
+    let p = *p;
     if block_idx_x() == 0 && thread_idx_x() == 0 {
         // SAFETY: the exact-pass list's head (the count and `exact_tail`'s queue); stage 2 appends
         // to the list after this kernel.
@@ -1392,7 +1409,7 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
     // region is this warp's slice of the launch's shared memory; the `parts` warps of a tile
     // are consecutive in the block (parts divides SCAN_WARPS) and all get here.
     unsafe {
-        scan_tile::<false>(&p, row, tile, smem(warp_id() * SCAN_WARP_SHARED_BYTES), (0, 1))
+        scan_tile::<false, GREEDY_STEP>(&p, row, tile, smem(warp_id() * SCAN_WARP_SHARED_BYTES), (0, 1))
     }
 }
 
@@ -1457,7 +1474,7 @@ unsafe fn scan_mass_items(p: &StepParams) {
         unsafe {
             let row = ld_global_nc_u32(list.add(1 + (item / p.tiles) as usize));
             if row < p.rows {
-                scan_tile::<true>(&p, row, item % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES), (part, parts));
+                scan_tile::<true, false>(&p, row, item % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES), (part, parts));
             }
             if parts > 1 {
                 sync_group(parts);

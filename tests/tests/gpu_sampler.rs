@@ -6,7 +6,7 @@
 
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, Batch, BatchRow};
-use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig};
+use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig, StepKernels};
 use sampler_host::logits::LogitsDtype;
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
@@ -284,9 +284,10 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
     let mut rng = fresh_rng(TEST);
     // One graph, replays that alternate between steps that list no row for the exact pass,
     // steps that list every row and steps that list some: what one replay leaves in the
-    // exact pass's scratch and queue must not reach the next. Steps of greedy rows alone run
-    // with the exact pass's nodes off, and the next step that may list a row must turn them
-    // back on. Each launch order of the pass; then eager steps of both kinds.
+    // exact pass's scratch and queue must not reach the next. Each step replays the graph its
+    // rows call for (`StepKernels`): greedy rows alone `sample_tiles_greedy` alone, no flat
+    // row the step without the mass scan, else every kernel. Each launch order of the pass;
+    // then eager steps of both kinds.
     for &(vocab, batch, dtype, exact_pass, exact_pass_order) in &[
         (50_257usize, 3usize, LogitsDtype::F32, ExactPassLaunch::FourLaunches, ExactPassOrder::FirstSerial),
         (151_936, 5, LogitsDtype::Bf16, ExactPassLaunch::OneLaunch, ExactPassOrder::FirstSerial),
@@ -349,7 +350,15 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             }
             gpu.upload_step(&rows).expect("upload");
             gpu.replay(&graph).expect("replay");
-            assert_eq!(graph.later_kernels_enabled(), Some(!all_greedy), "V={vocab} replay {replay}: the nodes after sample_tiles");
+            // Flat top-p rows need the row mass; greedy and top-k 50 rows do not.
+            let expect_kernels = if all_greedy {
+                StepKernels::Greedy
+            } else if expect_listed > 0 {
+                StepKernels::All
+            } else {
+                StepKernels::NoMassScan
+            };
+            assert_eq!(graph.last_replay_kernels(), Some(expect_kernels), "V={vocab} replay {replay}: the graph replayed");
             let g = gpu.read_outputs().expect("outputs");
             let listed_now = gpu.exact_rows_last_step().expect("flags");
             assert_eq!(listed_now, expect_listed, "V={vocab} replay {replay}: rows listed");
@@ -448,12 +457,12 @@ fn t_of_single_inf(row: &[f32]) -> usize {
     row.iter().position(|&v| v == f32::INFINITY).expect("one +inf")
 }
 
-/// Greedy steps (every row greedy without log-probabilities) are `sample_tiles` alone: the warp
-/// that counts a row's last tile record finishes the row. Every output and the penalty state
+/// Greedy steps (every row greedy without log-probabilities) are `sample_tiles_greedy` alone:
+/// the warp that counts a row's last tile record finishes the row. Every output and the penalty state
 /// must be the reference's over several steps, eager and replayed, at awkward sizes, with
 /// every prologue feature, rows that allow no token and rows of NaN and +inf; replays switch
-/// between greedy and mixed steps on one graph, and a greedy step may activate fewer rows than
-/// the graph has. A count the finishing warp failed to clear would leave the next step's rows
+/// between greedy and mixed steps of one captured step, and a greedy step may activate fewer
+/// rows than the graph has. A count the finishing warp failed to clear would leave the next step's rows
 /// unfinished (stale tokens and state).
 #[test]
 fn gpu_greedy_steps_in_one_launch_equal_reference() {
@@ -554,7 +563,9 @@ fn gpu_greedy_steps_in_one_launch_equal_reference() {
             let owned = batch_rows(&masks, active);
             gpu.upload_step(&as_rows(&owned)).expect("upload");
             gpu.replay(&graph).expect("replay");
-            assert_eq!(graph.later_kernels_enabled(), Some(mixed), "replay {replay}: the nodes after sample_tiles");
+            // The random row has top-k: no row needs the row mass.
+            let expect_kernels = if mixed { StepKernels::NoMassScan } else { StepKernels::Greedy };
+            assert_eq!(graph.last_replay_kernels(), Some(expect_kernels), "replay {replay}: the graph replayed");
             let g = gpu.read_outputs().expect("outputs");
             let b = Batch { logits: logits.host(active, vocab, vocab), rows: as_rows(&owned) };
             let c = cpu.sample(&b).expect("cpu sample");

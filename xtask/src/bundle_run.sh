@@ -187,10 +187,12 @@ case "${1:-test}" in
     cell="${2:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"; out="${3:?usage: run.sh profile WORKLOAD:DTYPE:V:B OUTDIR}"
     mkdir -p "$out"; name=$(echo "$cell" | tr ':' '-')
     # Skip the warm-up replays; profile one sampler step (seven kernels, idle ones included;
-    # one for greedy rows alone, whose replays run sample_tiles alone, which finishes them) or four
-    # top-k steps (two kernels each). Clocks stay as found.
+    # six when no row needs the row mass, as in top-k 50 + top-p steps; one for greedy rows
+    # alone: sample_tiles_greedy, which finishes them) or four top-k steps (two kernels each).
+    # A heterogeneous cell of few rows may have no row that needs the mass: then the seven
+    # launches span two steps. Clocks stay as found.
     skip=70; count=7
-    case "$cell" in topk128:*) skip=80; count=8 ;; greedy:*) skip=10; count=1 ;; esac
+    case "$cell" in topk128:*) skip=80; count=8 ;; greedy:*) skip=10; count=1 ;; topk50_topp09_t07:*) skip=60; count=6 ;; esac
     ncu --clock-control none --graph-profiling node -k "regex:sample_|exact_|topk_" --launch-skip $skip --launch-count $count \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
         -f -o "$out/$name" "$here/sonic-bench" --only "$cell" --replays 100 --out "$out/bench-$name" >/dev/null || exit 1

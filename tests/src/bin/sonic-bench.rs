@@ -567,8 +567,8 @@ fn main() -> BenchResult<()> {
             (false, ExactPassOrder::Serial) => "the stages' launches overlapped, the exact pass's in plain stream order: --exact-order serial",
         },
         kernels = match exact_pass {
-            ExactPassLaunch::OneLaunch => "four kernels, one for greedy rows alone (sample_tiles finishes them; the other nodes are off): the exact pass in one launch, --exact-pass one",
-            ExactPassLaunch::FourLaunches => "seven kernels; one for greedy rows alone, whose replays run sample_tiles alone (it finishes the rows; the other nodes are off)",
+            ExactPassLaunch::OneLaunch => "four kernels (three when no row needs the row mass; one, sample_tiles_greedy, for greedy rows alone; each its own graph): the exact pass in one launch, --exact-pass one",
+            ExactPassLaunch::FourLaunches => "seven kernels (six when no row needs the row mass; one, sample_tiles_greedy, for greedy rows alone; each its own graph)",
         },
     );
     let md = if verify_md.is_empty() {
