@@ -257,8 +257,8 @@ pub enum StepKernels {
     Greedy,
 }
 
-/// A step captured in CUDA graphs, one per [`StepKernels`] (a disabled kernel node still cost
-/// about 1 µs of a replay: session 18). Replaying it samples `rows` rows of the logits it was
+/// A step captured in CUDA graphs, one per [`StepKernels`] (six disabled kernel nodes still
+/// cost about 3 µs of a replay: session 18). Replaying it samples `rows` rows of the logits it was
 /// captured with (whose contents may change between replays), with the settings of the last
 /// [`GpuSampler::upload_step`].
 pub struct StepGraph {

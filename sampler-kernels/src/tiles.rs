@@ -1,6 +1,9 @@
 //! Stage 1 of the sampler step (device only): one warp per (row, vocab tile), in two kernels
 //! over the same grid. `sample_tiles` takes the rows that need no row mass, `sample_tiles_mass`
-//! the others; each skips the other's rows.
+//! the others; each skips the other's rows. A greedy step (every row greedy without
+//! log-probabilities) is a third build alone, `sample_tiles_greedy`: every row scanned for its
+//! maximum, and the warp that counts a row's last tile record finishes the row (`arrive`,
+//! `sampler::finish_greedy_row`), so the step needs no other kernel.
 //!
 //! A warp streams its 4096-token tile in 16 rounds of 256 tokens (8 consecutive tokens per
 //! lane, logits loaded three rounds ahead) and leaves the `TileRecord` stages 2 and 3 read: the

@@ -23,7 +23,9 @@
 #   ./run.sh profile-source WORKLOAD:DTYPE:V:B KERNEL OUTDIR   Nsight Compute's full set with
 #                       source counters for one launch of KERNEL in that cell, packed as
 #                       OUTDIR/<cell>-<kernel>.tar.gz (details page and per-SASS-instruction CSV):
-#                       one file, because a device run returns only a few
+#                       one file, because a device run returns only a few; NCU_EXTRA adds ncu
+#                       options (a lone block's kernel needs --warp-sampling-interval 0 to be
+#                       sampled every 32 cycles instead of a few dozen times in all)
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 export REQUIRE_GPU=1
@@ -208,7 +210,7 @@ case "${1:-test}" in
     mkdir -p "$out" "$work/$name"
     # One launch after the warm-up replays; clocks stay as found.
     ncu --clock-control none --graph-profiling node -k "regex:^${kernel}\$" --launch-skip 20 --launch-count 1 \
-        --set full --import-source no -f -o "$work/$name" "$here/sonic-bench" --only "$cell" --replays 40 \
+        --set full --import-source no ${NCU_EXTRA:-} -f -o "$work/$name" "$here/sonic-bench" --only "$cell" --replays 40 \
         --out "$work/bench" >/dev/null || exit 1
     ncu --import "$work/$name.ncu-rep" --page details > "$work/$name/details.txt" || exit 1
     ncu --import "$work/$name.ncu-rep" --page source --print-source sass --csv > "$work/$name/sass.csv" || exit 1
