@@ -246,6 +246,7 @@ impl UploadLayout {
 
 /// Which kernels a step launches, from what the host knows of its rows' settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StepKernels {
     /// Every kernel: stage 1 (both kernels), stage 2 and the exact pass.
     All,
@@ -849,13 +850,14 @@ impl GpuSampler {
             return Err(Error::CapacityExceeded { what: "rows uploaded for this graph", requested: self.uploaded.len(), capacity: graph.rows });
         }
         let kernels = self.step_kernels;
-        graph.last.set(Some(kernels));
         let chosen = match kernels {
             StepKernels::All => &graph.all,
             StepKernels::NoMassScan => &graph.no_mass_scan,
             StepKernels::Greedy => &graph.greedy,
         };
-        chosen.launch().map_err(cuda_err("replaying the step graph"))
+        chosen.launch().map_err(cuda_err("replaying the step graph"))?;
+        graph.last.set(Some(kernels));
+        Ok(())
     }
 
     /// Waits for the step and reads the outputs of the rows of the last upload.

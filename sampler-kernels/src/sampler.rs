@@ -7,8 +7,8 @@
 //!    `finish_greedy_row` does it for the stage-1 warp that sees the row's records complete,
 //!    with the same outputs). Random rows merge the tile lists, sort them, and decide min-p,
 //!    top-k and top-p exactly on the merged prefix that is provably complete; rows without
-//!    truncation sample by walking the tile masses and re-reading one tile. A row whose decision needs tokens outside the lists goes on the
-//!    exact-pass list.
+//!    truncation sample by walking the tile masses and re-reading one tile. A row whose
+//!    decision needs tokens outside the lists goes on the exact-pass list.
 //! 3. The exact pass (`exact.rs`): the split pass over many blocks for most listed rows, and
 //!    `exact_single` here — every pass over the row in one block — for the rest.
 //!

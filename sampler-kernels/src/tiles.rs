@@ -48,7 +48,7 @@ use crate::fixed::{frac_weight, small_ceil, soft_ceil, BAND_FLOOR, CEIL_LIMIT, F
 use crate::intrinsics::*;
 use crate::keys::{from_ordered_bits, key_of_ordered, key_value, ordered_bits, sort_key, ORDERED_INFINITY};
 use crate::logit::{plain_untempered, process_untempered, widen_bf16, widen_f16, temper, temper_by, temper_floor, temper_overflow_floor, temper_scale};
-use crate::decide::{needs_row_mass, stage2_always_decides};
+use crate::decide::needs_row_mass;
 use crate::sampler::{
     active_rows, finish_greedy_row, load_raw8, needs_candidates, read_settings, record_ptr, row_addressable, row_logits,
     row_setup, Row,
