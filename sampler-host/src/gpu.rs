@@ -258,6 +258,27 @@ pub enum StepKernels {
     Greedy,
 }
 
+/// The kernels a step of these rows needs, and the rows `sample_tiles_mass` scans
+/// (`decide::needs_row_mass`, ascending): one walk over the settings.
+fn plan_step(settings: &[RowSettings]) -> (StepKernels, Vec<u32>) {
+    let mut all_greedy = true;
+    let mut mass_rows = Vec::new();
+    for (i, s) in settings.iter().enumerate() {
+        all_greedy &= stage2_always_decides(s.temperature, s.flags);
+        if needs_row_mass(s) {
+            mass_rows.push(i as u32);
+        }
+    }
+    let kernels = if all_greedy {
+        StepKernels::Greedy
+    } else if mass_rows.is_empty() {
+        StepKernels::NoMassScan
+    } else {
+        StepKernels::All
+    };
+    (kernels, mass_rows)
+}
+
 /// A step captured in CUDA graphs, one per [`StepKernels`] (six disabled kernel nodes still
 /// cost about 3 µs of a replay: session 18). Replaying it samples `rows` rows of the logits it was
 /// captured with (whose contents may change between replays), with the settings of the last
@@ -587,14 +608,9 @@ impl GpuSampler {
         let put = |staging: &mut Vec<u8>, at: usize, bytes: &[u8]| staging[at..at + bytes.len()].copy_from_slice(bytes);
         put(staging, l.settings, as_bytes(&settings));
         // The rows `sample_tiles_mass` scans, so that its warps share out their tiles alone.
-        let mut listed = 0u32;
-        for (i, s) in settings.iter().enumerate() {
-            if needs_row_mass(s) {
-                listed += 1;
-                put(staging, l.mass_rows + 4 * listed as usize, &(i as u32).to_le_bytes());
-            }
-        }
-        put(staging, l.mass_rows, &listed.to_le_bytes());
+        let (step_kernels, mass_rows) = plan_step(&settings);
+        put(staging, l.mass_rows, &(mass_rows.len() as u32).to_le_bytes());
+        put(staging, l.mass_rows + 4, as_bytes(&mass_rows));
         put(staging, l.bias_tokens, as_bytes(&bias_tokens));
         put(staging, l.bias_values, as_bytes(&bias_values));
         let words = self.bitmask_words;
@@ -604,13 +620,6 @@ impl GpuSampler {
             }
         }
         let used = if mask_rows > 0 { l.bitmask + mask_rows * words * 4 } else { l.bitmask };
-        let step_kernels = if settings.iter().all(|s| stage2_always_decides(s.temperature, s.flags)) {
-            StepKernels::Greedy
-        } else if listed == 0 {
-            StepKernels::NoMassScan
-        } else {
-            StepKernels::All
-        };
         let stream = self.gpu.stream().clone();
         stream
             .memcpy_htod(&self.staging[..used], &mut self.upload.slice_mut(0..used))
@@ -1057,6 +1066,32 @@ impl Backend for GpuSampler {
         let logits = self.stage_host_logits(batch)?;
         self.enqueue_step(&logits)?;
         self.read_outputs()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(temperature: f32, top_k: u32, flags: u32) -> RowSettings {
+        RowSettings { temperature, top_p: 1.0, repetition_penalty: 1.0, top_k, flags, ..RowSettings::default() }
+    }
+
+    /// Each kernel set, and the mass list, from the rows' settings: greedy rows alone (with
+    /// penalties' fields or not) are a greedy step; a greedy row wanting log-probabilities, or a
+    /// random row without top-k, needs the mass scan; top-k rows among greedy ones do not.
+    #[test]
+    fn plan_step_picks_the_kernels_the_rows_need() {
+        let greedy = row(0.0, 0, 0);
+        let greedy_lp = row(0.0, 0, ROW_WANT_LOGPROB);
+        let greedy_top = row(0.0, 0, 3 << ROW_TOP_LOGPROBS_SHIFT);
+        let top_k = row(0.7, 50, 0);
+        let full = row(1.0, 0, 0);
+        assert_eq!(plan_step(&[greedy, greedy, greedy]), (StepKernels::Greedy, vec![]));
+        assert_eq!(plan_step(&[greedy, top_k, greedy]), (StepKernels::NoMassScan, vec![]));
+        assert_eq!(plan_step(&[top_k, greedy_lp, greedy, full]), (StepKernels::All, vec![1, 3]));
+        assert_eq!(plan_step(&[greedy_top, greedy]), (StepKernels::All, vec![0]));
+        assert_eq!(plan_step(&[full]), (StepKernels::All, vec![0]));
     }
 }
 
