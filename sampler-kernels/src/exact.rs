@@ -237,6 +237,24 @@ fn classify(key: u64, floor: u64, mc: f32) -> (u32, u128) {
     (bin, w)
 }
 
+/// [`classify`]'s result across a call (`#[repr(C)]`: under the C ABI it comes back in
+/// `.param` space, not through local memory).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Classified {
+    weight: u128,
+    bin: u32,
+}
+
+/// [`classify`] through one out-of-line copy, for `finish_split`'s once-a-row loops over a
+/// thread's 8 gathered keys: inlined there, it was some thirty copies of straight-line code
+/// that one block per row fetched cold. `exact_gather`'s per-token loop keeps `classify`.
+#[inline(never)]
+extern "C" fn classify_once(key: u64, floor: u64, mc: f32) -> Classified {
+    let (bin, weight) = classify(key, floor, mc);
+    Classified { weight, bin }
+}
+
 /// Adds a key's value `x` (at or above its row's floor) to a tile's bin histogram in shared
 /// memory: per bin a packed word at `pack + 4·bin` (the count in the low `H_COUNT_BITS`, the sum
 /// of `frac >> H_LO_BITS` above it) and the sum of `frac`'s low bits at `lo + 4·bin`, so two
@@ -1165,10 +1183,10 @@ unsafe fn finish_split(p: &StepParams, pos: u32, row: u32) {
         each8(|j| {
             if first + (j as u32) < n {
                 keys[j] = ld_shared_u64(smem(F_KEYS + (first + j as u32) * 8));
-                bins[j] = classify(keys[j], r.floor, r.mc).0;
+                bins[j] = classify_once(keys[j], r.floor, r.mc).bin;
             }
         });
-        let weight = |j: usize| classify(keys[j], r.floor, r.mc).1;
+        let weight = |j: usize| classify_once(keys[j], r.floor, r.mc).weight;
         let cut = Cut {
             floor: r.floor,
             z_m: join(job.z_m),

@@ -494,6 +494,13 @@ impl Summary {
             weight(x, self.mc)
         }
     }
+    /// [`Self::weight_of`] through one out-of-line copy, for stage 2's once-a-row loops: inlined,
+    /// each of their positions was about 80 instructions fetched cold (a lone row's block is
+    /// bound by instruction fetches). Per-token passes over a whole row keep `weight_of`.
+    #[inline(always)]
+    pub(crate) fn weight_of_once(&self, key: u64) -> u128 {
+        key_weight(key, self.mc, self.infinite)
+    }
     #[inline(always)]
     pub(crate) fn logprob_of(&self, key: u64, ln_z: f64) -> f32 {
         if key == 0 {
@@ -503,6 +510,20 @@ impl Summary {
         } else {
             token_logprob(key_value(key), self.mc, ln_z)
         }
+    }
+}
+
+/// [`Summary::weight_of`] of a row with `mc` and `infinite`, not inlined
+/// ([`Summary::weight_of_once`]). The C ABI keeps the `u128` result in `.param` space.
+#[inline(never)]
+pub(crate) extern "C" fn key_weight(key: u64, mc: f32, infinite: u32) -> u128 {
+    let x = key_value(key);
+    if key == 0 {
+        0
+    } else if infinite > 0 {
+        (x == f32::INFINITY) as u128
+    } else {
+        weight(x, mc)
     }
 }
 
@@ -786,7 +807,7 @@ pub(crate) unsafe fn walk_tile(p: &StepParams, r: &Row, sum: &Summary, tile: u32
         let mut mine = 0u128;
         each8(|j| {
             if keys[j] != 0 && keys[j] >= floor {
-                w[j] = sum.weight_of(keys[j]);
+                w[j] = sum.weight_of_once(keys[j]);
             }
             mine += w[j];
         });
@@ -828,7 +849,7 @@ unsafe fn sorted_prefix_masses(n: u32, sum: &Summary) -> ([u64; OWN], [u128; OWN
         if i < n {
             // SAFETY: i < n ≤ 2048 positions of SM_SORT.
             keys[q] = unsafe { ld_shared_u64(smem(SM_SORT + i * 8)) };
-            run += sum.weight_of(keys[q]);
+            run += sum.weight_of_once(keys[q]);
         }
         prefix[q] = run;
     });
@@ -1145,7 +1166,7 @@ unsafe fn sample_rows_body(p: &StepParams) {
                     let k = !ld_shared_u64(smem(SM_SORT + i * 8));
                     idx[q] = (k >> 32) as u32;
                     value[q] = f32::from_bits(k as u32);
-                    w[q] = sum.weight_of(sort_key(value[q], idx[q]));
+                    w[q] = sum.weight_of_once(sort_key(value[q], idx[q]));
                 }
                 mine += w[q];
             });

@@ -50,7 +50,7 @@ use crate::fixed::{bands_usable, exact_bin, soft_ceil, weight, weight_parts};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value};
 use crate::logit::{process_logit, temper_scale, widen_bf16, widen_f16, LogitParams};
-use crate::sampler::{keys8, plain8};
+use crate::sampler::{key_weight, keys8, plain8};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
@@ -1311,7 +1311,25 @@ fn token_weight(sum: &Summary, w: Weights, r: &DraftRow, key: u64, floor: u64, q
     } else {
         (token == r.draft) as u64
     };
-    residual_weight(sum.weight_of(key), w.z, qi, w.q_total)
+    let wide = residual_once(key, sum.mc, sum.infinite, w.z, qi, w.q_total);
+    U256 { hi: wide.hi, lo: wide.lo }
+}
+
+/// A [`U256`] across a call (`#[repr(C)]`: under the C ABI it comes back in `.param` space,
+/// not through local memory).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct WideWeight {
+    hi: u128,
+    lo: u128,
+}
+
+/// [`token_weight`]'s residual through one out-of-line copy: the draw's tile walk ran sixteen
+/// inlined copies of it (two 256-bit products each) once a row, fetched cold.
+#[inline(never)]
+extern "C" fn residual_once(key: u64, mc: f32, infinite: u32, z: u128, qi: u64, q_total: u128) -> WideWeight {
+    let r = residual_weight(key_weight(key, mc, infinite), z, qi, q_total);
+    WideWeight { hi: r.hi, lo: r.lo }
 }
 
 /// What a token adds to its tile's residual sum in [`draw`]'s first pass, split: `(W, q)`
