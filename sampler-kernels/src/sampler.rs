@@ -513,8 +513,9 @@ impl Summary {
     }
 }
 
-/// [`Summary::weight_of`] of a row with `mc` and `infinite`, not inlined
-/// ([`Summary::weight_of_once`]). The C ABI keeps the `u128` result in `.param` space.
+/// [`Summary::weight_of`] of a row with `mc` and `infinite`, not inlined: one copy for stage
+/// 2's and verification's once-a-row loops ([`Summary::weight_of_once`]). The C ABI keeps the
+/// `u128` result in `.param` space.
 #[inline(never)]
 pub(crate) extern "C" fn key_weight(key: u64, mc: f32, infinite: u32) -> u128 {
     let x = key_value(key);

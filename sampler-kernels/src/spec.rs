@@ -1105,7 +1105,7 @@ unsafe fn select_binned(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
             mass_before_k: ld_shared_u128(smem(X_MASS_K)),
             bin_p_lo: c.bin_p_lo,
         };
-        let (kept_floor, z) = decide_gathered(&keys, &bins, first, cut, top_p, |q| sum.weight_of(keys[q]), || ld_shared_u128(smem(X_MASS_P)));
+        let (kept_floor, z) = decide_gathered(&keys, &bins, first, cut, top_p, |q| key_weight(keys[q], sum.mc, sum.infinite), || ld_shared_u128(smem(X_MASS_P)));
         if z == 0 {
             None
         } else {
@@ -1149,7 +1149,7 @@ unsafe fn sorted_prefix_masses(n: u32, sum: &Summary) -> ([u64; OWN], [u128; OWN
         if i < n {
             // SAFETY: i < n ≤ 2048 positions of SM_SORT.
             keys[q] = unsafe { ld_shared_u64(smem(SM_SORT + i * 8)) };
-            run += sum.weight_of(keys[q]);
+            run += key_weight(keys[q], sum.mc, sum.infinite);
         }
         prefix[q] = run;
     });
