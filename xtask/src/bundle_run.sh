@@ -26,6 +26,13 @@
 #                       one file, because a device run returns only a few; NCU_EXTRA adds ncu
 #                       options (a lone block's kernel needs --warp-sampling-interval 0 to be
 #                       sampled every 32 cycles instead of a few dozen times in all)
+#   ./run.sh ab OUTDIR CELLS ROUNDS NAME=BENCH...   an A/B of benchmark builds in one call: each
+#                       of ROUNDS rounds runs every BENCH binary once over CELLS (sonic-bench's
+#                       --only list), in the order given, so that the builds alternate; then
+#                       OUTDIR/ab-table.txt: per cell, each build's mean of its rounds' medians,
+#                       and its ratio to the first build's (below 1 is faster). Each run's JSON is
+#                       OUTDIR/<name>-<round>/sonic-bench.json, its output OUTDIR/<name>-<round>.log;
+#                       AB_SECONDS (default 90) bounds each run
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 export REQUIRE_GPU=1
@@ -162,6 +169,47 @@ soak_wait() {
   return "$rc"
 }
 
+# The A/B: ROUNDS rounds of every build, alternating, then the table (python3, in the
+# device image). A run that fails leaves its cells out of the table and is reported.
+ab() {
+  local out="${1:?usage: run.sh ab OUTDIR CELLS ROUNDS NAME=BENCH...}" cells="${2:?CELLS}" rounds="${3:?ROUNDS}"
+  shift 3
+  [ "$#" -ge 2 ] || { echo "run.sh ab: name at least two builds (NAME=BENCH)"; return 2; }
+  local i spec name bin rc=0 names=()
+  for spec in "$@"; do names+=("${spec%%=*}"); done
+  mkdir -p "$out" || return 1
+  for i in $(seq 1 "$rounds"); do
+    for spec in "$@"; do
+      name="${spec%%=*}"; bin="${spec#*=}"
+      timeout "${AB_SECONDS:-90}" "$bin" --only "$cells" --out "$out/$name-$i" > "$out/$name-$i.log" 2>&1
+      local r=$?
+      echo "ab: $name round $i rc $r"
+      [ "$r" -eq 0 ] || rc=1
+    done
+  done
+  python3 - "$out" "$rounds" "${names[@]}" <<'PY' | tee "$out/ab-table.txt"
+import json, os, sys
+out, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+def medians(name):
+    cells = {}
+    for i in range(1, rounds + 1):
+        path = os.path.join(out, f"{name}-{i}", "sonic-bench.json")
+        if os.path.exists(path):
+            for r in json.load(open(path)).get("results", []):
+                cells.setdefault((r["workload"], r["dtype"], r["vocab"], r["batch"]), []).append(r["median_us"])
+    return {k: sum(v) / len(v) for k, v in cells.items()}
+m = {n: medians(n) for n in names}
+base = names[0]
+print("| workload | dtype | V | B | " + " | ".join(f"{n} µs" for n in names) + " | " + " | ".join(f"{n}/{base}" for n in names[1:]) + " |")
+print("|---|---|---|---|" + "---|" * (2 * len(names) - 1))
+for k in sorted(m[base]):
+    if all(k in m[n] for n in names):
+        print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | " + " | ".join(f"{m[n][k]:.2f}" for n in names)
+              + " | " + " | ".join(f"{m[n][k] / m[base][k]:.3f}" for n in names[1:]) + " |")
+PY
+  return "$rc"
+}
+
 case "${1:-test}" in
   test) run_tests ;;
   bench)
@@ -218,5 +266,6 @@ case "${1:-test}" in
     tar czf "$out/$name.tar.gz" -C "$work" "$name" && rm -rf "$work"
     echo "profile-source: wrote $out/$name.tar.gz" ;;
   sanitize) shift; sanitize "$@" ;;
-  *) echo "usage: run.sh [test|bench|soak|soak-start|soak-wait|peers|flashinfer|cake|sanitize|profile|profile-source]"; exit 2 ;;
+  ab) shift; ab "$@" ;;
+  *) echo "usage: run.sh [test|bench|soak|soak-start|soak-wait|peers|flashinfer|cake|sanitize|profile|profile-source|ab]"; exit 2 ;;
 esac
