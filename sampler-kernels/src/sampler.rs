@@ -485,14 +485,7 @@ impl Summary {
     }
     #[inline(always)]
     pub(crate) fn weight_of(&self, key: u64) -> u128 {
-        let x = key_value(key);
-        if key == 0 {
-            0
-        } else if self.infinite_row() {
-            (x == f32::INFINITY) as u128
-        } else {
-            weight(x, self.mc)
-        }
+        key_weight_inline(key, self.mc, self.infinite)
     }
     /// [`Self::weight_of`] through one out-of-line copy, for stage 2's once-a-row loops: inlined,
     /// each of their positions was about 80 instructions fetched cold (a lone row's block is
@@ -518,6 +511,13 @@ impl Summary {
 /// `u128` result in `.param` space.
 #[inline(never)]
 pub(crate) extern "C" fn key_weight(key: u64, mc: f32, infinite: u32) -> u128 {
+    key_weight_inline(key, mc, infinite)
+}
+
+/// `W` of a key in a row with `mc` and `infinite` (+inf count): unit weights for the +inf
+/// tokens of an infinite row, 0 for key 0. Stage 2's and verification's `Summary::weight_of`.
+#[inline(always)]
+pub(crate) fn key_weight_inline(key: u64, mc: f32, infinite: u32) -> u128 {
     let x = key_value(key);
     if key == 0 {
         0

@@ -46,11 +46,11 @@ use crate::exact::{
     add_to_tile_bins, bin_boundaries, bin_mass, decide_gathered, each_own_bin, tile_bin, Boundaries, Cut, BINS, BINS_PER_THREAD, NONE,
     X_COUNT_K, X_MASS_K, X_MASS_P,
 };
-use crate::fixed::{bands_usable, exact_bin, soft_ceil, weight, weight_parts};
+use crate::fixed::{bands_usable, exact_bin, soft_ceil, weight_parts};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value};
 use crate::logit::{process_logit, temper_scale, widen_bf16, widen_f16, LogitParams};
-use crate::sampler::{key_weight, keys8, plain8};
+use crate::sampler::{key_weight, key_weight_inline, keys8, plain8};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
@@ -734,14 +734,13 @@ impl Summary {
     /// `W` of a key (unit weights for +inf tokens of an infinite row; 0 for key 0).
     #[inline(always)]
     fn weight_of(&self, key: u64) -> u128 {
-        let x = key_value(key);
-        if key == 0 {
-            0
-        } else if self.infinite_row() {
-            (x == f32::INFINITY) as u128
-        } else {
-            weight(x, self.mc)
-        }
+        key_weight_inline(key, self.mc, self.infinite)
+    }
+    /// [`Self::weight_of`] through `sampler::key_weight`'s one out-of-line copy, for
+    /// once-a-row loops (as stage 2's `weight_of_once`).
+    #[inline(always)]
+    fn weight_of_once(&self, key: u64) -> u128 {
+        key_weight(key, self.mc, self.infinite)
     }
     #[inline(always)]
     fn logprob_of(&self, key: u64, ln_z: f64) -> f32 {
@@ -1105,7 +1104,7 @@ unsafe fn select_binned(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
             mass_before_k: ld_shared_u128(smem(X_MASS_K)),
             bin_p_lo: c.bin_p_lo,
         };
-        let (kept_floor, z) = decide_gathered(&keys, &bins, first, cut, top_p, |q| key_weight(keys[q], sum.mc, sum.infinite), || ld_shared_u128(smem(X_MASS_P)));
+        let (kept_floor, z) = decide_gathered(&keys, &bins, first, cut, top_p, |q| sum.weight_of_once(keys[q]), || ld_shared_u128(smem(X_MASS_P)));
         if z == 0 {
             None
         } else {
@@ -1149,7 +1148,7 @@ unsafe fn sorted_prefix_masses(n: u32, sum: &Summary) -> ([u64; OWN], [u128; OWN
         if i < n {
             // SAFETY: i < n ≤ 2048 positions of SM_SORT.
             keys[q] = unsafe { ld_shared_u64(smem(SM_SORT + i * 8)) };
-            run += key_weight(keys[q], sum.mc, sum.infinite);
+            run += sum.weight_of_once(keys[q]);
         }
         prefix[q] = run;
     });
