@@ -363,4 +363,63 @@ mod tests {
         assert!(add_entry_directives(".visible .entry other(\n)\n{\n}\n").is_err());
     }
 
+    /// A stand-in for `sonic-bench`: logs its name to `order.log`, then writes a result for
+    /// every `--only` cell with the median `$1` (what `run.sh ab` reads), or fails with `fail`.
+    const FAKE_BENCH: &str = r#"#!/usr/bin/env bash
+median="$1"; shift
+only=""; out=""
+while [ $# -gt 0 ]; do case "$1" in --only) only="$2"; shift 2 ;; --out) out="$2"; shift 2 ;; *) shift ;; esac; done
+echo "$(basename "$0")" >> "$(dirname "$0")/order.log"
+[ "$median" = fail ] && exit 3
+mkdir -p "$out"; rows=""
+IFS=, read -ra cells <<< "$only"
+for c in "${cells[@]}"; do
+  IFS=: read -r w d v b <<< "$c"
+  rows="$rows${rows:+,}{\"workload\":\"$w\",\"dtype\":\"$d\",\"vocab\":$v,\"batch\":$b,\"median_us\":$median}"
+done
+echo "{\"results\":[$rows]}" > "$out/sonic-bench.json"
+"#;
+
+    /// `run.sh ab`: the builds alternate round by round, the table has each build's mean
+    /// median and its ratio to the first, a failing run fails the command and leaves its cells
+    /// out, and one build is refused. Runs the script with bash and python3, as the GPU
+    /// machine does.
+    #[test]
+    fn run_script_ab_alternates_builds_and_tables_their_ratios() {
+        let dir = std::env::temp_dir().join(format!("xtask-ab-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        std::fs::write(dir.join("run.sh"), super::RUN_SCRIPT).expect("run.sh");
+        for (name, median) in [("old", "10"), ("new", "8"), ("bad", "fail")] {
+            let script = FAKE_BENCH.replacen("median=\"$1\"; shift", &format!("median={median}"), 1);
+            std::fs::write(dir.join(name), script).expect("fake bench");
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir.join(name), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        let ab = |out: &str, builds: &[&str]| {
+            let mut cmd = std::process::Command::new("bash");
+            cmd.current_dir(&dir).args(["run.sh", "ab", out, "greedy:f32:128256:1,topk50_topp09_t07:bf16:32000:64", "2"]);
+            for b in builds {
+                cmd.arg(format!("{b}=./{b}"));
+            }
+            cmd.output().expect("bash runs")
+        };
+
+        let run = ab("two", &["old", "new"]);
+        assert_eq!(run.status.code(), Some(0), "{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+        let order = std::fs::read_to_string(dir.join("order.log")).expect("order");
+        assert_eq!(order.split_whitespace().collect::<Vec<_>>(), ["old", "new", "old", "new"]);
+        let table = std::fs::read_to_string(dir.join("two/ab-table.txt")).expect("table");
+        assert!(table.contains("| workload | dtype | V | B | old µs | new µs | new/old |"), "{table}");
+        assert!(table.contains("| greedy | f32 | 128256 | 1 | 10.00 | 8.00 | 0.800 |"), "{table}");
+        assert!(table.contains("| topk50_topp09_t07 | bf16 | 32000 | 64 | 10.00 | 8.00 | 0.800 |"), "{table}");
+
+        let failed = ab("failed", &["old", "bad"]);
+        assert_eq!(failed.status.code(), Some(1));
+        let table = std::fs::read_to_string(dir.join("failed/ab-table.txt")).expect("table");
+        assert!(!table.contains("| greedy |"), "{table}");
+
+        assert_eq!(ab("one", &["old"]).status.code(), Some(2));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
