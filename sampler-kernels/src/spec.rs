@@ -182,14 +182,21 @@ unsafe fn ld_shared_u256(addr: u32) -> U256 {
 // Row groups: the blocks that share one target row.
 
 /// Block `g` of a row's `size` blocks takes tiles `g, g + size, ...`; the group's blocks are
-/// consecutive from `row * size`. `size == 1` is a block alone, with no device-scope barrier.
+/// consecutive from `first_block` (`verify::group_shape`). `size == 1` is a block alone, with
+/// no device-scope barrier.
 #[derive(Clone, Copy)]
 struct Group {
     row: u32,
     g: u32,
     size: u32,
-    /// Group barriers passed so far (every block of a group passes the same ones).
+    first_block: u32,
+    /// Group barriers passed on this row so far (every block of a group passes the same ones);
+    /// the row's barrier counter counts them from zero.
     barriers: u32,
+    /// Group barriers the group passed on its earlier rows: the parity of `epoch + barriers`
+    /// picks the half of a block's slot that [`Group::share`] writes, so a group that moves
+    /// to its next row still alternates halves.
+    epoch: u32,
 }
 
 /// Words of a row's scratch head: `verify_rows`' barrier counter, its two selections' gather
@@ -243,20 +250,20 @@ impl Group {
         }
     }
 
-    /// Publishes this block's five `words` (thread 0's) and returns, on thread `t < size`,
+    /// Publishes this block's six `words` (thread 0's) and returns, on thread `t < size`,
     /// block `t`'s words (zeros on the other threads): a block reduction of the result is the
     /// group's. The two halves of a block's slot alternate with the barrier count, so a block
-    /// one barrier ahead never overwrites words another block still reads. (Five words,
+    /// one barrier ahead never overwrites words another block still reads. (Six words,
     /// unrolled: an indexed array would live in local memory.)
     ///
     /// # Safety
     /// As for [`Group::sync`]; `size > 1`.
     #[inline(always)]
     unsafe fn share(&mut self, p: &VerifyParams, words: [u64; SHARED_WORDS]) -> [u64; SHARED_WORDS] {
-        let half = (self.barriers & 1) as u64 * (BLOCK_HIST / 2);
+        let half = ((self.epoch + self.barriers) & 1) as u64 * (BLOCK_HIST / 2);
         let tid = thread_idx_x();
         let mut out = [0u64; SHARED_WORDS];
-        // SAFETY: block indices < grid; five words fit a half (asserted below); the barrier
+        // SAFETY: block indices < grid; six words fit a half (asserted below); the barrier
         // orders thread 0's stores before the other blocks' loads.
         unsafe {
             if tid == 0 {
@@ -266,17 +273,19 @@ impl Group {
                 mine.add(2).write(words[2]);
                 mine.add(3).write(words[3]);
                 mine.add(4).write(words[4]);
+                mine.add(5).write(words[5]);
             }
             self.sync(p);
             if tid < self.size {
                 let theirs =
-                    (p.group_scratch + (self.row * self.size + tid) as u64 * VERIFY_BLOCK_SCRATCH_BYTES as u64 + half) as *const u64;
+                    (p.group_scratch + (self.first_block + tid) as u64 * VERIFY_BLOCK_SCRATCH_BYTES as u64 + half) as *const u64;
                 out = [
                     ld_relaxed_gpu_u64(theirs),
                     ld_relaxed_gpu_u64(theirs.add(1)),
                     ld_relaxed_gpu_u64(theirs.add(2)),
                     ld_relaxed_gpu_u64(theirs.add(3)),
                     ld_relaxed_gpu_u64(theirs.add(4)),
+                    ld_relaxed_gpu_u64(theirs.add(5)),
                 ];
             }
         }
@@ -293,7 +302,7 @@ impl Group {
     /// As for [`Group::sync`]; `size > 1`.
     #[inline(always)]
     unsafe fn share_bin(&mut self, p: &VerifyParams, h: u32, m: u128) -> (u32, u128) {
-        let half = (self.barriers & 1) as u64 * (BLOCK_HIST_BYTES / 2) as u64;
+        let half = ((self.epoch + self.barriers) & 1) as u64 * (BLOCK_HIST_BYTES / 2) as u64;
         let bins = |block: u32| (p.group_scratch + block as u64 * VERIFY_BLOCK_SCRATCH_BYTES as u64 + BLOCK_HIST + half) as *mut u64;
         let tid = thread_idx_x();
         // SAFETY: block indices < grid, bin tid < 256 of a half; the barrier orders the stores
@@ -310,7 +319,7 @@ impl Group {
             if tid < 256 {
                 let mut b = 0;
                 while b < self.size {
-                    let theirs = bins(self.row * self.size + b).add(tid as usize * 3) as *const u64;
+                    let theirs = bins(self.first_block + b).add(tid as usize * 3) as *const u64;
                     count += ld_relaxed_gpu_u64(theirs) as u32;
                     mass += ((ld_relaxed_gpu_u64(theirs.add(2)) as u128) << 64) | ld_relaxed_gpu_u64(theirs.add(1)) as u128;
                     b += 1;
@@ -337,7 +346,7 @@ const ROW_PLAN: u64 = ROW_LIST + MERGE_CAPACITY as u64 * 8;
 const _: () = assert!(ROW_PLAN + 80 <= VERIFY_ROW_SCRATCH_BYTES as u64);
 
 /// Words a block publishes per group reduction.
-const SHARED_WORDS: usize = 5;
+const SHARED_WORDS: usize = 6;
 const _: () = assert!(BLOCK_HIST as u32 / 2 >= SHARED_WORDS as u32 * 8);
 
 // ---------------------------------------------------------------------------------------------
@@ -844,7 +853,7 @@ unsafe fn count_masses(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: 
         if grp.size == 1 {
             return (count, mass, all);
         }
-        let w = grp.share(p, [count as u64, mass as u64, (mass >> 64) as u64, all as u64, (all >> 64) as u64]);
+        let w = grp.share(p, [count as u64, mass as u64, (mass >> 64) as u64, all as u64, (all >> 64) as u64, 0]);
         (
             block_sum_u32(w[0] as u32),
             block_sum_u128(((w[2] as u128) << 64) | w[1] as u128),
@@ -937,7 +946,7 @@ unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
         if grp.size == 1 {
             return;
         }
-        let slot = p.group_scratch + (grp.row * grp.size) as u64 * VERIFY_BLOCK_SCRATCH_BYTES as u64;
+        let slot = p.group_scratch + grp.first_block as u64 * VERIFY_BLOCK_SCRATCH_BYTES as u64;
         let (counts, sums) = ((slot + G_COUNT) as *mut u32, (slot + G_SUM) as *mut u64);
         each_own_bin(|i| {
             let b = own_bin(i);
@@ -1677,29 +1686,41 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
         return;
     }
     let grid = grid_dim_x();
-    let (mut item, g, size) = group_shape(grid, block_idx_x(), rows, p.tiles);
-    // A group's row is its item. Whole rows are items of `VerifyParams::row_order`: block b
-    // takes item b, then whichever comes next when it is free (a counter in row 0's head,
-    // cleared by `verify_chains`). Handed out every grid-th item, a block could meet a run of
-    // heavy rows that the skip did not drop while others idled.
+    let shape = group_shape(grid, block_idx_x(), rows, requests, p.tiles);
+    let (g, size) = (shape.g, shape.size);
+    let mut item = shape.first;
+    // Whole rows are items of `VerifyParams::row_order`: a block alone takes item b, then
+    // whichever comes next when it is free (a counter in row 0's head, cleared by
+    // `verify_chains`). Handed out every grid-th item, a block could meet a run of heavy rows
+    // that the skip did not drop while others idled. Groups taking rows in turn follow the
+    // same order, statically (its blocks must agree without a barrier).
     // The item waits in shared memory while the row runs: held in a register, it made ptxas
     // spill 120 bytes more. (One call site: each inlined copy of the row is 400 KB of SASS.)
     let next_row = (p.row_scratch + HEAD_NEXT_ROW as u64 * 4) as *mut u32;
+    let mut epoch = 0u32;
     while item < rows {
         // SAFETY: item < rows, and the host writes `rows` entries; SM_ITEM is this loop's
         // alone, written by thread 0 before the row and after the first barrier below, and
         // read by all after the second, the third keeping the next write behind every read.
         // The counter is row 0's head word (rows > 0), which nothing else uses.
         unsafe {
-            let at = if size == 1 { (p.row_order as *const u32).add(item as usize).read() } else { item };
+            let ordered = size == 1 || shape.stride > 0;
+            let at = if ordered { (p.row_order as *const u32).add(item as usize).read() } else { item };
             let row = if at < rows { at } else { item };
             if thread_idx_x() == 0 {
                 st_shared_u32(smem(SM_ITEM), item);
             }
-            let mut grp = Group { row, g, size, barriers: 0 };
+            let mut grp = Group { row, g, size, first_block: block_idx_x() - g, barriers: 0, epoch };
             verify_row(&p, requests, rows, &mut grp);
+            epoch += grp.barriers;
             if size > 1 {
-                break;
+                if shape.stride == 0 {
+                    break;
+                }
+                // Every thread is past the row before the next one's staging.
+                sync_threads();
+                item += shape.stride;
+                continue;
             }
             sync_threads();
             if thread_idx_x() == 0 {
@@ -1768,6 +1789,24 @@ unsafe fn past_rejection(p: &VerifyParams, grp: &Group, first_row: u32, position
     }
 }
 
+const GROUP_EARLY_CHECK: bool = false;
+
+/// Whether a group of `size > 1` may drop row `position`, from the largest of its blocks'
+/// reads of the request's rejection word (`seen`, shared after the first pass, so every block
+/// of the group decides alike). The leader counts the skip in the header.
+///
+/// # Safety
+/// The whole block calls it, and every block of the group with the same `seen`.
+#[inline(always)]
+unsafe fn group_past(p: &VerifyParams, grp: &Group, seen: u32, position: u32) -> bool {
+    let skip = grp.size > 1 && position > 0 && seen > REJECTED_BASE - position;
+    if skip && grp.leader() && thread_idx_x() == 0 {
+        // SAFETY: header word 3 is the call's skip counter.
+        unsafe { red_add_global_u32((p.header as *mut u32).add(3), 1) };
+    }
+    skip
+}
+
 /// One target row, by one block of its group.
 ///
 /// # Safety
@@ -1822,6 +1861,13 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         let first_row = row - position;
         if past_rejection(p, grp, first_row, position) {
             return;
+        }
+        if GROUP_EARLY_CHECK && grp.size > 1 && position > 0 {
+            let seen = if tid == 0 { ld_relaxed_gpu_u32(rejected_word(p, first_row)) } else { 0 };
+            let w = grp.share(p, [0, 0, 0, 0, 0, seen as u64]);
+            if group_past(p, grp, block_max_u64(w[5]) as u32, position) {
+                return;
+            }
         }
         let greedy = s.temperature == 0.0;
         let draft = if position < vs.drafts { ld_shared_u32(smem(SM_DRAFTS + position * 4)) } else { NO_DRAFT };
@@ -1913,13 +1959,18 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         let mut counts = block_sum_u128(valid as u128 | (infinite as u128) << 32);
         let mut draft_key = block_max_u64(draft_key);
         let mut q_sum = block_sum_u128(q_sum);
+        let mut group_rejection = 0u32;
         if grp.size > 1 {
-            // (Its barrier also publishes the cache to the group.)
-            let w = grp.share(p, [max_key, counts as u64, draft_key, q_sum as u64, (q_sum >> 64) as u64]);
+            // (Its barrier also publishes the cache to the group.) Each block adds its read of
+            // the request's rejection word; the word only grows, so the largest read is one
+            // every block of the group takes.
+            let seen = if tid == 0 && position > 0 { ld_relaxed_gpu_u32(rejected_word(p, first_row)) } else { 0 };
+            let w = grp.share(p, [max_key, counts as u64, draft_key, q_sum as u64, (q_sum >> 64) as u64, seen as u64]);
             max_key = block_max_u64(w[0]);
             counts = block_sum_u128(w[1] as u128);
             draft_key = block_max_u64(w[2]);
             q_sum = block_sum_u128(((w[4] as u128) << 64) | w[3] as u128);
+            group_rejection = block_max_u64(w[5]) as u32;
         }
         let infinite = (counts >> 32) as u32;
         let q_total = if r.d.q != 0 { q_sum } else { 1 };
@@ -1928,7 +1979,7 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             mark_rejected(p, first_row, position, leader);
             return;
         }
-        if past_rejection(p, grp, first_row, position) {
+        if past_rejection(p, grp, first_row, position) || group_past(p, grp, group_rejection, position) {
             return;
         }
         let sum = Summary { infinite, mc: if infinite > 0 { 0.0 } else { soft_ceil(key_value(max_key)) } };

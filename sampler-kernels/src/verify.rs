@@ -164,21 +164,45 @@ pub fn residual_target(total: U256, r64: u64) -> U256 {
     total.mul_frac64(r64)
 }
 
-/// How a co-resident grid of `grid` blocks shares `items` (target rows, or requests) of
-/// `tiles` tiles each: block `block` starts at item `first`, as block `g` of a group of `size`.
-/// With few items, each gets `grid / items` blocks (at most one per tile) and `first` is its
-/// only item; with more items than blocks, `size` is 1 and a block takes every `grid`-th item
-/// from `first`. It depends only on the launch and the header, so every block agrees; an item
-/// the grid cannot reach (`first ≥ items`) leaves the block idle.
+/// How `verify_rows`' blocks share a call's target rows ([`group_shape`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupShape {
+    /// The block's first item (`≥ items`: the block idles).
+    pub first: u32,
+    /// The block's place in its group: it takes tiles `g, g + size, ...` of each row.
+    pub g: u32,
+    /// Blocks per group; 1 is a block alone, which takes whole rows from a counter after
+    /// `first`.
+    pub size: u32,
+    /// A group of `size > 1` takes items `first, first + stride, ...`; 0: `first` alone.
+    pub stride: u32,
+}
+
+/// How a co-resident grid of `grid` blocks shares `items` target rows of `requests` requests,
+/// rows of `tiles` tiles each, for block `block`.
+/// - Few rows (at most `grid / 2`): each gets `grid / items` blocks (at most one per tile), one
+///   round.
+/// - More rows, from at most `grid / 2` requests: groups of `grid / requests` blocks (at most one
+///   per tile) take the items in turn, group `i` items `i, i + groups, ...` of the position-major
+///   order. Whole rows, one per block, ran every row of a chain at once, so a row past the
+///   chain's stop was rarely known to be one, and `rows / grid` rounded up to whole rounds.
+/// - Otherwise `size` is 1 and blocks take whole rows, `first` = `block`, then from a counter.
+///
+/// It depends only on the launch and the header, so every block agrees.
 #[inline(always)]
-pub fn group_shape(grid: u32, block: u32, items: u32, tiles: u32) -> (u32, u32, u32) {
-    let per_item = grid.checked_div(items).unwrap_or(0);
-    let size = per_item.min(tiles).max(1);
-    if size > 1 {
-        (block / size, block % size, size)
-    } else {
-        (block, 0, 1)
+pub fn group_shape(grid: u32, block: u32, items: u32, requests: u32, tiles: u32) -> GroupShape {
+    let alone = GroupShape { first: block, g: 0, size: 1, stride: 0 };
+    let per_item = grid.checked_div(items).unwrap_or(0).min(tiles);
+    if per_item > 1 {
+        return GroupShape { first: block / per_item, g: block % per_item, size: per_item, stride: 0 };
     }
+    let per_request = grid.checked_div(requests).unwrap_or(0).min(tiles);
+    if per_request > 1 && items > 0 {
+        let groups = grid / per_request;
+        let first = if block < groups * per_request { block / per_request } else { items };
+        return GroupShape { first, g: block % per_request, size: per_request, stride: groups };
+    }
+    alone
 }
 
 /// Most tiles in one `verify_draws` item when rows cost unequally: blocks then take several
@@ -210,30 +234,51 @@ mod tests {
     use crate::decide::draw_target;
 
     /// Every item gets the same number of blocks (or is visited by exactly one block in turn),
-    /// groups are whole and disjoint, and no group is larger than the item's tiles.
+    /// groups are whole, consecutive and disjoint, their blocks take the same items, and no
+    /// group is larger than the item's tiles. Rows outnumber half the grid only with groups
+    /// that take items in turn or with blocks alone.
     #[test]
     fn group_shapes_cover_every_item_once() {
+        use std::{format, vec::Vec};
         for grid in [1u32, 7, 132, 264] {
             for items in 1u32..300 {
-                for tiles in [1u32, 8, 37, 64] {
-                    let mut blocks_of = [0u32; 300];
-                    let mut size_seen = None;
-                    for block in 0..grid {
-                        let (first, g, size) = group_shape(grid, block, items, tiles);
-                        assert!(size >= 1 && size <= tiles.max(1) && g < size);
-                        assert_eq!(*size_seen.get_or_insert(size), size, "every block agrees");
-                        let mut item = first;
-                        while item < items {
-                            blocks_of[item as usize] += 1;
-                            if size > 1 {
-                                break;
+                for requests in [1u32, 3, 17, 33, 66, 67, 132, 299].into_iter().filter(|&r| r <= items) {
+                    for tiles in [1u32, 8, 37, 64] {
+                        let label = format!("grid {grid} items {items} requests {requests} tiles {tiles}");
+                        let mut blocks_of = [0u32; 300];
+                        let mut seen: Option<(u32, u32)> = None;
+                        let mut items_of_group: Vec<Vec<u32>> = Vec::new();
+                        for block in 0..grid {
+                            let s = group_shape(grid, block, items, requests, tiles);
+                            assert!(s.size >= 1 && s.size <= tiles.max(1) && s.g < s.size, "{label}");
+                            assert_eq!(*seen.get_or_insert((s.size, s.stride)), (s.size, s.stride), "{label}: every block agrees");
+                            assert_eq!(s.g, block % s.size, "{label}: consecutive groups");
+                            let mut taken = Vec::new();
+                            let mut item = s.first;
+                            while item < items {
+                                blocks_of[item as usize] += 1;
+                                taken.push(item);
+                                if s.size > 1 && s.stride == 0 {
+                                    break;
+                                }
+                                // Blocks alone take the counter's items; any visiting order
+                                // that reaches each once stands for it.
+                                item += if s.size == 1 { grid } else { s.stride };
                             }
-                            item += grid;
+                            let group = (block / s.size) as usize;
+                            if s.g == 0 {
+                                items_of_group.push(taken);
+                            } else if s.first < items {
+                                assert_eq!(items_of_group[group], taken, "{label}: block {block} leaves its group");
+                            }
                         }
-                    }
-                    let size = size_seen.unwrap_or(1);
-                    for (item, &n) in blocks_of.iter().enumerate().take(items as usize) {
-                        assert_eq!(n, size, "grid {grid} items {items} tiles {tiles}: item {item}");
+                        let (size, stride) = seen.unwrap_or((1, 0));
+                        for (item, &n) in blocks_of.iter().enumerate().take(items as usize) {
+                            assert_eq!(n, size, "{label}: item {item}");
+                        }
+                        if items * 2 > grid && size > 1 {
+                            assert!(stride > 0 && requests * 2 <= grid, "{label}: {size} blocks per row, one round");
+                        }
                     }
                 }
             }

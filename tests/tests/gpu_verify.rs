@@ -325,6 +325,47 @@ fn gpu_verify_whole_row_blocks_skip_rows_past_a_rejection() {
     assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
 }
 
+/// More target rows than half of `verify_rows`' grid, from at most half as many requests as
+/// it has blocks: groups of blocks take the rows in turn, position-major, and a group drops a
+/// row when its first pass finds an earlier row of the request already stopped the chain. The
+/// outputs must equal the reference, every skipped row must lie past its chain's stop, and at
+/// full size rows must have been skipped (the sanitizer's timing only bounds the count).
+#[test]
+fn gpu_verify_row_groups_take_rows_in_turn() {
+    const TEST: &str = "gpu_verify_row_groups_take_rows_in_turn";
+    let mut rng = fresh_rng(TEST);
+    let vocab = sized(128_256usize, 32_000);
+    let batch = 24usize;
+    let expect_skips = sized(true, false);
+    let Some(device) = gpu_or_skip(TEST) else { return };
+    let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+    let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
+    let mut cpu = CpuReference::new(vocab, batch).expect("cpu");
+    let ids = register(&mut rng, vocab, batch, &mut [&mut gpu, &mut cpu]);
+    let grid = gpu.rows_grid() as u32;
+    let tiles = vocab.div_ceil(sampler_kernels::abi::TILE_TOKENS as usize) as u32;
+    let (mut total_bad, mut skipped_total) = (0, 0);
+    let mut cov = Coverage::default();
+    for c in 0..sized(3, 1) {
+        let call = make_call(&mut rng, &cpu, &ids, vocab, MAX_DRAFTS);
+        let shape = sampler_kernels::verify::group_shape(grid, 0, call.rows as u32, batch as u32, tiles);
+        assert!(shape.size > 1 && shape.stride > 0, "call {c}: {} rows, {batch} requests, grid {grid}: {shape:?}", call.rows);
+        let batch_v = call.batch(vocab);
+        let g = gpu.verify(&batch_v).expect("gpu verify");
+        let skipped = gpu.skipped_rows().expect("skipped rows") as usize;
+        let c_out = cpu.verify(&batch_v).expect("cpu verify");
+        let unread: usize = call.requests.iter().zip(&c_out).map(|(r, o)| r.drafts.len() - o.accepted.min(r.drafts.len())).sum();
+        eprintln!("call {c}: {} rows in groups of {}, {skipped} skipped, {unread} past a stop", call.rows, shape.size);
+        assert!(skipped <= unread, "call {c}: {skipped} rows skipped, only {unread} lie past a stop");
+        skipped_total += skipped;
+        total_bad += check(&format!("call {c}"), &call, &g, &c_out, |id| format!("{:?}", cpu.table().get(id).map(|s| &s.params)));
+        cov.add(&call, &c_out);
+    }
+    assert!(!expect_skips || skipped_total > 0, "no row skipped in any call");
+    cov.assert_nontrivial(TEST);
+    assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
+}
+
 /// More requests than `verify_draws` lists at once (a window of 4096 requests, the bias table's
 /// shared memory): every block lists the drawing rows window by window and takes items across
 /// windows from one counter. Small rows (two tiles) keep the call cheap; the draws of the
