@@ -63,6 +63,27 @@ pub fn key_index(key: u64) -> u32 {
     !(key as u32)
 }
 
+/// The value [`reaches_floor`] compares with: a key floor's value, or `-inf` when the floor's
+/// value half is at or below `-inf`'s (every valid key reaches such a floor).
+#[inline]
+pub fn floor_value(floor: u64) -> f32 {
+    let o = (floor >> 32) as u32;
+    if o > ordered_bits(f32::NEG_INFINITY) {
+        from_ordered_bits(o)
+    } else {
+        f32::NEG_INFINITY
+    }
+}
+
+/// Whether token `index` of value `x` has a valid key (`x > -inf`) at least `floor`, given
+/// `fv = floor_value(floor)`: equal to `x > -inf && sort_key(x, index) >= floor` for every `x`
+/// but `-0` and NaN (tested), from float compares, the key built only on a tie with the floor's
+/// value. Passes over values that fail a floor then build no key per token.
+#[inline(always)]
+pub fn reaches_floor(x: f32, index: u32, floor: u64, fv: f32) -> bool {
+    x > f32::NEG_INFINITY && (x > fv || (x == fv && sort_key(x, index) >= floor))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,6 +111,30 @@ mod tests {
         for &v in &vals {
             assert_eq!(from_ordered_bits(ordered_bits(v)).to_bits(), v.to_bits());
         }
+    }
+
+    #[test]
+    fn reaching_a_floor_is_the_key_compare() {
+        let vals = [f32::NEG_INFINITY, -f32::MAX, -1.5, -1e-45, 0.0, 1e-45, 1.0, 1.5, f32::MAX, f32::INFINITY];
+        let mut floors: std::vec::Vec<u64> = std::vec![1, 2, u32::MAX as u64, u64::MAX, (ORDERED_INFINITY as u64 + 1) << 32, 0x7fff_ffff_0000_0000];
+        for &v in &vals {
+            for index in [0u32, 7, 8, 1 << 20] {
+                floors.push(sort_key(v, index));
+                floors.push((ordered_bits(v) as u64) << 32);
+            }
+        }
+        let mut passed = 0;
+        for &floor in &floors {
+            let fv = floor_value(floor);
+            for &x in &vals {
+                for index in [0u32, 6, 7, 8, 9, 1 << 20] {
+                    let want = x > f32::NEG_INFINITY && sort_key(x, index) >= floor;
+                    assert_eq!(reaches_floor(x, index, floor, fv), want, "x {x:e} index {index} floor {floor:#x}");
+                    passed += want as u32;
+                }
+            }
+        }
+        assert!(passed > 100, "{passed}");
     }
 
     #[test]

@@ -136,6 +136,34 @@ pub fn process_untempered_with<R: Fn() -> f32>(
     canonical(x)
 }
 
+/// [`process_untempered_with`] as selects, with the reciprocal `1 / p.repetition` given: the
+/// same operations in the same order, so the same bits (tested), but no early return, so a
+/// thread's eight tokens need no branch and reconvergence point each (with one, they had eight). Verification's first
+/// pass takes it for rows with a bias, bitmask or penalties.
+#[inline(always)]
+pub fn process_untempered_selects(
+    raw: f32,
+    allowed: bool,
+    seen: bool,
+    count: u32,
+    bias: f32,
+    p: &LogitParams,
+    inverse_repetition: f32,
+) -> f32 {
+    let factor = if raw > 0.0 { inverse_repetition } else { p.repetition };
+    let x = if seen && p.repetition != 1.0 { raw * factor } else { raw };
+    let mut t = p.frequency * (count as f32);
+    t += p.presence;
+    let x = if count > 0 { x - t } else { x };
+    // NaN (a NaN logit's too) → -inf, then -0 → +0, as `temper_by` does: no branch.
+    let x = (x + bias).max(f32::NEG_INFINITY) + 0.0;
+    if allowed {
+        x
+    } else {
+        f32::NEG_INFINITY
+    }
+}
+
 /// [`process_untempered`] for a token with no mask, penalty or bias (NaN → `-inf`, `-0` →
 /// `+0`): [`temper_by`] at scale 1, which does exactly that in two instructions on the GPU (the
 /// multiply by 1 folds away). Stage 1 takes it for every token of a plain row.
@@ -279,8 +307,8 @@ mod tests {
     fn split_prologue_equals_process_logit() {
         let ys = awkward_values(0x5eed, 4000);
         let temps = [0.0f32, -1.0, f32::NAN, 0.7, 1.0, 1.5, 0.05, 3.0e-3, 40.0, 1.0e-20];
-        for &t in &temps {
-            let params = LogitParams { repetition: 1.3, frequency: 0.4, presence: 0.25, temperature: t };
+        for (&t, repetition) in temps.iter().flat_map(|t| [(t, 1.3f32), (t, 1.0), (t, 0.8)]) {
+            let params = LogitParams { repetition, frequency: 0.4, presence: 0.25, temperature: t };
             for (i, &raw) in ys.iter().enumerate() {
                 let (seen, count, bias) = (i % 3 == 0, (i % 5) as u32, if i % 7 == 0 { -2.5 } else { 0.0 });
                 let whole = process_logit(raw, i % 11 != 0, seen, count, bias, &params);
@@ -290,6 +318,8 @@ mod tests {
                 let inverse = 1.0 / params.repetition;
                 let hoisted = process_untempered_with(raw, i % 11 != 0, seen, count, bias, &params, || inverse);
                 assert_eq!(whole.to_bits(), temper_by(hoisted, temper_scale(t)).to_bits(), "raw {raw:e} t {t}");
+                let selects = process_untempered_selects(raw, i % 11 != 0, seen, count, bias, &params, inverse);
+                assert_eq!(hoisted.to_bits(), selects.to_bits(), "raw {raw:e} t {t}: select form");
             }
         }
     }

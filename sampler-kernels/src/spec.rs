@@ -48,8 +48,8 @@ use crate::exact::{
 };
 use crate::fixed::{bands_usable, exact_bin, soft_ceil, weight_parts};
 use crate::intrinsics::*;
-use crate::keys::{key_index, key_value};
-use crate::logit::{process_logit, temper_scale, widen_bf16, widen_f16, LogitParams};
+use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
+use crate::logit::{process_untempered_selects, temper_by, temper_scale, widen_bf16, widen_f16, LogitParams};
 use crate::sampler::{key_weight, key_weight_inline, keys8, plain8};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
@@ -611,19 +611,22 @@ unsafe fn process8(p: &VerifyParams, r: &VRow, tile: u32, raw: [f32; 8]) -> [f32
             i += 1;
         }
     }
+    // Selects, not a branch per token: a token past the vocab is one not allowed.
+    let inverse_repetition = 1.0 / r.params.repetition;
+    let scale = temper_scale(r.params.temperature);
+    let full = base + TOKENS_PER_THREAD <= p.vocab;
     let mut x = [f32::NEG_INFINITY; 8];
     each8(|j| {
-        if base + (j as u32) < p.vocab {
-            let allowed = (mask_word >> ((base & 31) + j as u32)) & 1 == 1;
-            let bias = if has_bias {
-                // SAFETY: this thread's own slot of the bias table.
-                f32::from_bits(unsafe { ld_shared_u32(smem(SM_BIAS + (tid * TOKENS_PER_THREAD + j as u32) * 4)) })
-            } else {
-                0.0
-            };
-            let c = counts[j];
-            x[j] = process_logit(raw[j], allowed, c != 0, c & 0x7fff_ffff, bias, &r.params);
-        }
+        let inside = full || base + (j as u32) < p.vocab;
+        let allowed = inside && (mask_word >> ((base & 31) + j as u32)) & 1 == 1;
+        let bias = if has_bias {
+            // SAFETY: this thread's own slot of the bias table (zero past the vocab).
+            f32::from_bits(unsafe { ld_shared_u32(smem(SM_BIAS + (tid * TOKENS_PER_THREAD + j as u32) * 4)) })
+        } else {
+            0.0
+        };
+        let c = counts[j];
+        x[j] = temper_by(process_untempered_selects(raw[j], allowed, c != 0, c & 0x7fff_ffff, bias, &r.params, inverse_repetition), scale);
     });
     x
 }
@@ -804,11 +807,12 @@ macro_rules! for_each_cached_tile {
 unsafe fn for_each_key<F: FnMut(u64)>(p: &VerifyParams, row: u32, first: u32, step: u32, floor: u64, mut f: F) {
     // SAFETY: forwarded.
     unsafe {
+        let fv = floor_value(floor);
         for_each_cached_tile!(p, row, first, step, |tile, x| {
-            let keys = keys8(&x, tile_base(tile));
+            let base = tile_base(tile);
             each8(|j| {
-                if keys[j] != 0 && keys[j] >= floor {
-                    f(keys[j]);
+                if reaches_floor(x[j], base + j as u32, floor, fv) {
+                    f(sort_key(x[j], base + j as u32));
                 }
             });
         })
@@ -824,9 +828,10 @@ unsafe fn for_each_key<F: FnMut(u64)>(p: &VerifyParams, row: u32, first: u32, st
 unsafe fn for_each_key_all<F: FnMut(u64)>(p: &VerifyParams, row: u32, first: u32, step: u32, floor: u64, mut f: F) {
     // SAFETY: forwarded.
     unsafe {
+        let fv = floor_value(floor);
         for_each_cached_tile!(p, row, first, step, |tile, x| {
-            let keys = keys8(&x, tile_base(tile));
-            each8(|j| f(if keys[j] != 0 && keys[j] >= floor { keys[j] } else { 0 }));
+            let base = tile_base(tile);
+            each8(|j| f(if reaches_floor(x[j], base + j as u32, floor, fv) { sort_key(x[j], base + j as u32) } else { 0 }));
         })
     }
 }
@@ -918,12 +923,13 @@ unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
             }
         });
         sync_threads();
+        let fv = floor_value(floor);
         for_each_cached_tile!(p, grp.row, grp.g, grp.size, |tile, x| {
-            let keys = keys8(&x, tile_base(tile));
+            let base = tile_base(tile);
             each8(|j| {
-                let key = keys[j];
-                if key != 0 && key >= floor {
-                    add_to_tile_bins(V_PACK, V_LO, key_value(key), sum.mc);
+                // (A cached value is never -0: the key's value is the value.)
+                if reaches_floor(x[j], base + j as u32, floor, fv) {
+                    add_to_tile_bins(V_PACK, V_LO, x[j], sum.mc);
                 }
             });
             sync_threads();
@@ -1929,16 +1935,27 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             if cached {
                 store_cached8(p, row, tile, &x);
             }
-            let keys = keys8(&x, base);
-            let mut top = 0u64;
+            // The thread's largest key from float compares: the values are never NaN nor -0,
+            // so `>` orders them as their keys do, and keeping the first of equal values keeps
+            // the lower index. One key per thread and tile instead of eight 64-bit keys and
+            // compares; the draft's key only in the thread that holds it.
+            let (mut best, mut best_j) = (f32::NEG_INFINITY, 0u32);
             each8(|j| {
-                top = if keys[j] > top { keys[j] } else { top };
-                valid += (keys[j] != 0) as u32;
-                infinite += (x[j] == f32::INFINITY) as u32;
-                if base + j as u32 == draft {
-                    draft_key = keys[j];
+                if x[j] > best {
+                    best = x[j];
+                    best_j = j as u32;
                 }
+                valid += (x[j] > f32::NEG_INFINITY) as u32;
+                infinite += (x[j] == f32::INFINITY) as u32;
             });
+            let top = if best > f32::NEG_INFINITY { sort_key(best, base + best_j) } else { 0 };
+            if draft.wrapping_sub(base) < TOKENS_PER_THREAD {
+                each8(|j| {
+                    if base + j as u32 == draft && x[j] > f32::NEG_INFINITY {
+                        draft_key = sort_key(x[j], draft);
+                    }
+                });
+            }
             max_key = if top > max_key { top } else { max_key };
             if cached {
                 // The chunk's largest key (its value half), for the draws' skip of chunks
