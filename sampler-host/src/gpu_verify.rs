@@ -25,7 +25,7 @@ use std::marker::PhantomData;
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, LaunchConfig, PushKernelArg};
 use sampler_kernels::abi::{
     RowSettings, VerifyParams, VerifySettings, ROW_HAS_BITMASK, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
-    TILE_TOKENS, VERIFY_BLOCK_SCRATCH_BYTES, VERIFY_CHAIN_THREADS, VERIFY_MAX_DRAFTS, VERIFY_MIN_DRAFTS, VERIFY_ONE_HOT, VERIFY_ROWS_SHARED_BYTES,
+    TILE_TOKENS, VERIFY_BLOCK_SCRATCH_BYTES, VERIFY_HEADER_RANDOM, VERIFY_HEADER_WORDS, VERIFY_CHAIN_THREADS, VERIFY_MAX_DRAFTS, VERIFY_MIN_DRAFTS, VERIFY_ONE_HOT, VERIFY_ROWS_SHARED_BYTES,
     VERIFY_CHUNK_TOKENS, VERIFY_ROW_SCRATCH_BYTES,
 };
 use sampler_kernels::status::STATUS_INVALID_SETTINGS;
@@ -97,7 +97,7 @@ struct VerifyLayout {
 
 impl VerifyLayout {
     fn new(max_batch: usize, max_rows: usize, max_drafts: usize, max_bias: usize, words: usize) -> (Self, usize) {
-        let settings = 16;
+        let settings = VERIFY_HEADER_WORDS as usize * 4;
         let row_map = settings + max_batch * std::mem::size_of::<VerifySettings>();
         let row_order = row_map + max_rows * 8;
         let drafts = row_order + max_rows * 4;
@@ -366,7 +366,10 @@ impl GpuVerifier {
         let l = self.layout;
         let staging = &mut self.staging;
         let put = |staging: &mut Vec<u8>, at: usize, bytes: &[u8]| staging[at..at + bytes.len()].copy_from_slice(bytes);
-        put(staging, 0, as_bytes(&[requests.len() as u32, rows as u32, q_rows as u32, 0]));
+        let mut header = [0u32; VERIFY_HEADER_WORDS as usize];
+        header[..4].copy_from_slice(&[requests.len() as u32, rows as u32, q_rows as u32, 0]);
+        header[VERIFY_HEADER_RANDOM as usize] = settings.iter().filter(|s| s.row.temperature != 0.0).count() as u32;
+        put(staging, 0, as_bytes(&header));
         put(staging, l.settings, as_bytes(&settings));
         put(staging, l.row_map, as_bytes(&row_map));
         put(staging, l.row_order, as_bytes(&position_major_rows(&settings)));

@@ -476,6 +476,11 @@ const _: () = assert!(VERIFY_CHUNKS_PER_TILE * 32 == SAMPLER_THREADS);
 /// request's rejection word, and in row 0 the call's two hand-out counters (`u32` each, zero
 /// between calls).
 pub const VERIFY_ROW_HEAD_BYTES: u32 = 32;
+
+/// Words of a verification call's header (`VerifyParams::header`), and the index of the one
+/// that counts its random requests.
+pub const VERIFY_HEADER_WORDS: u32 = 8;
+pub const VERIFY_HEADER_RANDOM: u32 = 4;
 /// Bytes of `VerifyParams::row_scratch` per target row: the head, two generations of per-tile
 /// draw sums (`U256[MAX_TILES]` each), the selections' gather list (`u64[MERGE_CAPACITY]`),
 /// then the row's draw plan (80 bytes: kept floor, masses, summary, draft side, the draw's
@@ -538,9 +543,10 @@ pub struct VerifyParams {
     /// Draft probabilities: `q_rows` f32 rows of `vocab`, `q_stride` elements apart (0: none).
     pub q: u64,
     pub q_stride: u64,
-    /// `u32[4]`: active requests, active target rows (the rest of each grid idles),
-    /// draft-probability rows, and the rows `verify_rows` skipped (zero when uploaded; a
-    /// diagnostic the host can read back).
+    /// `u32[VERIFY_HEADER_WORDS]`: active requests, active target rows (the rest of each grid
+    /// idles), draft-probability rows, the rows `verify_rows` skipped (zero when uploaded; a
+    /// diagnostic the host can read back), the random requests (`verify::group_shape`), and
+    /// zeros.
     pub header: u64,
     /// `VerifySettings[requests]`, 16-byte aligned.
     pub settings: u64,

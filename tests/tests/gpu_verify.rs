@@ -326,8 +326,9 @@ fn gpu_verify_whole_row_blocks_skip_rows_past_a_rejection() {
 }
 
 /// More target rows than half of `verify_rows`' grid, from at most half as many requests as
-/// it has blocks: groups of blocks take the rows in turn, position-major, and a group drops a
-/// row when its first pass finds an earlier row of the request already stopped the chain. The
+/// it has blocks, at least half of them random: groups of blocks take the rows in turn,
+/// position-major, and a group drops a row when it finds, before or after its first pass, that
+/// an earlier row of the request already stopped the chain. The
 /// outputs must equal the reference, every skipped row must lie past its chain's stop, and at
 /// full size rows must have been skipped (the sanitizer's timing only bounds the count).
 #[test]
@@ -341,15 +342,19 @@ fn gpu_verify_row_groups_take_rows_in_turn() {
     let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
     let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
     let mut cpu = CpuReference::new(vocab, batch).expect("cpu");
-    let ids = register(&mut rng, vocab, batch, &mut [&mut gpu, &mut cpu]);
+    let registered = register(&mut rng, vocab, batch, &mut [&mut gpu, &mut cpu]);
+    // Groups take rows in turn only when at least half of the requests are random.
+    let greedy = |id: &u64| cpu.table().get(*id).is_some_and(|s| s.params.is_greedy());
+    let random = registered.iter().filter(|id| !greedy(id)).count();
+    let ids: Vec<u64> = registered.iter().filter(|id| !greedy(id)).chain(registered.iter().filter(|id| greedy(id)).take(random)).copied().collect();
     let grid = gpu.rows_grid() as u32;
     let tiles = vocab.div_ceil(sampler_kernels::abi::TILE_TOKENS as usize) as u32;
     let (mut total_bad, mut skipped_total) = (0, 0);
     let mut cov = Coverage::default();
     for c in 0..sized(3, 1) {
         let call = make_call(&mut rng, &cpu, &ids, vocab, MAX_DRAFTS);
-        let shape = sampler_kernels::verify::group_shape(grid, 0, call.rows as u32, batch as u32, tiles);
-        assert!(shape.size > 1 && shape.stride > 0, "call {c}: {} rows, {batch} requests, grid {grid}: {shape:?}", call.rows);
+        let shape = sampler_kernels::verify::group_shape(grid, 0, call.rows as u32, ids.len() as u32, random as u32, tiles);
+        assert!(shape.size > 1 && shape.stride > 0, "call {c}: {} rows, {} requests, grid {grid}: {shape:?}", call.rows, ids.len());
         let batch_v = call.batch(vocab);
         let g = gpu.verify(&batch_v).expect("gpu verify");
         let skipped = gpu.skipped_rows().expect("skipped rows") as usize;
