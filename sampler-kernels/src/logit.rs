@@ -164,6 +164,16 @@ pub fn process_untempered_selects(
     }
 }
 
+/// A penalty count word after `times` more outputs of its token: the low 31 bits count and
+/// stop at `0x7fff_ffff`, the top bit is kept. Equal to `times` single increments, each skipped
+/// once the count is full (tested).
+#[inline]
+pub fn saturating_count_add(old: u32, times: u32) -> u32 {
+    let count = old & 0x7fff_ffff;
+    let room = 0x7fff_ffff - count;
+    (old & 0x8000_0000) | (count + if times < room { times } else { room })
+}
+
 /// [`process_untempered`] for a token with no mask, penalty or bias (NaN → `-inf`, `-0` →
 /// `+0`): [`temper_by`] at scale 1, which does exactly that in two instructions on the GPU (the
 /// multiply by 1 folds away). Stage 1 takes it for every token of a plain row.
@@ -299,6 +309,21 @@ mod tests {
                 for &scale in &scales {
                     assert_eq!(temper_by(raw, scale).to_bits(), temper_by(plain, scale).to_bits(), "raw {raw:e} scale {scale:e}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn count_adds_saturate_as_single_increments() {
+        for old in [0u32, 1, 5, 0x7fff_fffd, 0x7fff_ffff, 0x8000_0000, 0x8000_0003, 0xffff_fffe, 0xffff_ffff] {
+            for times in 0u32..10 {
+                let mut one_at_a_time = old;
+                for _ in 0..times {
+                    if one_at_a_time & 0x7fff_ffff != 0x7fff_ffff {
+                        one_at_a_time += 1;
+                    }
+                }
+                assert_eq!(saturating_count_add(old, times), one_at_a_time, "old {old:#x} times {times}");
             }
         }
     }

@@ -49,7 +49,7 @@ use crate::exact::{
 use crate::fixed::{bands_usable, exact_bin, soft_ceil, weight_parts};
 use crate::intrinsics::*;
 use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
-use crate::logit::{process_untempered_selects, temper_by, temper_scale, widen_bf16, widen_f16, LogitParams};
+use crate::logit::{process_untempered_selects, saturating_count_add, temper_by, temper_scale, widen_bf16, widen_f16, LogitParams};
 use crate::sampler::{key_weight, key_weight_inline, keys8, plain8};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
@@ -1345,7 +1345,7 @@ struct WideWeight {
 /// inlined copies of it (two 256-bit products each) once a row, fetched cold.
 #[inline(never)]
 extern "C" fn residual_once(key: u64, mc: f32, infinite: u32, z: u128, qi: u64, q_total: u128) -> WideWeight {
-    let r = residual_weight(key_weight(key, mc, infinite), z, qi, q_total);
+    let r = residual_weight(key_weight_inline(key, mc, infinite), z, qi, q_total);
     WideWeight { hi: r.hi, lo: r.lo }
 }
 
@@ -2372,34 +2372,64 @@ pub unsafe extern "ptx-kernel" fn verify_chains(p: VerifyParams) {
         if ok {
             status = STATUS_OK;
             let counts = (p.counts as *mut u32).add(s.row.slot as usize * p.counts_stride as usize);
+            // Eight rows of the chain at a time: their results and drafts are loaded together,
+            // then the emitted tokens' counts, so a chain costs a few memory round trips, not
+            // two or three per row (this kernel is the last of every call).
             let mut j = 0u32;
-            while j <= s.drafts {
-                let res = read_row_result(&p, s.first_row + j);
-                if res.status != STATUS_OK {
-                    status = res.status;
-                    break;
-                }
-                let accept = res.accept != 0 && j < s.drafts;
-                let token = if accept {
-                    (p.drafts as *const u32).add((request * p.max_drafts + j) as usize).read() as i32
-                } else {
-                    res.token
-                };
-                tokens.add(j as usize).write(token);
-                logprobs.add(j as usize).write(if accept { res.logprob_draft } else { res.logprob_token });
-                if token >= 0 && (token as u32) < p.vocab {
-                    let c = counts.add(token as usize);
-                    let old = c.read();
-                    if old & 0x7fff_ffff != 0x7fff_ffff {
-                        c.write(old + 1);
+            let mut stop = false;
+            while !stop && j <= s.drafts {
+                let mut res = [VerifyRowResult::default(); 8];
+                let mut drafted = [0u32; 8];
+                each8(|k| {
+                    let jk = j + k as u32;
+                    if jk <= s.drafts {
+                        res[k] = read_row_result(&p, s.first_row + jk);
                     }
-                }
-                emitted = j + 1;
-                if !accept {
-                    break;
-                }
-                accepted += 1;
-                j += 1;
+                    if jk < s.drafts {
+                        drafted[k] = (p.drafts as *const u32).add((request * p.max_drafts + jk) as usize).read();
+                    }
+                });
+                let mut token = [NO_TOKEN; 8];
+                each8(|k| {
+                    let jk = j + k as u32;
+                    if stop || jk > s.drafts {
+                        return;
+                    }
+                    let r = res[k];
+                    if r.status != STATUS_OK {
+                        status = r.status;
+                        stop = true;
+                        return;
+                    }
+                    let accept = r.accept != 0 && jk < s.drafts;
+                    token[k] = if accept { drafted[k] as i32 } else { r.token };
+                    tokens.add(jk as usize).write(token[k]);
+                    logprobs.add(jk as usize).write(if accept { r.logprob_draft } else { r.logprob_token });
+                    emitted = jk + 1;
+                    if accept {
+                        accepted += 1;
+                    } else {
+                        stop = true;
+                    }
+                });
+                // Each distinct counted token once, with its multiplicity in these rows: the
+                // loads go out together, and the adds saturate as one at a time would.
+                let mut old = [0u32; 8];
+                let mut first = [false; 8];
+                each8(|k| {
+                    let t = token[k];
+                    first[k] = t >= 0 && (t as u32) < p.vocab && !token[..k].contains(&t);
+                    if first[k] {
+                        old[k] = counts.add(t as usize).read();
+                    }
+                });
+                each8(|k| {
+                    if first[k] {
+                        let times = token[k..].iter().filter(|&&t| t == token[k]).count() as u32;
+                        counts.add(token[k] as usize).write(saturating_count_add(old[k], times));
+                    }
+                });
+                j += 8;
             }
             let step = (p.steps as *mut u64).add(s.row.slot as usize);
             step.write(step.read().wrapping_add(1));
