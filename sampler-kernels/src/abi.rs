@@ -552,10 +552,11 @@ pub struct VerifyParams {
     pub settings: u64,
     /// `u32[rows][2]`: (request, position) of each target row.
     pub row_map: u64,
-    /// `u32[rows]`: the target rows in the order `verify_rows`' blocks take whole rows (block
-    /// `b` takes items `b`, `b + grid`, ...), position-major: every request's row `j` before
-    /// any row `j + 1`. So a row past its request's first rejection is mostly taken once that
-    /// rejection is known, and skipped, while rows of long chains still run side by side.
+    /// `u32[rows]`: the target rows in the order `verify_rows` takes them when they outnumber
+    /// half its grid (whole rows from a counter, or groups of blocks in turn:
+    /// `verify::group_shape`), position-major: every request's row `j` before any row `j + 1`.
+    /// So a row past its request's first rejection is mostly taken once that rejection is
+    /// known, and skipped, while rows of long chains still run side by side.
     pub row_order: u64,
     /// `u32[requests][max_drafts]`: the draft tokens of each request.
     pub drafts: u64,

@@ -138,8 +138,8 @@ pub fn process_untempered_with<R: Fn() -> f32>(
 
 /// [`process_untempered_with`] as selects, with the reciprocal `1 / p.repetition` given: the
 /// same operations in the same order, so the same bits (tested), but no early return, so a
-/// thread's eight tokens need no branch and reconvergence point each (with one, they had eight). Verification's first
-/// pass takes it for rows with a bias, bitmask or penalties.
+/// thread's eight tokens need no branch and reconvergence point each (with one, they had
+/// eight). Verification's first pass takes it for rows with a bias, bitmask or penalties.
 #[inline(always)]
 pub fn process_untempered_selects(
     raw: f32,

@@ -1771,9 +1771,10 @@ unsafe fn mark_rejected(p: &VerifyParams, first_row: u32, position: u32, leader:
 
 /// Whether this block may drop row `position` because an earlier row of its request already
 /// stopped the chain: `verify_chains` and `verify_draws` read a chain only up to its first
-/// non-accepted row, so nothing reads a row after it. Only a block that holds a whole row
-/// (`grp.size == 1`) drops one; the answer is block-uniform (thread 0 reads it and broadcasts
-/// it through shared memory), so the block's barriers stay uniform. A skipped row is counted in the header.
+/// non-accepted row, so nothing reads a row after it. This is the test of a block that holds a
+/// whole row (`grp.size == 1`; groups taking rows in turn have [`group_past`]); the answer is
+/// block-uniform (thread 0 reads it and broadcasts it through shared memory), so the block's
+/// barriers stay uniform. A skipped row is counted in the header.
 ///
 /// # Safety
 /// The whole block calls it; `first_row` is the request's first row (< rows).

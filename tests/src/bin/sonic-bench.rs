@@ -585,8 +585,8 @@ fn main() -> BenchResult<()> {
              probability 0.7, else a random token. verify_sampled: B random requests (T 1) × 4 drafts, each q \
              row 0.7 · p + 0.3 · noise of its own target row and each draft sampled from it, so chains stop \
              anywhere (a residual draw where they stop, a bonus draw where they do not). \"skipped\": target rows that verify_rows dropped in one \
-             replay because an earlier row of their request had already stopped the chain (only blocks that hold \
-             whole rows skip, when the call has more rows than the grid has blocks). GB/s counts target logits, \
+             replay because an earlier row of their request had already stopped the chain (only when the call has \
+             more rows than half the grid has blocks: blocks holding whole rows, or groups taking rows in turn). GB/s counts target logits, \
              q rows, bitmask rows, and penalty counts once per target row with penalties.\n\n\
              | workload | dtype | V | B | target rows | skipped | median µs | p10 – p90 µs | GB/s | of copy BW |\n\
              |---|---|---|---|---|---|---|---|---|---|\n{verify_md}"
