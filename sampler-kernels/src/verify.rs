@@ -284,6 +284,10 @@ mod tests {
                         if stride > 0 {
                             assert!(items * 2 > grid, "{label}: few rows take one round");
                         }
+                        let groups_fit = (grid / requests).min(tiles) > 1;
+                        if items * 2 > grid && groups_fit && random * 2 >= requests {
+                            assert!(stride > 0, "{label}: rows a group could take in turn go to blocks alone");
+                        }
                     }
                 }
             }

@@ -456,6 +456,68 @@ fn gpu_verify_full_chains_and_zero_drafts() {
     assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
 }
 
+/// Chains that emit one token again and again: every target row of a request the same row,
+/// whose token `t` stands far above the rest, each draft `t`, so every draft is accepted and the
+/// bonus is `t` too. `verify_chains` counts each distinct token of eight rows once, with its
+/// multiplicity, so chains of 0 to 8 drafts (one crossing a batch of eight rows) must leave the
+/// reference's penalty state: a plain step after the call, which picks the repeated token again
+/// and reports its log-probability (its value set by its count), must equal the reference's.
+#[test]
+fn gpu_verify_repeated_tokens_are_counted_each_time() {
+    const TEST: &str = "gpu_verify_repeated_tokens_are_counted_each_time";
+    let mut rng = fresh_rng(TEST);
+    let (vocab, batch) = (32_000usize, MAX_DRAFTS + 1);
+    let Some(device) = gpu_or_skip(TEST) else { return };
+    let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+    let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
+    let mut cpu = CpuReference::new(vocab, batch).expect("cpu");
+    let mut params = SamplingParams::greedy();
+    (params.repetition_penalty, params.frequency_penalty, params.presence_penalty) = (1.2, 0.3, 0.1);
+    params.logprobs = true;
+    let (mut logits, mut requests, mut chosen) = (Vec::new(), Vec::new(), Vec::new());
+    for id in 0..batch {
+        gpu.add_request(id as u64, params.clone(), &[]).expect("add");
+        cpu.add_request(id as u64, params.clone(), &[]).expect("add");
+        // 40 / 1.2 less eight counts' penalties stays above a peaked row's other values.
+        let t = below(&mut rng, vocab as u64) as u32;
+        let mut row = logit_row(&mut rng, RowShape::Peaked, vocab);
+        row[t as usize] = 40.0;
+        for _ in 0..=id {
+            logits.extend_from_slice(&row);
+        }
+        requests.push(ReqData { id: id as u64, drafts: vec![t; id], q: None, mask: None });
+        chosen.push(t);
+    }
+    let rows = logits.len() / vocab;
+    let call = Call { logits, rows, requests };
+    let batch_v = call.batch(vocab);
+    let g = gpu.verify(&batch_v).expect("gpu verify");
+    let c_out = cpu.verify(&batch_v).expect("cpu verify");
+    for (id, o) in c_out.iter().enumerate() {
+        assert_eq!(o.accepted, id, "request {id}: the reference did not accept every draft");
+    }
+    let mut total_bad = check("call", &call, &g, &c_out, |id| format!("request {id}"));
+    // 32 / 1.2 less nine counts' penalties still tops a peaked row: the step picks the repeated
+    // token, and its log-probability follows its count.
+    let mut next = Vec::new();
+    for &t in &chosen {
+        let mut row = logit_row(&mut rng, RowShape::Peaked, vocab);
+        row[t as usize] = 32.0;
+        next.extend_from_slice(&row);
+    }
+    let b = Batch { logits: HostLogits::f32(&next, batch, vocab).expect("logits"), rows: (0..batch as u64).map(BatchRow::new).collect() };
+    let gs = gpu.sample(&b).expect("gpu sample");
+    let cs = cpu.sample(&b).expect("cpu sample");
+    for (i, (g, c)) in gs.iter().zip(&cs).enumerate() {
+        assert_eq!(c.token, chosen[i] as i32, "request {i}: the reference did not pick the repeated token");
+        if let Some(diff) = compare_outputs(g, c) {
+            total_bad += 1;
+            eprintln!("plain step after verification, request {i}: {diff}");
+        }
+    }
+    assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
+}
+
 /// The device-level API in a CUDA graph: captured once for the largest call, replayed with new
 /// logits, new draft rows, new drafts, new request subsets and advancing seeds/steps.
 #[test]
