@@ -616,8 +616,9 @@ impl GpuVerifier {
     }
 
     /// Blocks of `verify_rows`' grid (what the device holds at once). A call with more target
-    /// rows than this gives each block whole rows in turn, position-major, and skips rows past
-    /// a rejection already known; with fewer, each row gets a group of blocks.
+    /// rows than half of this has blocks, or groups of blocks, take rows in turn,
+    /// position-major, and skip rows past a rejection already known
+    /// (`sampler_kernels::verify::group_shape`); with fewer, each row gets a group of blocks.
     pub fn rows_grid(&self) -> usize {
         self.rows_grid as usize
     }

@@ -1,7 +1,7 @@
 //! `sonic-soak`: a long run of the GPU sampler the way a serving engine drives it (`run.sh soak`).
 //!
 //! ```text
-//! sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--exact-pass one|four] [--quick] [--out DIR]
+//! sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--verify-every M] [--exact-pass one|four] [--quick] [--out DIR]
 //! ```
 //!
 //! One `GpuSampler` (capacity 256 rows, V = 151936; its exact pass in four launches, or in one
@@ -19,6 +19,15 @@
 //! (`enqueue_step`) instead of replaying the graph, so both paths are compared with the reference
 //! over the same stream of state.
 //!
+//! Every M-th replay is a speculative-verification call instead (`GpuVerifier` over the same
+//! sampler and requests): up to 16 live requests without top log-probabilities, 0 to 7 drafts
+//! each (a row's argmax, a draw from its draft probabilities, or a random token, so chains stop
+//! anywhere), draft-probability rows for some, bitmasks for some, target rows generated on the
+//! GPU; eager or a graph replay, alternating. Every output is checked for its invariants (status,
+//! accepted drafts returned as drafted, tokens in range and allowed) and folded into the model
+//! (emitted tokens counted, one step); with the step checks, two of the call's requests are
+//! verified again by `verify::verify_request` from the model's state before the call.
+//!
 //! Device memory in use (`mem_get_info`) and host RSS (`/proc/self/statm`) are sampled after a
 //! warm-up and at the end; growth beyond a small slack fails the run. Results go to
 //! `--out DIR/sonic-soak.json`; a summary table is printed. Any mismatch, broken invariant, CUDA
@@ -33,12 +42,17 @@ use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, BatchRow, RowOutput};
 use sampler_host::cuda::GpuDevice;
 use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, GpuSampler, GpuSamplerConfig};
+use sampler_host::gpu_verify::{DeviceVerifyRequest, DraftProbs, GpuVerifier, VerifyGraph};
+use sampler_host::logits::HostLogits;
 use sampler_host::reference::sample_row;
 use sampler_host::state::{RequestState, RequestTable};
+use sampler_host::verify::{verify_request, VerifyOutput, VerifyRequest};
 use sampler_kernels::abi::{DTYPE_F32, FILL_FLAT, FILL_PEAKED};
 use sampler_kernels::logit::bitmask_allows;
 use sampler_kernels::status::{NO_TOKEN, STATUS_NO_VALID_TOKEN, STATUS_OK};
-use sampler_tests::{compare_outputs as compare, below, bitmask_row, fresh_rng, mixed_params, prompt};
+use sampler_tests::{
+    compare_outputs as compare, below, bitmask_row, draft_q_row, fresh_rng, mixed_params, prompt, sample_weights, LOGPROB_TOLERANCE,
+};
 
 type SoakResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -58,6 +72,14 @@ const EARLY_BASELINE_REPLAYS: u64 = 20;
 /// Growth allowed between the baseline and the end.
 const DEVICE_SLACK_BYTES: i64 = 8 << 20;
 const RSS_SLACK_BYTES: i64 = 48 << 20;
+/// Verification calls: the verifier's draft capacity (its minimum), and at most this many
+/// requests of at most `VERIFY_DRAFTS_MAX` drafts, so a call's rows fit the logits buffer.
+const VERIFY_CAPACITY_DRAFTS: usize = 8;
+const VERIFY_REQUESTS_MAX: usize = 16;
+const VERIFY_DRAFTS_MAX: u64 = 7;
+/// Draft-probability rows a call may use (the q buffer's rows).
+const VERIFY_Q_ROWS: usize = 64;
+const _: () = assert!(VERIFY_REQUESTS_MAX * (VERIFY_DRAFTS_MAX as usize + 1) <= CAPACITY);
 /// Details printed for at most this many failures; the run stops after `MAX_FAILURES`.
 const PRINT_FAILURES: usize = 20;
 const MAX_FAILURES: usize = 100;
@@ -67,6 +89,7 @@ struct Options {
     replays: u64,
     check_every: u64,
     check_rows: usize,
+    verify_every: u64,
     exact_pass: ExactPassLaunch,
     out: PathBuf,
 }
@@ -82,12 +105,12 @@ fn parse_options() -> SoakResult<Options> {
             },
         }
     };
-    let known = ["--seconds", "--replays", "--check-every", "--check-rows", "--exact-pass", "--out", "--quick"];
+    let known = ["--seconds", "--replays", "--check-every", "--check-rows", "--verify-every", "--exact-pass", "--out", "--quick"];
     let mut i = 0;
     while i < args.len() {
         if !known.contains(&args[i].as_str()) {
             return Err(format!(
-                "unknown argument {:?}\nusage: sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--exact-pass one|four] [--quick] [--out DIR]",
+                "unknown argument {:?}\nusage: sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--verify-every M] [--exact-pass one|four] [--quick] [--out DIR]",
                 args[i]
             )
             .into());
@@ -109,6 +132,7 @@ fn parse_options() -> SoakResult<Options> {
         replays: value("--replays")?.unwrap_or(1_000_000),
         check_every: value("--check-every")?.unwrap_or(if quick { 50 } else { 100 }),
         check_rows: value("--check-rows")?.unwrap_or(4) as usize,
+        verify_every: value("--verify-every")?.unwrap_or(10),
         exact_pass,
         out,
     })
@@ -142,6 +166,12 @@ struct Counters {
     drops: u64,
     resets: u64,
     updates: u64,
+    verify_calls: u64,
+    verify_requests: u64,
+    verify_rows: u64,
+    drafts_accepted: u64,
+    verify_no_valid: u64,
+    verify_checked: u64,
     batch_sizes: HashMap<usize, u64>,
     failures: Vec<String>,
     failure_count: usize,
@@ -185,7 +215,8 @@ fn check_invariants(out: &RowOutput, state: &RequestState, mask: Option<&[i32]>)
 }
 
 struct Soak {
-    gpu: GpuSampler,
+    /// The sampler, wrapped for verification calls (`sampler_mut` for steps).
+    gpu: GpuVerifier,
     model: RequestTable,
     /// Live request ids and the replay after which each is dropped.
     live: Vec<(u64, u64)>,
@@ -282,7 +313,8 @@ fn run(options: &Options, report: &mut Report) -> SoakResult<()> {
     let mut rng = fresh_rng("sonic-soak");
     let stream = device.stream().clone();
     let mut logits: CudaSlice<f32> = stream.alloc_zeros::<f32>(CAPACITY * VOCAB)?;
-    let gpu = GpuSampler::new(device, GpuSamplerConfig { exact_pass: options.exact_pass, ..GpuSamplerConfig::new(VOCAB, CAPACITY) })?;
+    let sampler = GpuSampler::new(device, GpuSamplerConfig { exact_pass: options.exact_pass, ..GpuSamplerConfig::new(VOCAB, CAPACITY) })?;
+    let gpu = GpuVerifier::new(sampler, VERIFY_CAPACITY_DRAFTS)?;
     let mut soak = Soak { gpu, model: RequestTable::new(VOCAB), live: Vec::new(), next_id: 0, counters: Counters::default() };
     // The counters reach the report whether the run ends normally or on an error.
     let outcome = drive(options, report, &mut soak, &mut rng, &mut logits);
@@ -308,10 +340,20 @@ fn drive(
     masks.push(vec![0; VOCAB.div_ceil(32)]);
 
     let first: Vec<BatchRow> = soak.live[..CAPACITY].iter().map(|&(id, _)| BatchRow::new(id)).collect();
-    soak.gpu.upload_step(&first)?;
+    soak.gpu.sampler_mut().upload_step(&first)?;
     // SAFETY: `logits` is allocated for CAPACITY rows and outlives this function (it belongs to
     // `run`), so it outlives the graph and every replay.
-    let graph = unsafe { soak.gpu.capture_step(&DeviceLogits::f32(logits, CAPACITY, VOCAB), CAPACITY) }?;
+    let graph = unsafe { soak.gpu.sampler_mut().capture_step(&DeviceLogits::f32(logits, CAPACITY, VOCAB), CAPACITY) }?;
+    // The verification graph, captured after one upload for every target row the logits
+    // buffer holds and every q row.
+    let mut q_buf: CudaSlice<f32> = stream.alloc_zeros::<f32>(VERIFY_Q_ROWS * VOCAB)?;
+    let no_drafts = [0u32; 0];
+    let plain = soak.live.iter().map(|&(id, _)| id).find(|id| soak.model.get(*id).is_some_and(|s| s.params.top_logprobs == 0)).ok_or("no live request without top log-probabilities")?;
+    soak.gpu.upload_verify(&[DeviceVerifyRequest { request: plain, drafts: &no_drafts, has_draft_probs: false, bitmask: None }])?;
+    // SAFETY: `logits` (above) and `q_buf` (dropped after the graph, at the end of this
+    // function) outlive every replay, with these shapes.
+    let verify_graph =
+        unsafe { soak.gpu.capture_verify(&DeviceLogits::f32(logits, CAPACITY, VOCAB), Some(&DraftProbs::f32(&q_buf, VERIFY_Q_ROWS, VOCAB)), CAPACITY) }?;
     soak.gpu.device().synchronize()?;
     let start_memory = memory(soak.gpu.device())?;
     report.start = Some((start_memory.device, start_memory.rss));
@@ -324,6 +366,13 @@ fn drive(
     while replay < options.replays && Instant::now() < deadline && soak.counters.failure_count < MAX_FAILURES {
         replay += 1;
         soak.churn(rng, replay)?;
+        // Halfway between multiples of M, so the steps checked every K replays stay steps.
+        if replay % options.verify_every == options.verify_every / 2 {
+            // As often as the steps are checked, by replay count.
+            let check = (replay / options.verify_every).is_multiple_of((options.check_every / options.verify_every).max(1));
+            verify_call(soak, rng, replay, logits, &mut q_buf, &verify_graph, &masks, check)?;
+            continue;
+        }
 
         // The batch: b distinct live requests in a random order, some with bitmasks.
         let b = batch_size(rng).min(soak.live.len());
@@ -345,7 +394,7 @@ fn drive(
 
         let shape = if below(rng, 100) < 85 { FILL_PEAKED } else { FILL_FLAT };
         soak.gpu.device().fill_logits(logits, DTYPE_F32, b, VOCAB, VOCAB, rng.next_u64(), shape)?;
-        soak.gpu.upload_step(&rows)?;
+        soak.gpu.sampler_mut().upload_step(&rows)?;
 
         let check = replay.is_multiple_of(options.check_every);
         let eager = check && (replay / options.check_every).is_multiple_of(2);
@@ -363,12 +412,12 @@ fn drive(
             check_rows.iter().map(|&r| soak.model.get(ids[r]).cloned().ok_or("model lost a request")).collect::<Result<_, _>>()?;
 
         if eager {
-            soak.gpu.enqueue_step(&DeviceLogits::f32(logits, b, VOCAB))?;
+            soak.gpu.sampler_mut().enqueue_step(&DeviceLogits::f32(logits, b, VOCAB))?;
             soak.counters.eager_steps += 1;
         } else {
-            soak.gpu.replay(&graph)?;
+            soak.gpu.sampler_mut().replay(&graph)?;
         }
-        let out = soak.gpu.read_outputs()?;
+        let out = soak.gpu.sampler_mut().read_outputs()?;
         soak.counters.replays += 1;
         *soak.counters.batch_sizes.entry(b).or_insert(0) += 1;
         if out.len() != b {
@@ -457,7 +506,178 @@ fn drive(
     if soak.counters.checks == 0 {
         soak.counters.fail(format!("no step was checked against the reference ({replay} replays, --check-every {})", options.check_every));
     }
+    if soak.counters.verify_calls > 0 && soak.counters.verify_checked == 0 {
+        soak.counters.fail(format!("no verification call was checked against the reference ({} calls)", soak.counters.verify_calls));
+    }
     drop(graph);
+    drop(verify_graph);
+    drop(q_buf);
+    Ok(())
+}
+
+/// The invariants every verification output must satisfy, whatever the logits.
+fn check_verify_invariants(out: &VerifyOutput, drafts: &[u32], mask: Option<&[i32]>, want_logprobs: bool) -> Option<String> {
+    let n = drafts.len();
+    let emitted = out.emitted();
+    if out.tokens.len() != n + 1 || out.accepted > n {
+        return Some(format!("{} tokens and {} accepted for {n} drafts", out.tokens.len(), out.accepted));
+    }
+    match out.status {
+        STATUS_OK if emitted.len() == out.accepted + 1 => {}
+        STATUS_NO_VALID_TOKEN if emitted.len() == out.accepted => {}
+        _ => return Some(format!("status {} with {} emitted and {} accepted", out.status, emitted.len(), out.accepted)),
+    }
+    if out.tokens[emitted.len()..].iter().any(|&t| t != NO_TOKEN) {
+        return Some(format!("tokens after the chain's end: {:?}", out.tokens));
+    }
+    if emitted.iter().zip(drafts).take(out.accepted).any(|(&t, &d)| t != d as i32) {
+        return Some(format!("accepted tokens {:?} are not the drafts {drafts:?}", &emitted[..out.accepted]));
+    }
+    let words = VOCAB.div_ceil(32);
+    for (j, &t) in emitted.iter().enumerate() {
+        if t < 0 || t as usize >= VOCAB {
+            return Some(format!("token {t} at position {j}"));
+        }
+        if let Some(m) = mask {
+            if !bitmask_allows(m[j * words + (t as usize >> 5)], t as u32) {
+                return Some(format!("token {t} at position {j} is masked out"));
+            }
+        }
+    }
+    if want_logprobs && out.logprobs.len() != emitted.len() || !want_logprobs && !out.logprobs.is_empty() {
+        return Some(format!("{} logprobs for {} emitted tokens (asked: {want_logprobs})", out.logprobs.len(), emitted.len()));
+    }
+    None
+}
+
+/// Verification outputs that agree: chain, status, and log-probabilities within the tests' tolerance.
+fn compare_verify(gpu: &VerifyOutput, cpu: &VerifyOutput) -> Option<String> {
+    let close = |a: &f32, b: &f32| a == b || (a - b).abs() <= LOGPROB_TOLERANCE;
+    if gpu.accepted != cpu.accepted || gpu.tokens != cpu.tokens || gpu.status != cpu.status {
+        return Some(format!("gpu accepted {} tokens {:?} status {}; cpu accepted {} tokens {:?} status {}", gpu.accepted, gpu.tokens, gpu.status, cpu.accepted, cpu.tokens, cpu.status));
+    }
+    if gpu.logprobs.len() != cpu.logprobs.len() || !gpu.logprobs.iter().zip(&cpu.logprobs).all(|(a, b)| close(a, b)) {
+        return Some(format!("logprobs gpu {:?} cpu {:?}", gpu.logprobs, cpu.logprobs));
+    }
+    None
+}
+
+/// One verification call in place of a step (see the module docs). Drafts need the target rows,
+/// so they are read back before the upload; so is every draft-probability row, made on the host.
+#[allow(clippy::too_many_arguments)]
+fn verify_call(
+    soak: &mut Soak,
+    rng: &mut rand_xoshiro::Xoshiro256PlusPlus,
+    replay: u64,
+    logits: &mut CudaSlice<f32>,
+    q_buf: &mut CudaSlice<f32>,
+    graph: &VerifyGraph,
+    masks: &[Vec<i32>],
+    check: bool,
+) -> SoakResult<()> {
+    let stream = soak.gpu.device().stream().clone();
+    // Requests without top log-probabilities (the GPU verifier reports the chosen tokens' only).
+    let mut eligible: Vec<u64> =
+        soak.live.iter().map(|&(id, _)| id).filter(|id| soak.model.get(*id).is_some_and(|s| s.params.top_logprobs == 0)).collect();
+    let k = (1 + below(rng, VERIFY_REQUESTS_MAX as u64) as usize).min(eligible.len());
+    for i in 0..k {
+        let j = i + below(rng, (eligible.len() - i) as u64) as usize;
+        eligible.swap(i, j);
+    }
+    let ids: Vec<u64> = eligible[..k].to_vec();
+    let drafts_n: Vec<usize> = ids.iter().map(|_| below(rng, VERIFY_DRAFTS_MAX + 1) as usize).collect();
+    let rows: usize = drafts_n.iter().map(|n| n + 1).sum();
+    let shape = if below(rng, 100) < 85 { FILL_PEAKED } else { FILL_FLAT };
+    soak.gpu.device().fill_logits(logits, DTYPE_F32, rows, VOCAB, VOCAB, rng.next_u64(), shape)?;
+    let host = stream.clone_dtoh(&logits.slice(0..rows * VOCAB))?;
+
+    // Drafts: the row's argmax, a draw from the request's q row, or a random token.
+    let words = VOCAB.div_ceil(32);
+    let mut drafts: Vec<Vec<u32>> = Vec::new();
+    let mut q_rows: Vec<Option<Vec<f32>>> = Vec::new();
+    let mut bitmasks: Vec<Option<Vec<i32>>> = Vec::new();
+    let (mut first, mut q_used) = (0usize, 0usize);
+    for &n in &drafts_n {
+        let with_q = n > 0 && q_used + n <= VERIFY_Q_ROWS && below(rng, 3) == 0;
+        let mask = (below(rng, 10) == 0).then(|| below(rng, masks.len() as u64) as usize);
+        let (mut d, mut q) = (Vec::with_capacity(n), Vec::new());
+        for j in 0..n {
+            let row = &host[(first + j) * VOCAB..(first + j + 1) * VOCAB];
+            let qr = with_q.then(|| draft_q_row(rng, row));
+            d.push(match (below(rng, 10), &qr) {
+                (0..=5, _) => row.iter().enumerate().fold((0usize, f32::NEG_INFINITY), |b, (i, &v)| if v > b.1 { (i, v) } else { b }).0 as u32,
+                (6..=7, Some(qr)) => sample_weights(rng, qr),
+                _ => below(rng, VOCAB as u64) as u32,
+            });
+            if let Some(qr) = qr {
+                q.extend_from_slice(&qr);
+            }
+        }
+        if with_q {
+            stream.memcpy_htod(&q, &mut q_buf.slice_mut(q_used * VOCAB..(q_used + n) * VOCAB))?;
+            q_used += n;
+        }
+        drafts.push(d);
+        q_rows.push(with_q.then_some(q));
+        bitmasks.push(mask.map(|m| masks[m].iter().copied().cycle().take((n + 1) * words).collect()));
+        first += n + 1;
+    }
+    let requests: Vec<DeviceVerifyRequest> = ids
+        .iter()
+        .enumerate()
+        .map(|(r, &id)| DeviceVerifyRequest { request: id, drafts: &drafts[r], has_draft_probs: q_rows[r].is_some(), bitmask: bitmasks[r].as_deref() })
+        .collect();
+    soak.gpu.upload_verify(&requests)?;
+    // The states the call starts from, for the request the reference will redo.
+    let checked = check.then(|| below(rng, k as u64) as usize);
+    let before = checked.and_then(|r| soak.model.get(ids[r]).cloned());
+    if soak.counters.verify_calls.is_multiple_of(2) {
+        soak.gpu.enqueue_verify(&DeviceLogits::f32(&*logits, CAPACITY, VOCAB), Some(&DraftProbs::f32(&*q_buf, VERIFY_Q_ROWS, VOCAB)))?;
+    } else {
+        soak.gpu.replay(graph)?;
+    }
+    let outs = soak.gpu.read_verify_outputs()?;
+    soak.counters.verify_calls += 1;
+    soak.counters.verify_rows += rows as u64;
+    if outs.len() != k {
+        soak.counters.fail(format!("replay {replay}: {} verification outputs for {k} requests", outs.len()));
+        return Ok(());
+    }
+    for (r, out) in outs.iter().enumerate() {
+        let state = soak.model.get_mut(ids[r]).ok_or("model lost a request")?;
+        if let Some(what) = check_verify_invariants(out, &drafts[r], bitmasks[r].as_deref(), state.params.logprobs) {
+            let params = state.params.clone();
+            soak.counters.fail(format!("replay {replay} verification request {r} of {k} (id {}): {what}; params {params:?}", ids[r]));
+        }
+        for &t in out.emitted() {
+            let c = state.output_counts.entry(t as u32).or_insert(0);
+            *c = c.saturating_add(1);
+        }
+        state.step = state.step.wrapping_add(1);
+        soak.counters.verify_requests += 1;
+        soak.counters.drafts_accepted += out.accepted as u64;
+        soak.counters.verify_no_valid += (out.status == STATUS_NO_VALID_TOKEN) as u64;
+    }
+    if let (Some(r), Some(state)) = (checked, before) {
+        let offset: usize = drafts_n[..r].iter().map(|n| n + 1).sum();
+        let host_logits = HostLogits::f32(&host, rows, VOCAB)?;
+        let req = VerifyRequest { request: ids[r], drafts: &drafts[r], draft_probs: q_rows[r].as_deref(), bitmask: bitmasks[r].as_deref() };
+        let expected = verify_request(&host_logits, offset, &req, &state);
+        if let Some(diff) = compare_verify(&outs[r], &expected) {
+            soak.counters.fail(format!(
+                "replay {replay} verification request {r} of {k} (id {}, {} drafts): {diff}; params {:?}; step {}",
+                ids[r],
+                drafts[r].len(),
+                state.params,
+                state.step
+            ));
+        }
+        let device_step = soak.gpu.request_step(ids[r])?;
+        if device_step != state.step.wrapping_add(1) {
+            soak.counters.fail(format!("replay {replay} verification request {}: device step {device_step}, expected {}", ids[r], state.step.wrapping_add(1)));
+        }
+        soak.counters.verify_checked += 1;
+    }
     Ok(())
 }
 
@@ -502,7 +722,8 @@ fn write_report(options: &Options, report: &Report, passed: bool) -> SoakResult<
          \"seconds_limit\":{},\"replays_limit\":{},\"check_every\":{},\"check_rows\":{},\"elapsed_s\":{:.2},\
          \"replays\":{},\"eager_steps\":{},\"checks\":{},\"rows_sampled\":{},\"rows_checked\":{},\"status_ok\":{},\
          \"status_no_valid_token\":{},\"masked_rows\":{},\"adds\":{},\"drops\":{},\"resets\":{},\"updates\":{},\
-         \"distinct_batch_sizes\":{distinct_sizes},\"live_requests_at_end\":{},\"memory\":{{\"start\":{},\"baseline\":{},\"end\":{},\
+         \"verify_every\":{},\"verify_calls\":{},\"verify_requests\":{},\"verify_rows\":{},\"drafts_accepted\":{},\
+         \"verify_no_valid_token\":{},\"verify_checked\":{},\"distinct_batch_sizes\":{distinct_sizes},\"live_requests_at_end\":{},\"memory\":{{\"start\":{},\"baseline\":{},\"end\":{},\
          \"device_slack_bytes\":{DEVICE_SLACK_BYTES},\"rss_slack_bytes\":{RSS_SLACK_BYTES}}},\"failure_count\":{},\
          \"failures\":[{}],\"error\":{}}}\n",
         json_string(&report.device),
@@ -524,6 +745,13 @@ fn write_report(options: &Options, report: &Report, passed: bool) -> SoakResult<
         c.drops,
         c.resets,
         c.updates,
+        options.verify_every,
+        c.verify_calls,
+        c.verify_requests,
+        c.verify_rows,
+        c.drafts_accepted,
+        c.verify_no_valid,
+        c.verify_checked,
         report.live_at_end,
         mem(report.start),
         mem(report.baseline),
@@ -544,6 +772,8 @@ fn write_report(options: &Options, report: &Report, passed: bool) -> SoakResult<
         "## sonic-soak on {} — {}\n\n| quantity | value |\n|---|---|\n\
          | exact pass | {:?} |\n| elapsed | {:.1} s |\n| replays (graph + eager) | {} ({:.0}/s) |\n| eager steps | {} |\n\
          | reference checks | {} ({} rows) |\n| rows sampled | {} (ok {}, no valid token {}, masked {}) |\n\
+         | verification calls (every {} replays) | {} ({} requests, {} target rows, {} drafts accepted, {} without a valid token) |\n\
+         | verification requests checked against the reference | {} |\n\
          | distinct batch sizes | {} |\n| requests added / dropped / reset / updated | {} / {} / {} / {} |\n\
          | failures | {} |\n\n| memory | device in use MiB | host RSS MiB |\n|---|---|---|\n",
         report.device,
@@ -559,6 +789,13 @@ fn write_report(options: &Options, report: &Report, passed: bool) -> SoakResult<
         c.status_ok,
         c.status_no_valid,
         c.masked_rows,
+        options.verify_every,
+        c.verify_calls,
+        c.verify_requests,
+        c.verify_rows,
+        c.drafts_accepted,
+        c.verify_no_valid,
+        c.verify_checked,
         distinct_sizes,
         c.adds,
         c.drops,
