@@ -579,6 +579,9 @@ fn verify_call(
     // Requests without top log-probabilities (the GPU verifier reports the chosen tokens' only).
     let mut eligible: Vec<u64> =
         soak.live.iter().map(|&(id, _)| id).filter(|id| soak.model.get(*id).is_some_and(|s| s.params.top_logprobs == 0)).collect();
+    if eligible.is_empty() {
+        return Ok(());
+    }
     let k = (1 + below(rng, VERIFY_REQUESTS_MAX as u64) as usize).min(eligible.len());
     for i in 0..k {
         let j = i + below(rng, (eligible.len() - i) as u64) as usize;
