@@ -460,8 +460,10 @@ fn gpu_verify_full_chains_and_zero_drafts() {
 /// whose token `t` stands far above the rest, each draft `t`, so every draft is accepted and the
 /// bonus is `t` too. `verify_chains` counts each distinct token of eight rows once, with its
 /// multiplicity, so chains of 0 to 8 drafts (one crossing a batch of eight rows) must leave the
-/// reference's penalty state: a plain step after the call, which picks the repeated token again
-/// and reports its log-probability (its value set by its count), must equal the reference's.
+/// reference's penalty state. A plain step after the call reads it: each row holds the repeated
+/// token and a rival 0.15 above the token's penalized value, so one count too few (0.3 less
+/// penalty) makes the token win, and one too many moves the rival's log-probability by about
+/// 0.1, far past the tolerance.
 #[test]
 fn gpu_verify_repeated_tokens_are_counted_each_time() {
     const TEST: &str = "gpu_verify_repeated_tokens_are_counted_each_time";
@@ -497,19 +499,25 @@ fn gpu_verify_repeated_tokens_are_counted_each_time() {
         assert_eq!(o.accepted, id, "request {id}: the reference did not accept every draft");
     }
     let mut total_bad = check("call", &call, &g, &c_out, |id| format!("request {id}"));
-    // 32 / 1.2 less nine counts' penalties still tops a peaked row: the step picks the repeated
-    // token, and its log-probability follows its count.
+    // The token at 32 (26.6 less its penalties, above a peaked row's other values), and a rival
+    // (never emitted, so unpenalized) 0.15 above its penalized value under the reference's counts.
     let mut next = Vec::new();
-    for &t in &chosen {
+    let mut rivals = Vec::new();
+    for (id, &t) in chosen.iter().enumerate() {
         let mut row = logit_row(&mut rng, RowShape::Peaked, vocab);
         row[t as usize] = 32.0;
+        let state = cpu.table().get(id as u64).expect("registered");
+        let penalized = process_row(&row, state, None)[t as usize];
+        let rival = (t as usize + 1 + below(&mut rng, vocab as u64 - 1) as usize) % vocab;
+        row[rival] = penalized + 0.15;
         next.extend_from_slice(&row);
+        rivals.push(rival as i32);
     }
     let b = Batch { logits: HostLogits::f32(&next, batch, vocab).expect("logits"), rows: (0..batch as u64).map(BatchRow::new).collect() };
     let gs = gpu.sample(&b).expect("gpu sample");
     let cs = cpu.sample(&b).expect("cpu sample");
     for (i, (g, c)) in gs.iter().zip(&cs).enumerate() {
-        assert_eq!(c.token, chosen[i] as i32, "request {i}: the reference did not pick the repeated token");
+        assert_eq!(c.token, rivals[i], "request {i}: the reference did not pick the rival");
         if let Some(diff) = compare_outputs(g, c) {
             total_bad += 1;
             eprintln!("plain step after verification, request {i}: {diff}");
