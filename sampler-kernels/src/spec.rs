@@ -1705,8 +1705,10 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
     // `verify_chains`). Handed out every grid-th item, a block could meet a run of heavy rows
     // that the skip did not drop while others idled. Groups taking rows in turn follow the
     // same order, statically (its blocks must agree without a barrier).
-    // The item waits in shared memory while the row runs: held in a register, it made ptxas
-    // spill 120 bytes more. (One call site: each inlined copy of the row is 400 KB of SASS.)
+    // A block alone's item waits in shared memory while the row runs: held in a register, it
+    // made ptxas spill 120 bytes more. A group in turn keeps its item in a register
+    // and its SM_ITEM store goes unread; no kernel spills (the PTX check). (One call site: each
+    // inlined copy of the row is 400 KB of SASS.)
     let next_row = (p.row_scratch + HEAD_NEXT_ROW as u64 * 4) as *mut u32;
     let mut epoch = 0u32;
     while item < rows {
