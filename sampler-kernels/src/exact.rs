@@ -33,7 +33,7 @@ use crate::block::*;
 use crate::decide::{draw_target, min_p_floor, top_p_disabled, top_p_reached, top_p_units};
 use crate::fixed::{exact_bin, frac_weight, soft_ceil, BAND_SCALE, FRAC_ONE};
 use crate::intrinsics::*;
-use crate::keys::{key_index, key_value};
+use crate::keys::{floor_value, key_index, key_value, reaches_floor};
 use crate::logprob::ln_mass;
 use crate::sampler::{
     active_rows, draw, exact_single, finish, finish_chosen, keys8, load_raw8, process_raw8, read_settings, recorded_band_mass, row_logits,
@@ -64,6 +64,10 @@ const OWN: u32 = GATHER / THREADS;
 const H_COUNT: u32 = SM_SORT;
 /// Per bin, the sum of `frac`'s low `H_LO_BITS`.
 const H_LO: u32 = H_COUNT + BINS * 4;
+/// The lowest and highest bin a tile's keys fell in (`red` min and max), two pairs used by
+/// items in turn (`histogram_tile`), so that an item's pair is reset while the block flushes
+/// the next: the radix histogram's slot, unused here.
+const H_RANGE: u32 = SM_HIST;
 const H_COUNT_BITS: u32 = 13;
 const H_LO_BITS: u32 = 17;
 const _: () = assert!(H_LO + BINS * 4 <= EXACT_HIST_SHARED_BYTES);
@@ -374,30 +378,57 @@ unsafe fn tile_item(p: &StepParams, pos: u32, row: u32, tile: u32) -> TileItem {
     }
 }
 
-/// Calls `f(position, row, tile, item)` for the split rows, one (position, tile) item per block
-/// in turn. An item's reads are issued before its row's flag is known: a listed row that is not
-/// split reads a tile it does not use, and a split row waits for one round trip, not three.
+/// Calls `f(position, row, tile, item, ahead)` for the split rows, one (position, tile) item per
+/// block in turn. An item's reads are issued before its row's flag is known: a listed row that
+/// is not split reads a tile it does not use, and a split row waits for one round trip, not
+/// three. A block holds one item at a time, and a third of the histogram's stall samples waited
+/// for an item's logits from DRAM, so the block's next item is asked of L2 an item ahead: the
+/// second here, the others by `f` if it will ([`prefetch_item`] with `ahead`, the item after
+/// next, near its end, where few registers are live).
 ///
 /// # Safety
 /// The whole block calls it; `f` is a whole-block body.
 #[inline(always)]
-unsafe fn for_each_split_tile<F: FnMut(u32, u32, u32, TileItem)>(p: &StepParams, mut f: F) {
+unsafe fn for_each_split_tile<F: FnMut(u32, u32, u32, TileItem, u32)>(p: &StepParams, mut f: F) {
     // SAFETY: list reads in bounds (listed); flags of listed rows (< rows); positions below
     // `split` have scratch.
     unsafe {
         let (_, split) = listed(p);
         let items = split * p.tiles;
         let mut item = block_idx_x();
+        let next = item + grid_dim_x();
+        prefetch_item(p, if next < items { next } else { NONE });
         while item < items {
             let (pos, tile) = (item / p.tiles, item % p.tiles);
             let row = listed_row(p, pos);
             if row < p.rows {
                 let input = tile_item(p, pos, row, tile);
                 if flag_of(p, row) == EXACT_SPLIT {
-                    f(pos, row, tile, input);
+                    let ahead = item + 2 * grid_dim_x();
+                    f(pos, row, tile, input, if ahead < items { ahead } else { NONE });
                 }
             }
             item += grid_dim_x();
+        }
+    }
+}
+
+/// Asks L2 for the logits of split-pass item `item` (`NONE`: nothing), a 128-byte line per
+/// thread: a hint, with no register held.
+///
+/// # Safety
+/// `item` is `NONE` or below the listed split rows' items (`listed(p).1 · tiles`).
+#[inline(always)]
+unsafe fn prefetch_item(p: &StepParams, item: u32) {
+    if item != NONE {
+        // SAFETY: a listed position.
+        let row = unsafe { listed_row(p, item / p.tiles) };
+        if row < p.rows {
+            let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
+            let first = (item % p.tiles) * TILE_TOKENS;
+            let tokens = if p.vocab - first < TILE_TOKENS { p.vocab - first } else { TILE_TOKENS };
+            // SAFETY: tokens first..first + tokens < vocab of an active row, inside the logits.
+            unsafe { prefetch_span_l2(row_logits(p, row).0 + first as u64 * element, tokens as u64 * element, thread_idx_x(), THREADS) };
         }
     }
 }
@@ -426,18 +457,26 @@ pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
             return;
         }
         clear_histogram();
-        let tid = thread_idx_x();
-        for_each_split_tile(&p, |pos, _, tile, input| histogram_tile(&p, tid, pos, tile, input));
+        let (tid, mut pair) = (thread_idx_x(), 0);
+        for_each_split_tile(&p, |pos, _, tile, input, ahead| {
+            histogram_tile(&p, tid, pos, tile, input, ahead, pair);
+            pair ^= 1;
+        });
     }
 }
 
-/// Zeroes the block's shared histogram: thread t owns bins t, t + THREADS, ..., and clears them
-/// here and after each flush, so clearing needs no barrier of its own.
+/// Zeroes the block's shared histogram and empties both bin ranges: thread t owns bins t,
+/// t + THREADS, ..., and clears them here and after each flush, so clearing needs no barrier of
+/// its own.
 ///
 /// # Safety
 /// The whole block calls it; the block has `EXACT_HIST_SHARED_BYTES` of shared memory.
 #[inline(always)]
 unsafe fn clear_histogram() {
+    if thread_idx_x() < 2 {
+        // SAFETY: both bin ranges: empty (lowest past the bins, highest 0).
+        unsafe { clear_bin_range(thread_idx_x()) };
+    }
     let mut b = thread_idx_x();
     while b < BINS {
         // SAFETY: bins of the layout above.
@@ -451,31 +490,67 @@ unsafe fn clear_histogram() {
     unsafe { sync_threads() };
 }
 
+/// Empties bin range `pair` (0 or 1) of [`H_RANGE`].
+///
+/// # Safety
+/// No thread reads or updates that pair until a barrier after this.
+#[inline(always)]
+unsafe fn clear_bin_range(pair: u32) {
+    // SAFETY: the pair's two words.
+    unsafe {
+        st_shared_u32(smem(H_RANGE + pair * 8), BINS);
+        st_shared_u32(smem(H_RANGE + pair * 8 + 4), 0);
+    }
+}
+
 /// Adds the tile's keys above the row's min-p floor to the row's bins, through the block's
-/// shared histogram (zero on entry and on return).
+/// shared histogram (zero on entry and on return). Only the bins between the lowest and the
+/// highest one the tile's keys fell in are flushed: a bin is monotone in the value
+/// (`fixed::exact_bin`), so those of the block's largest and least counted values bound them,
+/// and a flat row's tile spans about a tenth of the bins.
 ///
 /// # Safety
 /// The whole block calls it for a split row's (position, tile), with `input` its [`tile_item`];
 /// `tid` the thread's index (read once by the caller: read in here, the addresses derived from
 /// it were recomputed per item, and `exact_gather` spilled 4 bytes); the block has
-/// `EXACT_HIST_SHARED_BYTES` of shared memory.
+/// `EXACT_HIST_SHARED_BYTES` of shared memory; bin range `pair` is empty and the other is
+/// not in use (the block's items alternate pairs, starting from [`clear_histogram`]).
 #[inline(always)]
-unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: TileItem) {
+unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: TileItem, ahead: u32, pair: u32) {
     // SAFETY (whole block): shared slots from the layout above; global writes to the row's own
     // bins (atomic).
     unsafe {
         let r = input.r;
         let x = process_raw8(p, &r.row, tile, input.raw);
-        let keys = keys8(&x, tile * TILE_TOKENS + tid * TOKENS_PER_THREAD);
+        // Float compares, a key only on a tie with the floor's value (`keys::reaches_floor`).
+        let (base, fv) = (tile * TILE_TOKENS + tid * TOKENS_PER_THREAD, floor_value(r.floor));
+        let (mut most, mut least) = (f32::NEG_INFINITY, f32::INFINITY);
         each8(|j| {
-            if keys[j] != 0 && keys[j] >= r.floor {
+            if reaches_floor(x[j], base + j as u32, r.floor, fv) {
                 add_to_tile_bins(H_COUNT, H_LO, x[j], r.mc);
+                most = most.max(x[j]);
+                least = least.min(x[j]);
             }
         });
+        let range = smem(H_RANGE + pair * 8);
+        // Per warp, then one lane: a bin of an empty thread is past the bins (low) or 0 (high).
+        let counted = most > f32::NEG_INFINITY;
+        let low = redux_min_sync(FULL_MASK, if counted { exact_bin(most, soft_ceil(most), r.mc) } else { BINS });
+        let high = redux_max_sync(FULL_MASK, if counted { exact_bin(least, soft_ceil(least), r.mc) } else { 0 });
+        if tid % 32 == 0 {
+            red_min_shared_u32(range, low);
+            red_max_shared_u32(range + 4, high);
+        }
         sync_threads();
+        let (low, high) = (ld_shared_u32(range), ld_shared_u32(range + 4));
+        if tid == 0 {
+            // Read by every thread before the barrier that ended the previous item.
+            clear_bin_range(pair ^ 1);
+        }
         let (counts, sums) = (bin_counts(p, pos), bin_sums(p, pos));
-        let mut b = tid;
-        while b < BINS {
+        // This thread's first bin at or above `low` (it owns the bins ≡ tid mod THREADS).
+        let mut b = if low <= tid { tid } else { low + (tid + THREADS - low % THREADS) % THREADS };
+        while b <= high && b < BINS {
             let packed = ld_shared_u32(smem(H_COUNT + b * 4));
             if packed != 0 {
                 let (count, sum) = tile_bin(packed, ld_shared_u32(smem(H_LO + b * 4)));
@@ -488,6 +563,7 @@ unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: T
             }
             b += THREADS;
         }
+        prefetch_item(p, ahead);
         sync_threads();
     }
 }
@@ -735,7 +811,9 @@ pub unsafe extern "ptx-kernel" fn exact_gather(p: StepParams) {
     }
     let tid = thread_idx_x();
     // SAFETY (whole block): the body's contract holds for the items handed out.
-    unsafe { for_each_split_tile(&p, |pos, row, tile, input| gather_tile(&p, tid, pos, row, tile, input)) }
+    // No item ahead: at its 64 registers, asking for it anywhere in the item made ptxas spill or
+    // take 103 (one block per SM).
+    unsafe { for_each_split_tile(&p, |pos, row, tile, input, _| gather_tile(&p, tid, pos, row, tile, input)) }
 }
 
 /// The row bands (`mc − ceil(x)`, as floats) of the tokens whose bins `exact_gather` must
@@ -932,6 +1010,7 @@ pub unsafe extern "ptx-kernel" fn exact_tail(p: StepParams) {
         let items = 2 * tile_items + n;
         let queue = (p.exact_list as *mut u32).add(1);
         clear_histogram();
+        let mut pair = 0;
         loop {
             if tid == 0 {
                 st_shared_u32(smem(X_ITEM), atom_add_global_u32(queue, 1));
@@ -948,7 +1027,9 @@ pub unsafe extern "ptx-kernel" fn exact_tail(p: StepParams) {
                 let row = listed_row(&p, pos);
                 // A split row's flag changes only when its last histogram tile has arrived.
                 if row < p.rows && flag_of(&p, row) == EXACT_SPLIT {
-                    histogram_tile(&p, tid, pos, tile, tile_item(&p, pos, row, tile));
+                    // (Its items come from a queue: no next item to ask L2 for.)
+                    histogram_tile(&p, tid, pos, tile, tile_item(&p, pos, row, tile), NONE, pair);
+                    pair ^= 1;
                     if block_arrive(tiles_done(&p, pos), p.tiles) {
                         choose_bins(&p, pos, row);
                         // Its fraction sums overlay the shared histogram.
