@@ -332,22 +332,37 @@ fn split_row_with(p: &StepParams, row: u32, job: ExactJob, settings: RowSettings
 
 /// The job fields the tile kernels read (the others zero), each read on its own: read whole,
 /// the job's unused words were loaded one after another into one register (ARCHITECTURE.md,
-/// "Why these choices", session 15).
+/// "Why these choices", session 15). `PLAIN`: plain loads, for `exact_histogram` and
+/// `exact_gather`, where an earlier kernel wrote them (volatile ones went out one after another
+/// with the flag's, each a round trip to L2); else volatile, for `exact_tail`, which writes them
+/// in the same launch.
 ///
 /// # Safety
 /// `pos` has split-pass scratch.
 #[inline(always)]
-unsafe fn tile_job(p: &StepParams, pos: u32) -> ExactJob {
+unsafe fn tile_job<const PLAIN: bool>(p: &StepParams, pos: u32) -> ExactJob {
     let job = job_ptr(p, pos);
-    // SAFETY: fields of the position's job (volatile: `exact_tail` writes them in the same launch).
+    /// One field, plain or volatile.
+    #[inline(always)]
+    unsafe fn field<T: Copy, const PLAIN: bool>(at: *const T) -> T {
+        // SAFETY: a field of the job (caller).
+        unsafe {
+            if PLAIN {
+                at.read()
+            } else {
+                at.read_volatile()
+            }
+        }
+    }
+    // SAFETY: fields of the position's job.
     unsafe {
         ExactJob {
-            max_key: (&raw const (*job).max_key).read_volatile(),
-            mass_ok: (&raw const (*job).mass_ok).read_volatile(),
-            bin_k: (&raw const (*job).bin_k).read_volatile(),
-            bin_p_lo: (&raw const (*job).bin_p_lo).read_volatile(),
-            bin_p_hi: (&raw const (*job).bin_p_hi).read_volatile(),
-            sure_end: (&raw const (*job).sure_end).read_volatile(),
+            max_key: field::<_, PLAIN>(&raw const (*job).max_key),
+            mass_ok: field::<_, PLAIN>(&raw const (*job).mass_ok),
+            bin_k: field::<_, PLAIN>(&raw const (*job).bin_k),
+            bin_p_lo: field::<_, PLAIN>(&raw const (*job).bin_p_lo),
+            bin_p_hi: field::<_, PLAIN>(&raw const (*job).bin_p_hi),
+            sure_end: field::<_, PLAIN>(&raw const (*job).sure_end),
             ..ExactJob::default()
         }
     }
@@ -360,7 +375,8 @@ struct TileItem {
     raw: [f32; 8],
 }
 
-/// Reads a tile item. The job, the settings and the logits are requested together, in that
+/// Reads a tile item (`PLAIN` as for [`tile_job`]). The job, the settings and the logits are
+/// requested together, in that
 /// order: none depends on another, and half-width logits are widened once they arrive, which
 /// would hold back loads issued after them.
 ///
@@ -368,68 +384,84 @@ struct TileItem {
 /// `pos` is a listed position with split-pass scratch and `row < rows` its row. The job is read
 /// as it is now: the caller uses it only for a row flagged for the split pass.
 #[inline(always)]
-unsafe fn tile_item(p: &StepParams, pos: u32, row: u32, tile: u32) -> TileItem {
+unsafe fn tile_item<const PLAIN: bool>(p: &StepParams, pos: u32, row: u32, tile: u32) -> TileItem {
     let (logits, vector_ok) = row_logits(p, row);
     // SAFETY: the row exists; load_raw8 clips to the vocab; forwarded.
     unsafe {
-        let (job, settings) = (tile_job(p, pos), read_settings(p, row));
+        let (job, settings) = (tile_job::<PLAIN>(p, pos), read_settings(p, row));
         let raw = load_raw8(p, logits, vector_ok, tile * TILE_TOKENS + thread_idx_x() * TOKENS_PER_THREAD);
         TileItem { r: split_row_with(p, row, job, settings), raw }
     }
 }
 
-/// Calls `f(position, row, tile, item, ahead)` for the split rows, one (position, tile) item per
-/// block in turn. An item's reads are issued before its row's flag is known: a listed row that
-/// is not split reads a tile it does not use, and a split row waits for one round trip, not
-/// three. A block holds one item at a time, and a third of the histogram's stall samples waited
-/// for an item's logits from DRAM, so the block's next item is asked of L2 an item ahead: the
-/// second here, the others by `f` if it will ([`prefetch_item`] with `ahead`, the item after
-/// next, near its end, where few registers are live).
+/// Calls `f(position, row, tile, item)` for the split rows, one (position, tile) item per block
+/// in turn. An item's reads are issued before its row's flag is known: a listed row that is not
+/// split reads a tile it does not use.
+///
+/// With `PLAIN` (`exact_histogram`) the list, the flags and the jobs are read with plain loads
+/// (an earlier kernel wrote them; nothing writes them in that kernel), the list's entries two
+/// items ahead, so that an item waits for one round trip, not four (the list, the job, then
+/// the flag, each volatile and each a round trip to L2, then the logits, held a third of the
+/// histogram's stall samples), and the next item's logits are asked of L2 as this one starts.
+/// Without (`exact_gather`, at its 64 registers: with plain loads ptxas spilled, with the rows
+/// ahead it took 102) the reads are volatile, as they were.
 ///
 /// # Safety
-/// The whole block calls it; `f` is a whole-block body.
+/// The whole block calls it; `f` is a whole-block body; with `PLAIN`, nothing writes the list,
+/// the flags or the jobs' fields `tile_job` reads while the kernel runs.
 #[inline(always)]
-unsafe fn for_each_split_tile<F: FnMut(u32, u32, u32, TileItem, u32)>(p: &StepParams, mut f: F) {
-    // SAFETY: list reads in bounds (listed); flags of listed rows (< rows); positions below
-    // `split` have scratch.
+unsafe fn for_each_split_tile<const PLAIN: bool, F: FnMut(u32, u32, u32, TileItem)>(p: &StepParams, mut f: F) {
+    // SAFETY: list reads at listed positions (item < items); flags of listed rows (< rows);
+    // positions below `split` have scratch.
     unsafe {
         let (_, split) = listed(p);
         let items = split * p.tiles;
         let mut item = block_idx_x();
-        let next = item + grid_dim_x();
-        prefetch_item(p, if next < items { next } else { NONE });
+        if !PLAIN {
+            while item < items {
+                let (pos, tile) = (item / p.tiles, item % p.tiles);
+                let row = listed_row(p, pos);
+                if row < p.rows {
+                    let input = tile_item::<false>(p, pos, row, tile);
+                    if flag_of(p, row) == EXACT_SPLIT {
+                        f(pos, row, tile, input);
+                    }
+                }
+                item += grid_dim_x();
+            }
+            return;
+        }
+        let list = (p.exact_list as *const u32).add(EXACT_LIST_HEAD as usize);
+        let row_of = |item: u32| if item < items { list.add((item / p.tiles) as usize).read() } else { NONE };
+        let (mut row, mut next_row) = (row_of(item), row_of(item + grid_dim_x()));
         while item < items {
-            let (pos, tile) = (item / p.tiles, item % p.tiles);
-            let row = listed_row(p, pos);
+            let next = item + grid_dim_x();
+            let after_next_row = row_of(next + grid_dim_x());
             if row < p.rows {
-                let input = tile_item(p, pos, row, tile);
-                if flag_of(p, row) == EXACT_SPLIT {
-                    let ahead = item + 2 * grid_dim_x();
-                    f(pos, row, tile, input, if ahead < items { ahead } else { NONE });
+                let input = tile_item::<true>(p, item / p.tiles, row, item % p.tiles);
+                prefetch_item(p, next, next_row);
+                if (p.exact_flags as *const u32).add(row as usize).read() == EXACT_SPLIT {
+                    f(item / p.tiles, row, item % p.tiles, input);
                 }
             }
-            item += grid_dim_x();
+            (item, row, next_row) = (next, next_row, after_next_row);
         }
     }
 }
 
-/// Asks L2 for the logits of split-pass item `item` (`NONE`: nothing), a 128-byte line per
-/// thread: a hint, with no register held.
+/// Asks L2 for the logits of split-pass item `item`, of row `row` (none for `NONE` or a row past
+/// the active ones), a 128-byte line per thread: a hint, with no register held.
 ///
 /// # Safety
-/// `item` is `NONE` or below the listed split rows' items (`listed(p).1 · tiles`).
+/// `row` is `NONE` or the listed row of `item`'s position.
 #[inline(always)]
-unsafe fn prefetch_item(p: &StepParams, item: u32) {
-    if item != NONE {
-        // SAFETY: a listed position.
-        let row = unsafe { listed_row(p, item / p.tiles) };
-        if row < p.rows {
-            let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
-            let first = (item % p.tiles) * TILE_TOKENS;
-            let tokens = if p.vocab - first < TILE_TOKENS { p.vocab - first } else { TILE_TOKENS };
-            // SAFETY: tokens first..first + tokens < vocab of an active row, inside the logits.
-            unsafe { prefetch_span_l2(row_logits(p, row).0 + first as u64 * element, tokens as u64 * element, thread_idx_x(), THREADS) };
-        }
+unsafe fn prefetch_item(p: &StepParams, item: u32, row: u32) {
+    if row < p.rows {
+        let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
+        let first = (item % p.tiles) * TILE_TOKENS;
+        let tokens = if p.vocab - first < TILE_TOKENS { p.vocab - first } else { TILE_TOKENS };
+        // SAFETY: tokens first..first + tokens < vocab of an active row, inside the logits.
+        unsafe { prefetch_span_l2(row_logits(p, row).0 + first as u64 * element, tokens as u64 * element, thread_idx_x(), THREADS) };
     }
 }
 
@@ -458,8 +490,8 @@ pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
         }
         clear_histogram();
         let (tid, mut pair) = (thread_idx_x(), 0);
-        for_each_split_tile(&p, |pos, _, tile, input, ahead| {
-            histogram_tile(&p, tid, pos, tile, input, ahead, pair);
+        for_each_split_tile::<true, _>(&p, |pos, _, tile, input| {
+            histogram_tile(&p, tid, pos, tile, input, pair);
             pair ^= 1;
         });
     }
@@ -516,7 +548,7 @@ unsafe fn clear_bin_range(pair: u32) {
 /// `EXACT_HIST_SHARED_BYTES` of shared memory; bin range `pair` is empty and the other is
 /// not in use (the block's items alternate pairs, starting from [`clear_histogram`]).
 #[inline(always)]
-unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: TileItem, ahead: u32, pair: u32) {
+unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: TileItem, pair: u32) {
     // SAFETY (whole block): shared slots from the layout above; global writes to the row's own
     // bins (atomic).
     unsafe {
@@ -563,7 +595,6 @@ unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: T
             }
             b += THREADS;
         }
-        prefetch_item(p, ahead);
         sync_threads();
     }
 }
@@ -811,9 +842,7 @@ pub unsafe extern "ptx-kernel" fn exact_gather(p: StepParams) {
     }
     let tid = thread_idx_x();
     // SAFETY (whole block): the body's contract holds for the items handed out.
-    // No item ahead: at its 64 registers, asking for it anywhere in the item made ptxas spill or
-    // take 103 (one block per SM).
-    unsafe { for_each_split_tile(&p, |pos, row, tile, input, _| gather_tile(&p, tid, pos, row, tile, input)) }
+    unsafe { for_each_split_tile::<false, _>(&p, |pos, row, tile, input| gather_tile(&p, tid, pos, row, tile, input)) }
 }
 
 /// The row bands (`mc − ceil(x)`, as floats) of the tokens whose bins `exact_gather` must
@@ -1027,8 +1056,7 @@ pub unsafe extern "ptx-kernel" fn exact_tail(p: StepParams) {
                 let row = listed_row(&p, pos);
                 // A split row's flag changes only when its last histogram tile has arrived.
                 if row < p.rows && flag_of(&p, row) == EXACT_SPLIT {
-                    // (Its items come from a queue: no next item to ask L2 for.)
-                    histogram_tile(&p, tid, pos, tile, tile_item(&p, pos, row, tile), NONE, pair);
+                    histogram_tile(&p, tid, pos, tile, tile_item::<false>(&p, pos, row, tile), pair);
                     pair ^= 1;
                     if block_arrive(tiles_done(&p, pos), p.tiles) {
                         choose_bins(&p, pos, row);
@@ -1043,7 +1071,7 @@ pub unsafe extern "ptx-kernel" fn exact_tail(p: StepParams) {
                     wait_for_bins(&p, pos);
                     // Still split: the bins did not send the row to the single-block pass.
                     if flag_of(&p, row) == EXACT_SPLIT {
-                        gather_tile(&p, tid, pos, row, tile, tile_item(&p, pos, row, tile));
+                        gather_tile(&p, tid, pos, row, tile, tile_item::<false>(&p, pos, row, tile));
                         if block_arrive(tiles_done(&p, pos), bins_ready(&p) + p.tiles) {
                             finish_split(&p, pos, row);
                             sync_threads();
