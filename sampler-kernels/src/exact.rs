@@ -64,10 +64,6 @@ const OWN: u32 = GATHER / THREADS;
 const H_COUNT: u32 = SM_SORT;
 /// Per bin, the sum of `frac`'s low `H_LO_BITS`.
 const H_LO: u32 = H_COUNT + BINS * 4;
-/// The lowest and highest bin a tile's keys fell in (`red` min and max), two pairs used by
-/// items in turn (`histogram_tile`), so that an item's pair is reset while the block flushes
-/// the next: the radix histogram's slot, unused here.
-const H_RANGE: u32 = SM_HIST;
 const H_COUNT_BITS: u32 = 13;
 const H_LO_BITS: u32 = 17;
 const _: () = assert!(H_LO + BINS * 4 <= EXACT_HIST_SHARED_BYTES);
@@ -431,34 +427,42 @@ unsafe fn for_each_split_tile<const PLAIN: bool, F: FnMut(u32, u32, u32, TileIte
             }
             return;
         }
+        // Items as (position, tile), three in a row (this one, the next, the one after), stepped
+        // by the grid without a division per item.
         let list = (p.exact_list as *const u32).add(EXACT_LIST_HEAD as usize);
-        let row_of = |item: u32| if item < items { list.add((item / p.tiles) as usize).read() } else { NONE };
-        let (mut row, mut next_row) = (row_of(item), row_of(item + grid_dim_x()));
+        let row_at = |item: u32, pos: u32| if item < items { list.add(pos as usize).read() } else { NONE };
+        let (step_pos, step_tile) = (grid_dim_x() / p.tiles, grid_dim_x() % p.tiles);
+        let advance = |(pos, tile): (u32, u32)| {
+            let tile = tile + step_tile;
+            if tile >= p.tiles { (pos + step_pos + 1, tile - p.tiles) } else { (pos + step_pos, tile) }
+        };
+        let mut at = (item / p.tiles, item % p.tiles);
+        let mut next_at = advance(at);
+        let mut after_at = advance(next_at);
+        let (mut row, mut next_row) = (row_at(item, at.0), row_at(item + grid_dim_x(), next_at.0));
         while item < items {
             let next = item + grid_dim_x();
-            let after_next_row = row_of(next + grid_dim_x());
+            let after_row = row_at(next + grid_dim_x(), after_at.0);
             if row < p.rows {
-                let input = tile_item::<true>(p, item / p.tiles, row, item % p.tiles);
-                prefetch_item(p, next, next_row);
+                let input = tile_item::<true>(p, at.0, row, at.1);
+                prefetch_tile(p, next_row, next_at.1);
                 if (p.exact_flags as *const u32).add(row as usize).read() == EXACT_SPLIT {
-                    f(item / p.tiles, row, item % p.tiles, input);
+                    f(at.0, row, at.1, input);
                 }
             }
-            (item, row, next_row) = (next, next_row, after_next_row);
+            (item, row, next_row) = (next, next_row, after_row);
+            (at, next_at, after_at) = (next_at, after_at, advance(after_at));
         }
     }
 }
 
-/// Asks L2 for the logits of split-pass item `item`, of row `row` (none for `NONE` or a row past
-/// the active ones), a 128-byte line per thread: a hint, with no register held.
-///
-/// # Safety
-/// `row` is `NONE` or the listed row of `item`'s position.
+/// Asks L2 for tile `tile` of row `row`'s logits (nothing for a row past the active ones, such
+/// as `NONE`), a 128-byte line per thread: a hint, with no register held.
 #[inline(always)]
-unsafe fn prefetch_item(p: &StepParams, item: u32, row: u32) {
-    if row < p.rows {
+fn prefetch_tile(p: &StepParams, row: u32, tile: u32) {
+    if row < p.rows && tile < p.tiles {
         let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
-        let first = (item % p.tiles) * TILE_TOKENS;
+        let first = tile * TILE_TOKENS;
         let tokens = if p.vocab - first < TILE_TOKENS { p.vocab - first } else { TILE_TOKENS };
         // SAFETY: tokens first..first + tokens < vocab of an active row, inside the logits.
         unsafe { prefetch_span_l2(row_logits(p, row).0 + first as u64 * element, tokens as u64 * element, thread_idx_x(), THREADS) };
@@ -489,26 +493,18 @@ pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
             return;
         }
         clear_histogram();
-        let (tid, mut pair) = (thread_idx_x(), 0);
-        for_each_split_tile::<true, _>(&p, |pos, _, tile, input| {
-            histogram_tile(&p, tid, pos, tile, input, pair);
-            pair ^= 1;
-        });
+        let tid = thread_idx_x();
+        for_each_split_tile::<true, _>(&p, |pos, _, tile, input| histogram_tile(&p, tid, pos, tile, input));
     }
 }
 
-/// Zeroes the block's shared histogram and empties both bin ranges: thread t owns bins t,
-/// t + THREADS, ..., and clears them here and after each flush, so clearing needs no barrier of
-/// its own.
+/// Zeroes the block's shared histogram: thread t owns bins t, t + THREADS, ..., and clears them
+/// here and after each flush, so clearing needs no barrier of its own.
 ///
 /// # Safety
 /// The whole block calls it; the block has `EXACT_HIST_SHARED_BYTES` of shared memory.
 #[inline(always)]
 unsafe fn clear_histogram() {
-    if thread_idx_x() < 2 {
-        // SAFETY: both bin ranges: empty (lowest past the bins, highest 0).
-        unsafe { clear_bin_range(thread_idx_x()) };
-    }
     let mut b = thread_idx_x();
     while b < BINS {
         // SAFETY: bins of the layout above.
@@ -522,33 +518,16 @@ unsafe fn clear_histogram() {
     unsafe { sync_threads() };
 }
 
-/// Empties bin range `pair` (0 or 1) of [`H_RANGE`].
-///
-/// # Safety
-/// No thread reads or updates that pair until a barrier after this.
-#[inline(always)]
-unsafe fn clear_bin_range(pair: u32) {
-    // SAFETY: the pair's two words.
-    unsafe {
-        st_shared_u32(smem(H_RANGE + pair * 8), BINS);
-        st_shared_u32(smem(H_RANGE + pair * 8 + 4), 0);
-    }
-}
-
 /// Adds the tile's keys above the row's min-p floor to the row's bins, through the block's
-/// shared histogram (zero on entry and on return). Only the bins between the lowest and the
-/// highest one the tile's keys fell in are flushed: a bin is monotone in the value
-/// (`fixed::exact_bin`), so those of the block's largest and least counted values bound them,
-/// and a flat row's tile spans about a tenth of the bins.
+/// shared histogram (zero on entry and on return).
 ///
 /// # Safety
 /// The whole block calls it for a split row's (position, tile), with `input` its [`tile_item`];
 /// `tid` the thread's index (read once by the caller: read in here, the addresses derived from
 /// it were recomputed per item, and `exact_gather` spilled 4 bytes); the block has
-/// `EXACT_HIST_SHARED_BYTES` of shared memory; bin range `pair` is empty and the other is
-/// not in use (the block's items alternate pairs, starting from [`clear_histogram`]).
+/// `EXACT_HIST_SHARED_BYTES` of shared memory.
 #[inline(always)]
-unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: TileItem, pair: u32) {
+unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: TileItem) {
     // SAFETY (whole block): shared slots from the layout above; global writes to the row's own
     // bins (atomic).
     unsafe {
@@ -556,33 +535,15 @@ unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: T
         let x = process_raw8(p, &r.row, tile, input.raw);
         // Float compares, a key only on a tie with the floor's value (`keys::reaches_floor`).
         let (base, fv) = (tile * TILE_TOKENS + tid * TOKENS_PER_THREAD, floor_value(r.floor));
-        let (mut most, mut least) = (f32::NEG_INFINITY, f32::INFINITY);
         each8(|j| {
             if reaches_floor(x[j], base + j as u32, r.floor, fv) {
                 add_to_tile_bins(H_COUNT, H_LO, x[j], r.mc);
-                most = most.max(x[j]);
-                least = least.min(x[j]);
             }
         });
-        let range = smem(H_RANGE + pair * 8);
-        // Per warp, then one lane: a bin of an empty thread is past the bins (low) or 0 (high).
-        let counted = most > f32::NEG_INFINITY;
-        let low = redux_min_sync(FULL_MASK, if counted { exact_bin(most, soft_ceil(most), r.mc) } else { BINS });
-        let high = redux_max_sync(FULL_MASK, if counted { exact_bin(least, soft_ceil(least), r.mc) } else { 0 });
-        if tid % 32 == 0 {
-            red_min_shared_u32(range, low);
-            red_max_shared_u32(range + 4, high);
-        }
         sync_threads();
-        let (low, high) = (ld_shared_u32(range), ld_shared_u32(range + 4));
-        if tid == 0 {
-            // Read by every thread before the barrier that ended the previous item.
-            clear_bin_range(pair ^ 1);
-        }
         let (counts, sums) = (bin_counts(p, pos), bin_sums(p, pos));
-        // This thread's first bin at or above `low` (it owns the bins ≡ tid mod THREADS).
-        let mut b = if low <= tid { tid } else { low + (tid + THREADS - low % THREADS) % THREADS };
-        while b <= high && b < BINS {
+        let mut b = tid;
+        while b < BINS {
             let packed = ld_shared_u32(smem(H_COUNT + b * 4));
             if packed != 0 {
                 let (count, sum) = tile_bin(packed, ld_shared_u32(smem(H_LO + b * 4)));
@@ -1039,7 +1000,6 @@ pub unsafe extern "ptx-kernel" fn exact_tail(p: StepParams) {
         let items = 2 * tile_items + n;
         let queue = (p.exact_list as *mut u32).add(1);
         clear_histogram();
-        let mut pair = 0;
         loop {
             if tid == 0 {
                 st_shared_u32(smem(X_ITEM), atom_add_global_u32(queue, 1));
@@ -1056,8 +1016,7 @@ pub unsafe extern "ptx-kernel" fn exact_tail(p: StepParams) {
                 let row = listed_row(&p, pos);
                 // A split row's flag changes only when its last histogram tile has arrived.
                 if row < p.rows && flag_of(&p, row) == EXACT_SPLIT {
-                    histogram_tile(&p, tid, pos, tile, tile_item::<false>(&p, pos, row, tile), pair);
-                    pair ^= 1;
+                    histogram_tile(&p, tid, pos, tile, tile_item::<false>(&p, pos, row, tile));
                     if block_arrive(tiles_done(&p, pos), p.tiles) {
                         choose_bins(&p, pos, row);
                         // Its fraction sums overlay the shared histogram.

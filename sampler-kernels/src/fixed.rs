@@ -567,8 +567,6 @@ mod tests {
             for &x in &xs {
                 let c = soft_ceil(x);
                 let bin = exact_bin(x, c, mc);
-                // (`exact_histogram` flushes only the bins between those of a tile's largest and
-                // least values on this.)
                 assert!(bin >= last, "bin fell from {last} to {bin} at x = {x}, mc = {mc}");
                 last = bin;
                 assert!(bin <= EXACT_ZERO_BIN);

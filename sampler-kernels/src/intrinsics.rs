@@ -635,28 +635,6 @@ pub unsafe fn red_add_shared_u32(addr: u32, value: u32) {
     unsafe { asm!("red.shared.add.u32 [{0}], {1};", in(reg32) addr, in(reg32) value, options(nostack)) };
 }
 
-/// `red.shared.min.u32 [addr], v`: lowers the word to `v` if `v` is smaller, with no returned
-/// value.
-///
-/// # Safety
-/// `addr` is 4-byte aligned and inside the dynamic shared memory given at launch.
-#[inline(always)]
-pub unsafe fn red_min_shared_u32(addr: u32, value: u32) {
-    // SAFETY: the caller guarantees alignment and bounds; the operation itself is atomic.
-    unsafe { asm!("red.shared.min.u32 [{0}], {1};", in(reg32) addr, in(reg32) value, options(nostack)) };
-}
-
-/// `red.shared.max.u32 [addr], v`: raises the word to `v` if `v` is larger, with no returned
-/// value.
-///
-/// # Safety
-/// `addr` is 4-byte aligned and inside the dynamic shared memory given at launch.
-#[inline(always)]
-pub unsafe fn red_max_shared_u32(addr: u32, value: u32) {
-    // SAFETY: the caller guarantees alignment and bounds; the operation itself is atomic.
-    unsafe { asm!("red.shared.max.u32 [{0}], {1};", in(reg32) addr, in(reg32) value, options(nostack)) };
-}
-
 /// `red.relaxed.gpu.global.add.u32 [ptr], v`: a device-scope atomic add with no returned value.
 ///
 /// # Safety
