@@ -33,10 +33,10 @@ use crate::block::*;
 use crate::decide::{draw_target, min_p_floor, top_p_disabled, top_p_reached, top_p_units};
 use crate::fixed::{exact_bin, frac_weight, soft_ceil, BAND_SCALE, FRAC_ONE};
 use crate::intrinsics::*;
-use crate::keys::{floor_value, key_index, key_value, reaches_floor};
+use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
 use crate::logprob::ln_mass;
 use crate::sampler::{
-    active_rows, draw, exact_single, finish, finish_chosen, keys8, load_raw8, process_raw8, read_settings, recorded_band_mass, row_logits,
+    active_rows, draw, exact_single, finish, finish_chosen, load_raw8, process_raw8, read_settings, recorded_band_mass, row_logits,
     row_setup, walk_tile, Row, Summary,
 };
 use crate::status::{NO_TOKEN, STATUS_NO_VALID_TOKEN};
@@ -392,34 +392,36 @@ unsafe fn tile_item<const PLAIN: bool>(p: &StepParams, pos: u32, row: u32, tile:
 
 /// Calls `f(position, row, tile, item)` for the split rows, one (position, tile) item per block
 /// in turn. An item's reads are issued before its row's flag is known: a listed row that is not
-/// split reads a tile it does not use.
+/// split reads a tile it does not use. The list, the flags and the jobs are read with plain
+/// loads: an earlier kernel wrote them, and nothing writes them in these kernels (as volatile
+/// loads they went out one after another, each a round trip to L2: the list, the job, then the
+/// flag, a third of the histogram's stall samples with the logits).
 ///
-/// With `PLAIN` (`exact_histogram`) the list, the flags and the jobs are read with plain loads
-/// (an earlier kernel wrote them; nothing writes them in that kernel), the list's entries two
-/// items ahead, so that an item waits for one round trip, not four (the list, the job, then
-/// the flag, each volatile and each a round trip to L2, then the logits, held a third of the
-/// histogram's stall samples), and the next item's logits are asked of L2 as this one starts.
-/// Without (`exact_gather`, at its 64 registers: with plain loads ptxas spilled, with the rows
-/// ahead it took 102) the reads are volatile, as they were.
+/// With `AHEAD` (`exact_histogram`) the list's entries are read two items ahead, so that an
+/// item waits for one round trip, and the next item's logits are asked of L2 as this one
+/// starts. Without (`exact_gather`: ahead, ptxas gave it 98 registers, one block per SM, or
+/// spilled at 64) an item waits for two.
 ///
 /// # Safety
-/// The whole block calls it; `f` is a whole-block body; with `PLAIN`, nothing writes the list,
-/// the flags or the jobs' fields `tile_job` reads while the kernel runs.
+/// The whole block calls it; `f` is a whole-block body; nothing writes the list, the flags or
+/// the jobs' fields `tile_job` reads while the kernel runs.
 #[inline(always)]
-unsafe fn for_each_split_tile<const PLAIN: bool, F: FnMut(u32, u32, u32, TileItem)>(p: &StepParams, mut f: F) {
+unsafe fn for_each_split_tile<const AHEAD: bool, F: FnMut(u32, u32, u32, TileItem)>(p: &StepParams, mut f: F) {
     // SAFETY: list reads at listed positions (item < items); flags of listed rows (< rows);
     // positions below `split` have scratch.
     unsafe {
         let (_, split) = listed(p);
         let items = split * p.tiles;
+        let list = (p.exact_list as *const u32).add(EXACT_LIST_HEAD as usize);
+        let split_row = |row: u32| (p.exact_flags as *const u32).add(row as usize).read() == EXACT_SPLIT;
         let mut item = block_idx_x();
-        if !PLAIN {
+        if !AHEAD {
             while item < items {
                 let (pos, tile) = (item / p.tiles, item % p.tiles);
-                let row = listed_row(p, pos);
+                let row = list.add(pos as usize).read();
                 if row < p.rows {
-                    let input = tile_item::<false>(p, pos, row, tile);
-                    if flag_of(p, row) == EXACT_SPLIT {
+                    let input = tile_item::<true>(p, pos, row, tile);
+                    if split_row(row) {
                         f(pos, row, tile, input);
                     }
                 }
@@ -429,7 +431,6 @@ unsafe fn for_each_split_tile<const PLAIN: bool, F: FnMut(u32, u32, u32, TileIte
         }
         // Items as (position, tile), three in a row (this one, the next, the one after), stepped
         // by the grid without a division per item.
-        let list = (p.exact_list as *const u32).add(EXACT_LIST_HEAD as usize);
         let row_at = |item: u32, pos: u32| if item < items { list.add(pos as usize).read() } else { NONE };
         let (step_pos, step_tile) = (grid_dim_x() / p.tiles, grid_dim_x() % p.tiles);
         let advance = |(pos, tile): (u32, u32)| {
@@ -446,7 +447,7 @@ unsafe fn for_each_split_tile<const PLAIN: bool, F: FnMut(u32, u32, u32, TileIte
             if row < p.rows {
                 let input = tile_item::<true>(p, at.0, row, at.1);
                 prefetch_tile(p, next_row, next_at.1);
-                if (p.exact_flags as *const u32).add(row as usize).read() == EXACT_SPLIT {
+                if split_row(row) {
                     f(at.0, row, at.1, input);
                 }
             }
@@ -850,7 +851,8 @@ unsafe fn gather_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32, i
         let r = input.r;
         let job = &r.job;
         let x = process_raw8(p, &r.row, tile, input.raw);
-        let keys = keys8(&x, tile * TILE_TOKENS + tid * TOKENS_PER_THREAD);
+        // Keys are built only for the tokens staged below (eight held keys were 16 registers).
+        let base = tile * TILE_TOKENS + tid * TOKENS_PER_THREAD;
         let (first_band, last_band) = classified_bands(&r);
         // The sure bands' mass, as stage 1 recorded it: a thread per band of the tile.
         let mut sure = if job.mass_ok != 0 { recorded_band_mass(p, row, tile, tid, r.mc, first_band) } else { 0 };
@@ -867,10 +869,10 @@ unsafe fn gather_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32, i
                 let j = half * 4 + i;
                 // A ceiling and two compares: most tokens are in no band worth classifying.
                 let band = r.mc - soft_ceil(x[j]);
-                let needed = keys[j] != 0 && band >= first_band && band <= last_band;
+                let needed = x[j] > f32::NEG_INFINITY && band >= first_band && band <= last_band;
                 let votes = ballot(FULL_MASK, needed);
                 if needed {
-                    st_shared_u64(smem(stage + (staged + (votes & lanes_before).count_ones()) * 8), keys[j]);
+                    st_shared_u64(smem(stage + (staged + (votes & lanes_before).count_ones()) * 8), sort_key(x[j], base + j as u32));
                 }
                 staged += votes.count_ones();
             });
