@@ -372,9 +372,8 @@ struct TileItem {
 }
 
 /// Reads a tile item (`PLAIN` as for [`tile_job`]). The job, the settings and the logits are
-/// requested together, in that
-/// order: none depends on another, and half-width logits are widened once they arrive, which
-/// would hold back loads issued after them.
+/// requested together, in that order: none depends on another, and half-width logits are
+/// widened once they arrive, which would hold back loads issued after them.
 ///
 /// # Safety
 /// `pos` is a listed position with split-pass scratch and `row < rows` its row. The job is read
