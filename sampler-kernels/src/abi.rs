@@ -315,6 +315,19 @@ pub const fn rows_two_per_sm(rows: u32, sms: u32) -> bool {
     rows > sms
 }
 
+/// Item `(position, tile)` of a split exact-pass kernel moved on by a grid of `grid` blocks
+/// (items are `position · tiles + tile`), given `(grid / tiles, grid % tiles)` as `step`:
+/// without a division per item (`exact::for_each_split_tile`). `tile < tiles`.
+#[inline(always)]
+pub const fn step_split_item((pos, tile): (u32, u32), (step_pos, step_tile): (u32, u32), tiles: u32) -> (u32, u32) {
+    let tile = tile + step_tile;
+    if tile >= tiles {
+        (pos + step_pos + 1, tile - tiles)
+    } else {
+        (pos + step_pos, tile)
+    }
+}
+
 /// Warps per `sample_tiles_mass` block.
 pub const MASS_SCAN_WARPS: u32 = 4;
 /// Threads per `sample_tiles_mass` block.
@@ -613,6 +626,25 @@ const _: () = assert!(core::mem::align_of::<VerifyParams>() == 8);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `step_split_item` gives the item `grid` further on that a division gives.
+    #[test]
+    fn split_items_step_as_the_division_does() {
+        for tiles in [1u32, 7, 8, 32, 38, 64] {
+            for grid in [1u32, 5, 31, 32, 33, 132, 264, 1000] {
+                let step = (grid / tiles, grid % tiles);
+                for start in 0..grid.min(3 * tiles + 5) {
+                    let mut at = (start / tiles, start % tiles);
+                    let mut item = start;
+                    for _ in 0..50 {
+                        at = step_split_item(at, step, tiles);
+                        item += grid;
+                        assert_eq!(at, (item / tiles, item % tiles), "tiles {tiles} grid {grid} start {start}");
+                    }
+                }
+            }
+        }
+    }
 
     /// `scan_split` keeps every warp resident, splits as far as that allows, and gives one
     /// warp per tile once the grid alone fills the GPU.

@@ -431,11 +431,8 @@ unsafe fn for_each_split_tile<const AHEAD: bool, F: FnMut(u32, u32, u32, TileIte
         // Items as (position, tile), three in a row (this one, the next, the one after), stepped
         // by the grid without a division per item.
         let row_at = |item: u32, pos: u32| if item < items { list.add(pos as usize).read() } else { NONE };
-        let (step_pos, step_tile) = (grid_dim_x() / p.tiles, grid_dim_x() % p.tiles);
-        let advance = |(pos, tile): (u32, u32)| {
-            let tile = tile + step_tile;
-            if tile >= p.tiles { (pos + step_pos + 1, tile - p.tiles) } else { (pos + step_pos, tile) }
-        };
+        let step = (grid_dim_x() / p.tiles, grid_dim_x() % p.tiles);
+        let advance = |at: (u32, u32)| step_split_item(at, step, p.tiles);
         let mut at = (item / p.tiles, item % p.tiles);
         let mut next_at = advance(at);
         let mut after_at = advance(next_at);
