@@ -184,7 +184,7 @@ fn workload_notes(workload: &str) -> &'static str {
                              0.7 and chains stop anywhere. No peer cell was run (the peer harnesses predate it).",
         "peaked_topp095" | "flat_topp095" => "sonic only: T 1, top-p 0.95 on peaked and on flat rows (the exact pass). \
                                               No peer cell was run.",
-        "flat_full" => "sonic only: T 1, no truncation, on the flat rows of flat_topp095 (stage 2 decides them: the fast \
+        "flat_full" => "sonic only: T 1, no truncation, on flat_topp095's rows (stage 2 decides them: the fast \
                         path that the exact pass is measured against). No peer cell was run.",
         _ => "",
     }

@@ -103,8 +103,8 @@ enum Workload {
     Heterogeneous,
     PeakedTopP095,
     FlatTopP095,
-    /// T 1 with no truncation on flat rows: the same rows as `FlatTopP095`, decided by stage 2
-    /// (mass scan, no exact pass): the fast path the exact pass is measured against.
+    /// T 1 with no truncation on `FlatTopP095`'s rows (`rows_from`), decided by stage 2 (mass
+    /// scan, no exact pass): the fast path the exact pass is measured against.
     FlatFull,
     /// T 1 with no truncation: what a serving engine runs by default (every row needs its mass).
     RandomFull,
@@ -126,6 +126,16 @@ impl Workload {
             Workload::FlatFull => "flat_full",
             Workload::RandomFull => "random_full",
             Workload::TopK128 => "topk128",
+        }
+    }
+    /// The workload whose cell key seeds this one's generator (rows, settings' seeds): itself,
+    /// but `FlatFull` draws `FlatTopP095`'s, so that the two time the same rows (both draw one
+    /// seed per row before the logits).
+    fn rows_from(self) -> Workload {
+        if self == Workload::FlatFull {
+            Workload::FlatTopP095
+        } else {
+            self
         }
     }
     fn shape(self) -> u32 {
@@ -431,7 +441,7 @@ fn main() -> BenchResult<()> {
     let mut md_rows = String::new();
     let mut results = Vec::new();
     for cell in &cells {
-        let key = format!("{}:{}:{}:{}", cell.workload.name(), dtype_name(cell.dtype), cell.vocab, cell.batch);
+        let key = format!("{}:{}:{}:{}", cell.workload.rows_from().name(), dtype_name(cell.dtype), cell.vocab, cell.batch);
         let m = match run_cell(cell, &mut flush, replays, &mut cell_rng(key), file.as_ref(), launch) {
             Ok(m) => m,
             Err(e) => {
@@ -562,13 +572,13 @@ fn main() -> BenchResult<()> {
          Workloads: greedy; topk50_topp09_t07 (top-k 50, top-p 0.9, T 0.7); heterogeneous (per row a random mix of \
          greedy, top-k up to 4128, top-p, min-p, penalties with 100 prompt tokens, logit bias, and a grammar bitmask \
          on 30% of rows); random_full (T 1, no truncation); peaked_topp095 / flat_topp095 (T 1, top-p 0.95; flat rows force the exact pass); \
-         flat_full (T 1, no truncation, on the flat rows: decided by stage 2, never the exact pass); \
+         flat_full (T 1, no truncation, on flat_topp095's rows and seeds: decided by stage 2, never the exact pass); \
          topk128 (top-k alone: the 128 largest logits and their indices per row, sorted, exact; no sampling; \
          compare with torch.topk and FlashInfer's top-k in the peer files).\n\n\
          | workload | dtype | V | B | median µs | p10 – p90 µs | GB/s | of copy BW | exact rows |\n\
          |---|---|---|---|---|---|---|---|---|\n{md_rows}\n\
          ## Exact pass against the fast path (f32, T 1, per step, the same flat rows)\n\n\
-         The fast path is `flat_full`: the flat rows with no truncation, which stage 2 decides from the mass \
+         The fast path is `flat_full`: the same rows with no truncation, which stage 2 decides from the mass \
          scan (no exact pass). `flat_topp095` adds top-p 0.95, whose nucleus never fits the candidate lists, so \
          every row also takes the exact pass. Peaked rows with top-p 0.95 for reference: at T 1 many of their \
          nuclei pass the lists too (their count is in the table above).\n\n\
