@@ -196,6 +196,35 @@ pub fn compare_outputs(
     None
 }
 
+/// A verification output against the reference's: accepted count, tokens and status exactly,
+/// log-probabilities within [`LOGPROB_TOLERANCE`]. Returns a description of the first difference.
+pub fn compare_verify_outputs(
+    gpu: &sampler_host::verify::VerifyOutput,
+    cpu: &sampler_host::verify::VerifyOutput,
+) -> Option<String> {
+    if gpu.accepted != cpu.accepted || gpu.tokens != cpu.tokens || gpu.status != cpu.status {
+        return Some(format!(
+            "gpu accepted {} tokens {:?} status {}; cpu accepted {} tokens {:?} status {}",
+            gpu.accepted, gpu.tokens, gpu.status, cpu.accepted, cpu.tokens, cpu.status
+        ));
+    }
+    if gpu.logprobs.len() != cpu.logprobs.len() {
+        return Some(format!("logprob count gpu {} cpu {}", gpu.logprobs.len(), cpu.logprobs.len()));
+    }
+    for (g, c) in gpu.logprobs.iter().zip(&cpu.logprobs) {
+        if !(g == c || (g - c).abs() <= LOGPROB_TOLERANCE) {
+            return Some(format!("logprobs gpu {:?} cpu {:?}", gpu.logprobs, cpu.logprobs));
+        }
+    }
+    None
+}
+
+/// Index of a row's largest value, the lowest on ties (a plain greedy row's token: the
+/// benchmark's and the soak's drafts that the target accepts). The values are not NaN.
+pub fn first_argmax(x: &[f32]) -> u32 {
+    (0..x.len()).fold(0, |best, i| if x[i] > x[best] { i } else { best }) as u32
+}
+
 /// `rows` rows of `vocab` logits, `row_stride` apart: 70% peaked, 30% flat (the flat ones take
 /// the exact pass). The gaps between strided rows hold NaN, so a kernel that reads them is
 /// caught rather than fed zeros.

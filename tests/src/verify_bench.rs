@@ -33,7 +33,7 @@ use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
 use sampler_host::gpu_verify::{DeviceVerifyRequest, DraftProbs, GpuVerifier, VerifyGraph};
 use sampler_host::settings::SamplingParams;
 use sampler_kernels::abi::{DTYPE_F32, FILL_PEAKED};
-use sampler_tests::{below, bitmask_row, draft_q_row, mixed_params, sample_weights, unit};
+use sampler_tests::{below, bitmask_row, draft_q_row, first_argmax, mixed_params, sample_weights, unit};
 
 use super::{time_replays, BenchResult, Timing};
 
@@ -163,7 +163,7 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: us
         for d in &mut drafts {
             for t in d.iter_mut() {
                 let x = &host[row * vocab..(row + 1) * vocab];
-                *t = (0..vocab).fold(0, |best, i| if x[i] > x[best] { i } else { best }) as u32;
+                *t = first_argmax(x);
                 if !all_accepted && below(rng, 10) < 3 {
                     *t = below(rng, vocab as u64) as u32;
                 }

@@ -18,8 +18,8 @@ use sampler_host::reference::{greedy_choice, process_row, CpuReference};
 use sampler_host::settings::SamplingParams;
 use sampler_host::verify::{Verifier, VerifyBatch, VerifyOutput, VerifyRequest};
 use sampler_tests::{
-    below, bitmask_row, compare_outputs, draft_q_row, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, sample_weights,
-    sized, unit, RowShape, LOGPROB_TOLERANCE,
+    below, bitmask_row, compare_outputs, compare_verify_outputs, draft_q_row, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, sample_weights,
+    sized, unit, RowShape,
 };
 
 /// Draft capacity of the verifiers under test.
@@ -140,25 +140,6 @@ fn register(rng: &mut impl Rng, vocab: usize, count: usize, backends: &mut [&mut
     (0..count as u64).collect()
 }
 
-/// A description of the first difference between a GPU and a reference output, if any.
-fn compare(gpu: &VerifyOutput, cpu: &VerifyOutput) -> Option<String> {
-    if gpu.accepted != cpu.accepted || gpu.tokens != cpu.tokens || gpu.status != cpu.status {
-        return Some(format!(
-            "gpu accepted {} tokens {:?} status {}; cpu accepted {} tokens {:?} status {}",
-            gpu.accepted, gpu.tokens, gpu.status, cpu.accepted, cpu.tokens, cpu.status
-        ));
-    }
-    if gpu.logprobs.len() != cpu.logprobs.len() {
-        return Some(format!("logprob count gpu {} cpu {}", gpu.logprobs.len(), cpu.logprobs.len()));
-    }
-    for (g, c) in gpu.logprobs.iter().zip(&cpu.logprobs) {
-        if !(g == c || (g - c).abs() <= LOGPROB_TOLERANCE) {
-            return Some(format!("logprobs gpu {:?} cpu {:?}", gpu.logprobs, cpu.logprobs));
-        }
-    }
-    None
-}
-
 /// What a run of calls covered, so a test can insist that the comparison was not trivial.
 #[derive(Default)]
 struct Coverage {
@@ -201,7 +182,7 @@ fn check(label: &str, call: &Call, gpu: &[VerifyOutput], cpu: &[VerifyOutput], p
     assert_eq!(gpu.len(), cpu.len(), "{label}: output count");
     let mut bad = 0;
     for (i, (g, c)) in gpu.iter().zip(cpu).enumerate() {
-        if let Some(diff) = compare(g, c) {
+        if let Some(diff) = compare_verify_outputs(g, c) {
             bad += 1;
             if bad <= 5 {
                 let r = &call.requests[i];

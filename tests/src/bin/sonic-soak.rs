@@ -19,14 +19,15 @@
 //! (`enqueue_step`) instead of replaying the graph, so both paths are compared with the reference
 //! over the same stream of state.
 //!
-//! Every M-th replay is a speculative-verification call instead (`GpuVerifier` over the same
-//! sampler and requests): up to 16 live requests without top log-probabilities, 0 to 7 drafts
-//! each (a row's argmax, a draw from its draft probabilities, or a random token, so chains stop
-//! anywhere), draft-probability rows for some, bitmasks for some, target rows generated on the
-//! GPU; eager or a graph replay, alternating. Every output is checked for its invariants (status,
-//! accepted drafts returned as drafted, tokens in range and allowed) and folded into the model
-//! (emitted tokens counted, one step); with the step checks, two of the call's requests are
-//! verified again by `verify::verify_request` from the model's state before the call.
+//! Every M-th replay (none with M = 0) is a speculative-verification call instead
+//! (`GpuVerifier` over the same sampler and requests): up to 16 live requests without top
+//! log-probabilities, 0 to 7 drafts each (a row's argmax, a draw from its draft probabilities,
+//! or a random token, so chains stop anywhere), draft-probability rows for some, bitmasks for
+//! some, target rows generated on the GPU; eager or a graph replay, alternating. Every output is
+//! checked for its invariants (status, accepted drafts returned as drafted, tokens in range and
+//! allowed) and folded into the model (emitted tokens counted, one step); as often as the steps
+//! are checked, one of the call's requests is verified again by `verify::verify_request` from the
+//! model's state before the call, and its device step counter is compared.
 //!
 //! Device memory in use (`mem_get_info`) and host RSS (`/proc/self/statm`) are sampled after a
 //! warm-up and at the end; growth beyond a small slack fails the run. Results go to
@@ -51,7 +52,8 @@ use sampler_kernels::abi::{DTYPE_F32, FILL_FLAT, FILL_PEAKED};
 use sampler_kernels::logit::bitmask_allows;
 use sampler_kernels::status::{NO_TOKEN, STATUS_NO_VALID_TOKEN, STATUS_OK};
 use sampler_tests::{
-    compare_outputs as compare, below, bitmask_row, draft_q_row, fresh_rng, mixed_params, prompt, sample_weights, LOGPROB_TOLERANCE,
+    compare_outputs as compare, compare_verify_outputs, below, bitmask_row, draft_q_row, first_argmax, fresh_rng, mixed_params, prompt,
+    sample_weights,
 };
 
 type SoakResult<T> = Result<T, Box<dyn std::error::Error>>;
@@ -367,7 +369,7 @@ fn drive(
         replay += 1;
         soak.churn(rng, replay)?;
         // Halfway between multiples of M, so the steps checked every K replays stay steps.
-        if replay % options.verify_every == options.verify_every / 2 {
+        if options.verify_every > 0 && replay % options.verify_every == options.verify_every / 2 {
             // As often as the steps are checked, by replay count.
             let check = (replay / options.verify_every).is_multiple_of((options.check_every / options.verify_every).max(1));
             verify_call(soak, rng, replay, logits, &mut q_buf, &verify_graph, &masks, check)?;
@@ -550,18 +552,6 @@ fn check_verify_invariants(out: &VerifyOutput, drafts: &[u32], mask: Option<&[i3
     None
 }
 
-/// Verification outputs that agree: chain, status, and log-probabilities within the tests' tolerance.
-fn compare_verify(gpu: &VerifyOutput, cpu: &VerifyOutput) -> Option<String> {
-    let close = |a: &f32, b: &f32| a == b || (a - b).abs() <= LOGPROB_TOLERANCE;
-    if gpu.accepted != cpu.accepted || gpu.tokens != cpu.tokens || gpu.status != cpu.status {
-        return Some(format!("gpu accepted {} tokens {:?} status {}; cpu accepted {} tokens {:?} status {}", gpu.accepted, gpu.tokens, gpu.status, cpu.accepted, cpu.tokens, cpu.status));
-    }
-    if gpu.logprobs.len() != cpu.logprobs.len() || !gpu.logprobs.iter().zip(&cpu.logprobs).all(|(a, b)| close(a, b)) {
-        return Some(format!("logprobs gpu {:?} cpu {:?}", gpu.logprobs, cpu.logprobs));
-    }
-    None
-}
-
 /// One verification call in place of a step (see the module docs). Drafts need the target rows,
 /// so they are read back before the upload; so is every draft-probability row, made on the host.
 #[allow(clippy::too_many_arguments)]
@@ -608,7 +598,7 @@ fn verify_call(
             let row = &host[(first + j) * VOCAB..(first + j + 1) * VOCAB];
             let qr = with_q.then(|| draft_q_row(rng, row));
             d.push(match (below(rng, 10), &qr) {
-                (0..=5, _) => row.iter().enumerate().fold((0usize, f32::NEG_INFINITY), |b, (i, &v)| if v > b.1 { (i, v) } else { b }).0 as u32,
+                (0..=5, _) => first_argmax(row),
                 (6..=7, Some(qr)) => sample_weights(rng, qr),
                 _ => below(rng, VOCAB as u64) as u32,
             });
@@ -666,7 +656,7 @@ fn verify_call(
         let host_logits = HostLogits::f32(&host, rows, VOCAB)?;
         let req = VerifyRequest { request: ids[r], drafts: &drafts[r], draft_probs: q_rows[r].as_deref(), bitmask: bitmasks[r].as_deref() };
         let expected = verify_request(&host_logits, offset, &req, &state);
-        if let Some(diff) = compare_verify(&outs[r], &expected) {
+        if let Some(diff) = compare_verify_outputs(&outs[r], &expected) {
             soak.counters.fail(format!(
                 "replay {replay} verification request {r} of {k} (id {}, {} drafts): {diff}; params {:?}; step {}",
                 ids[r],
