@@ -23,7 +23,7 @@ use std::marker::PhantomData;
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
 use sampler_kernels::abi::{
     ExactJob, RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, EXACT_BINS, EXACT_GATHER_KEYS,
-    EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, MAX_TOP_LOGPROBS,
+    EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, EXACT_SUB_BINS, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
     TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_split, EXACT_LIST_HEAD,
@@ -360,6 +360,7 @@ pub struct GpuSampler {
     exact_sums: CudaSlice<u64>,
     exact_keys: CudaSlice<u64>,
     exact_tile_mass: CudaSlice<u64>,
+    exact_tile_bins: CudaSlice<u64>,
     out_tokens: CudaSlice<i32>,
     out_status: CudaSlice<u32>,
     out_logprobs: CudaSlice<f32>,
@@ -482,6 +483,9 @@ impl GpuSampler {
             exact_tile_mass: stream
                 .alloc_zeros::<u64>(exact_slots * tiles as usize * 2)
                 .map_err(cuda_err("allocating the exact-pass tile masses"))?,
+            exact_tile_bins: stream
+                .alloc_zeros::<u64>(exact_slots * tiles as usize * EXACT_SUB_BINS as usize)
+                .map_err(cuda_err("allocating the exact-pass tile histograms"))?,
             out_tokens: stream.alloc_zeros::<i32>(b).map_err(cuda_err("allocating outputs"))?,
             out_status: stream.alloc_zeros::<u32>(b).map_err(cuda_err("allocating outputs"))?,
             out_logprobs: stream.alloc_zeros::<f32>(b).map_err(cuda_err("allocating outputs"))?,
@@ -656,6 +660,7 @@ impl GpuSampler {
             exact_sums: device_address_mut(&mut self.exact_sums),
             exact_keys: device_address_mut(&mut self.exact_keys),
             exact_tile_mass: device_address_mut(&mut self.exact_tile_mass),
+            exact_tile_bins: device_address_mut(&mut self.exact_tile_bins),
             out_tokens: device_address_mut(&mut self.out_tokens),
             out_status: device_address_mut(&mut self.out_status),
             out_logprobs: device_address_mut(&mut self.out_logprobs),
@@ -965,6 +970,31 @@ impl GpuSampler {
         let flags = stream.clone_dtoh(&self.exact_flags.slice(0..n)).map_err(cuda_err("reading the exact-pass flags"))?;
         let count = |kind: u32| flags.iter().filter(|&&f| f == kind).count();
         Ok((count(EXACT_SPLIT), count(EXACT_SINGLE)))
+    }
+
+    /// Of the rows of the last step the split pass took, how many it took in band mode
+    /// (`ExactJob::band`: top-p without min-p or an effective top-k, only the boundary band
+    /// binned). Synchronous; for tests and the benchmark.
+    pub fn exact_band_rows_last_step(&self) -> Result<usize> {
+        let n = self.uploaded.len();
+        let stream = self.gpu.stream().clone();
+        let flags = stream.clone_dtoh(&self.exact_flags.slice(0..n)).map_err(cuda_err("reading the exact-pass flags"))?;
+        let list = stream
+            .clone_dtoh(&self.exact_list.slice(0..EXACT_LIST_HEAD as usize + n))
+            .map_err(cuda_err("reading the exact-pass list"))?;
+        let jobs = stream.clone_dtoh(&self.exact_jobs).map_err(cuda_err("reading the exact-pass jobs"))?;
+        let listed = (list[0] as usize).min(n).min(self.exact_slots as usize);
+        let job_bytes = std::mem::size_of::<ExactJob>();
+        let band_at = std::mem::offset_of!(ExactJob, band);
+        let band_mode = |pos: usize| {
+            let at = pos * job_bytes + band_at;
+            jobs.get(at..at + 4).is_some_and(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) != u32::MAX)
+        };
+        let split = |pos: usize| {
+            let row = list[EXACT_LIST_HEAD as usize + pos] as usize;
+            flags.get(row) == Some(&EXACT_SPLIT)
+        };
+        Ok((0..listed).filter(|&pos| split(pos) && band_mode(pos)).count())
     }
 
     fn stage_host_logits(&mut self, batch: &Batch<'_>) -> Result<DeviceLogits<'static>> {

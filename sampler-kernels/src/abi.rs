@@ -161,12 +161,16 @@ pub struct StepParams {
     /// Scratch of the split exact pass, per list position below `exact_slots`: `ExactJob[slots]`,
     /// histogram counts `u32[slots][EXACT_BINS]` and fraction sums `u64[slots][EXACT_BINS]`
     /// (zero between steps), gathered keys `u64[slots][EXACT_GATHER_KEYS]`, and the mass of each
-    /// tile's surely kept keys, `u64[slots][tiles][2]` (low, high halves).
+    /// tile's surely kept keys, `u64[slots][tiles][2]` (low, high halves). In band mode
+    /// (`ExactJob::band`) the histogram is per tile instead: `u64[slots][tiles][EXACT_SUB_BINS]`,
+    /// each the two words of a shared-memory bin (low: count and high fraction bits; high: low
+    /// fraction bits), every tile's written by `exact_histogram` before `exact_bins` reads them.
     pub exact_jobs: u64,
     pub exact_counts: u64,
     pub exact_sums: u64,
     pub exact_keys: u64,
     pub exact_tile_mass: u64,
+    pub exact_tile_bins: u64,
     /// Outputs: `i32[rows]` tokens, `u32[rows]` status, `f32[rows]` log-probabilities,
     /// `i32[rows][20]` and `f32[rows][20]` top log-probabilities.
     pub out_tokens: u64,
@@ -197,7 +201,7 @@ pub struct StepParams {
     pub _pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<StepParams>() == 25 * 8 + 12 * 4);
+const _: () = assert!(core::mem::size_of::<StepParams>() == 26 * 8 + 12 * 4);
 const _: () = assert!(core::mem::align_of::<StepParams>() == 8);
 
 /// Bytes of dynamic shared memory `sample_rows`, `exact_bins`, `exact_gather` and `exact_finish`
@@ -266,9 +270,21 @@ pub struct ExactJob {
     /// `exact_tail`'s arrivals: the histogram tiles count it up to `tiles`, the chosen bins set
     /// it to `tiles + 1`, and the gather tiles count on from there.
     pub tiles_done: u32,
+    /// Band mode (stage 2 on): the row band (`mc − ceil(x)`) where the top-p boundary lies,
+    /// `u32::MAX` for a row the split pass bins whole. A row with top-p but no min-p and no
+    /// effective top-k keeps every key of the bands before it, so only this band is binned,
+    /// per tile (`StepParams::exact_tile_bins`).
+    pub band: u32,
+    /// Band mode (`exact_bins` on): the bounds, as f32 bits, of the values in the boundary bin,
+    /// the only tokens `exact_gather` stores.
+    pub gather_lo: u32,
+    pub gather_hi: u32,
+    pub _pad: u32,
+    /// Band mode (stage 2 on): the mass of the bands before `band`.
+    pub mass_before_band: [u64; 2],
 }
 
-const _: () = assert!(core::mem::size_of::<ExactJob>() == 8 * 9 + 4 * 10);
+const _: () = assert!(core::mem::size_of::<ExactJob>() == 8 * 11 + 4 * 14);
 const _: () = assert!(core::mem::align_of::<ExactJob>() == 8);
 
 /// Stage 1 is two kernels over the same grid of (row, tile) warps, each skipping the other's

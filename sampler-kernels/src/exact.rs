@@ -31,7 +31,7 @@
 use crate::abi::*;
 use crate::block::*;
 use crate::decide::{draw_target, min_p_floor, top_p_disabled, top_p_reached, top_p_units};
-use crate::fixed::{exact_bin, frac_weight, soft_ceil, BAND_SCALE, FRAC_ONE};
+use crate::fixed::{exact_bin, exact_sub_bin, exact_sub_bin_bounds, frac_weight, soft_ceil, BAND_SCALE, FRAC_ONE};
 use crate::intrinsics::*;
 use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
 use crate::logprob::ln_mass;
@@ -102,6 +102,7 @@ const X_MASS: u32 = SM_RESULT + 64;
 const X_TILE: u32 = SM_RESULT + 80;
 const X_BASE: u32 = SM_RESULT + 84;
 const X_ITEM: u32 = SM_RESULT + 88;
+const X_ITEMS: u32 = SM_RESULT + 92;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers.
@@ -199,6 +200,12 @@ fn bin_sums(p: &StepParams, pos: u32) -> *mut u64 {
     (p.exact_sums as *mut u64).wrapping_add(pos as usize * BINS as usize)
 }
 
+/// Band mode's histogram of tile `tile` (`EXACT_SUB_BINS` words, `StepParams::exact_tile_bins`).
+#[inline(always)]
+fn tile_bins(p: &StepParams, pos: u32, tile: u32) -> *mut u64 {
+    (p.exact_tile_bins as *mut u64).wrapping_add((pos as usize * p.tiles as usize + tile as usize) * SUB as usize)
+}
+
 #[inline(always)]
 fn gathered_keys(p: &StepParams, pos: u32) -> *mut u64 {
     (p.exact_keys as *mut u64).wrapping_add(pos as usize * GATHER as usize)
@@ -271,12 +278,23 @@ pub(crate) unsafe fn add_to_tile_bins(pack: u32, lo: u32, x: f32, mc: f32) {
     // SAFETY: bin < BINS, inside both arrays.
     unsafe {
         if bin < ZERO_BIN {
-            let frac = frac_weight(x - c);
-            atom_add_shared_u32(smem(pack + bin * 4), 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS));
-            atom_add_shared_u32(smem(lo + bin * 4), frac & ((1 << H_LO_BITS) - 1));
+            add_to_bin(pack, lo, bin, frac_weight(x - c));
         } else {
             atom_add_shared_u32(smem(pack + bin * 4), 1);
         }
+    }
+}
+
+/// Adds a key of fraction `frac` to bin `bin` of [`add_to_tile_bins`]' two arrays.
+///
+/// # Safety
+/// As for [`add_to_tile_bins`], with `bin` inside both arrays.
+#[inline(always)]
+unsafe fn add_to_bin(pack: u32, lo: u32, bin: u32, frac: u32) {
+    // SAFETY: forwarded.
+    unsafe {
+        atom_add_shared_u32(smem(pack + bin * 4), 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS));
+        atom_add_shared_u32(smem(lo + bin * 4), frac & ((1 << H_LO_BITS) - 1));
     }
 }
 
@@ -359,6 +377,7 @@ unsafe fn tile_job<const PLAIN: bool>(p: &StepParams, pos: u32) -> ExactJob {
             bin_p_lo: field::<_, PLAIN>(&raw const (*job).bin_p_lo),
             bin_p_hi: field::<_, PLAIN>(&raw const (*job).bin_p_hi),
             sure_end: field::<_, PLAIN>(&raw const (*job).sure_end),
+            band: field::<_, PLAIN>(&raw const (*job).band),
             ..ExactJob::default()
         }
     }
@@ -415,7 +434,13 @@ unsafe fn for_each_split_tile<const AHEAD: bool, F: FnMut(u32, u32, u32, TileIte
         let split_row = |row: u32| (p.exact_flags as *const u32).add(row as usize).read() == EXACT_SPLIT;
         let mut item = block_idx_x();
         if !AHEAD {
-            while item < items {
+            // The count lives in shared memory: in a register across the gather's body, ptxas
+            // spilled it (64 registers).
+            if thread_idx_x() == 0 {
+                st_shared_u32(smem(X_ITEMS), items);
+            }
+            sync_threads();
+            while item < ld_shared_u32(smem(X_ITEMS)) {
                 let (pos, tile) = (item / p.tiles, item % p.tiles);
                 let row = list.add(pos as usize).read();
                 if row < p.rows {
@@ -530,6 +555,26 @@ unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: T
     unsafe {
         let r = input.r;
         let x = process_raw8(p, &r.row, tile, input.raw);
+        if r.job.band != NONE {
+            // Band mode: the boundary band's tokens alone, into its sub-bins, and the tile's
+            // histogram to its own place (`exact_bins` adds the tiles up).
+            let c = r.mc - r.job.band as f32;
+            let below = c - 1.0;
+            each8(|j| {
+                if x[j] > below && x[j] <= c {
+                    add_to_bin(H_COUNT, H_LO, exact_sub_bin(x[j], c), frac_weight(x[j] - c));
+                }
+            });
+            sync_threads();
+            if tid < SUB {
+                let (packed, lo) = (ld_shared_u32(smem(H_COUNT + tid * 4)), ld_shared_u32(smem(H_LO + tid * 4)));
+                tile_bins(p, pos, tile).add(tid as usize).write(packed as u64 | (lo as u64) << 32);
+                st_shared_u32(smem(H_COUNT + tid * 4), 0);
+                st_shared_u32(smem(H_LO + tid * 4), 0);
+            }
+            sync_threads();
+            return;
+        }
         // Float compares, a key only on a tie with the floor's value (`keys::reaches_floor`).
         let (base, fv) = (tile * TILE_TOKENS + tid * TOKENS_PER_THREAD, floor_value(r.floor));
         each8(|j| {
@@ -708,6 +753,10 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
     // the layout; the job is written by thread 0 after the barriers of the scans.
     unsafe {
         let r = split_row(p, pos, row);
+        if r.job.band != NONE {
+            choose_band_bins(p, pos, row, &r);
+            return;
+        }
         let (counts, sums) = (bin_counts(p, pos), bin_sums(p, pos));
         // This thread's bins, loaded together (one memory round trip, not one per bin and pass):
         // counts into registers, fraction sums into shared memory (registers would not hold
@@ -782,6 +831,119 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
     }
 }
 
+/// Band mode's bins: adds up the tiles' sub-bins of the boundary band, finds the one where the
+/// running mass (from the bands before) reaches `p·Z`, writes each tile's mass of sure keys
+/// (stage 1's bands before the boundary band and the sub-bins before that one), and the bounds
+/// of the values `exact_gather` stores. A row whose boundary sub-bin holds more than `GATHER`
+/// keys goes to the single-block pass.
+///
+/// # Safety
+/// The whole block calls it for a split row in band mode whose histogram tiles are all written.
+#[inline(always)]
+unsafe fn choose_band_bins(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
+    const GROUPS: u32 = THREADS / SUB;
+    let tid = thread_idx_x();
+    let (warp, lane) = (tid / 32, tid % 32);
+    // SAFETY (whole block, uniform branches): the row's tile histograms and tile masses (tiles
+    // below `tiles`), stage 1's records of the row; shared slots from the layout (B_SUMS holds
+    // 512 counts and 512 sums); thread 0 writes the job and the flag after the barriers.
+    unsafe {
+        let job = r.job;
+        let (band, c) = (job.band, r.mc - job.band as f32);
+        let scale = bin_scale(band * SUB);
+        // Thread (group, sub) adds sub-bin `sub` of every GROUPS-th tile from `group`. Volatile:
+        // in `exact_tail` other blocks wrote them in this launch.
+        let (sub, group) = (tid % SUB, tid / SUB);
+        let tile_sub = |t: u32, i: u32| {
+            let w = tile_bins(p, pos, t).add(i as usize).read_volatile();
+            tile_bin(w as u32, (w >> 32) as u32)
+        };
+        let (mut count, mut sum) = (0u32, 0u64);
+        let mut t = group;
+        while t < p.tiles {
+            let (n, f) = tile_sub(t, sub);
+            count += n;
+            sum += f;
+            t += GROUPS;
+        }
+        st_shared_u32(smem(B_SUMS + tid * 4), count);
+        st_shared_u64(smem(B_SUMS + THREADS * 4 + tid * 8), sum);
+        sync_threads();
+        let (mut count, mut sum) = (0u32, 0u64);
+        if tid < SUB {
+            each_n::<{ GROUPS as usize }, _>(|g| {
+                let at = g as u32 * SUB + tid;
+                count += ld_shared_u32(smem(B_SUMS + at * 4));
+                sum += ld_shared_u64(smem(B_SUMS + THREADS * 4 + at * 8));
+            });
+        }
+        // The sub-bins in key order: the first reaching p·Z holds the boundary.
+        let own = sum as u128 * scale as u128;
+        let (before, _) = block_exclusive_scan_u128(own);
+        let (mass_before_band, z) = (join(job.mass_before_band), join(job.z));
+        let p24 = top_p_units(r.settings.top_p);
+        let mass_before = mass_before_band + before;
+        let hit = own != 0 && !top_p_reached(mass_before, z, p24) && top_p_reached(mass_before + own, z, p24);
+        let hit_sub = block_min_u32(if hit { tid } else { NONE });
+        if hit {
+            st_shared_u32(smem(X_COUNT_K), count);
+            st_shared_u64(smem(X_MASS_P), mass_before as u64);
+            st_shared_u64(smem(X_MASS_P + 8), (mass_before >> 64) as u64);
+        }
+        sync_threads();
+        let ok = hit_sub != NONE && ld_shared_u32(smem(X_COUNT_K)) <= GATHER;
+        if ok {
+            // A warp per tile: its lanes over stage 1's bands and the sure sub-bins.
+            let mut t = warp;
+            while t < p.tiles {
+                let end = band as f32;
+                let mut part = recorded_band_mass(p, row, t, lane, r.mc, end) + recorded_band_mass(p, row, t, lane + 32, r.mc, end);
+                each_n::<{ (SUB / 32) as usize }, _>(|q| {
+                    let i = q as u32 * 32 + lane;
+                    if i < hit_sub {
+                        part += tile_sub(t, i).1 as u128 * scale as u128;
+                    }
+                });
+                let m = warp_sum_u128(part);
+                if lane == 0 {
+                    let at = tile_masses(p, pos).add(t as usize * 2);
+                    at.write(m as u64);
+                    at.add(1).write((m >> 64) as u64);
+                }
+                t += THREADS / 32;
+            }
+        }
+        // The tile masses are written before thread 0's release below.
+        sync_threads();
+        if tid == 0 {
+            if ok {
+                let (lo, hi) = exact_sub_bin_bounds(hit_sub, c);
+                let bin = band * SUB + hit_sub;
+                job_ptr(p, pos).write(ExactJob {
+                    z_m: job.z,
+                    mass_before_p: halves(ld_shared_u128(smem(X_MASS_P))),
+                    k1: 0,
+                    count_before_k: 0,
+                    bin_k: NONE,
+                    bin_p_lo: bin,
+                    bin_p_hi: bin,
+                    sure_end: bin,
+                    gathered: 0,
+                    gather_lo: lo.to_bits(),
+                    gather_hi: hi.to_bits(),
+                    ..job
+                });
+            } else {
+                (p.exact_flags as *mut u32).add(row as usize).write(EXACT_SINGLE);
+            }
+            // As in `choose_bins`: `exact_tail`'s waiting items may go on.
+            fence_acq_rel_gpu();
+            tiles_done(p, pos).write_volatile(bins_ready(p));
+        }
+        sync_threads();
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. The gather.
 
@@ -849,6 +1011,10 @@ unsafe fn gather_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32, i
         let x = process_raw8(p, &r.row, tile, input.raw);
         // Keys are built only for the tokens staged below (eight held keys were 16 registers).
         let base = tile * TILE_TOKENS + tid * TOKENS_PER_THREAD;
+        if job.band != NONE {
+            gather_band_tile(p, tid, pos, base, x);
+            return;
+        }
         let (first_band, last_band) = classified_bands(&r);
         // The sure bands' mass, as stage 1 recorded it: a thread per band of the tile.
         let mut sure = if job.mass_ok != 0 { recorded_band_mass(p, row, tile, tid, r.mc, first_band) } else { 0 };
@@ -913,6 +1079,45 @@ unsafe fn gather_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32, i
             m.add(1).write((sure >> 64) as u64);
         }
         // X_BASE is read above before the next item's thread 0 can pass this barrier.
+        sync_threads();
+    }
+}
+
+/// Band mode's gather: stores the tile's keys of the boundary bin, tested by their values
+/// alone (`exact_bins` wrote the tile's sure mass).
+///
+/// # Safety
+/// As for [`gather_tile`], for a row in band mode; `base` is the thread's first token and `x`
+/// its processed values.
+#[inline(always)]
+unsafe fn gather_band_tile(p: &StepParams, tid: u32, pos: u32, base: u32, x: [f32; 8]) {
+    // SAFETY (whole block): the row's job and gathered keys (positions below GATHER); the
+    // barriers order X_BASE's write, its reads, and the next item's write.
+    unsafe {
+        // Read here, not with the item's other job fields: held from there, they made the
+        // gather spill. Volatile: `exact_tail` writes them in the same launch.
+        let job = job_ptr(p, pos);
+        let (lo, hi) = ((&raw const (*job).gather_lo).read_volatile(), (&raw const (*job).gather_hi).read_volatile());
+        let (lo, hi) = (f32::from_bits(lo), f32::from_bits(hi));
+        let mut take = 0u32;
+        each8(|j| take |= ((x[j] >= lo && x[j] <= hi) as u32) << j);
+        let (before, total) = block_exclusive_scan_u32(take.count_ones());
+        if tid == 0 && total > 0 {
+            st_shared_u32(smem(X_BASE), atom_add_global_u32(&raw mut (*job).gathered, total));
+        }
+        sync_threads();
+        if total > 0 {
+            let mut at = ld_shared_u32(smem(X_BASE)) + before;
+            let out = gathered_keys(p, pos);
+            each8(|j| {
+                if take & (1 << j) != 0 {
+                    if at < GATHER {
+                        out.add(at as usize).write(sort_key(x[j], base + j as u32));
+                    }
+                    at += 1;
+                }
+            });
+        }
         sync_threads();
     }
 }

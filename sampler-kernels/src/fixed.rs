@@ -262,10 +262,44 @@ pub fn exact_bin(x: f32, c: f32, mc: f32) -> u32 {
     if d.is_nan() || d > BAND_FLOOR as f32 {
         return EXACT_ZERO_BIN;
     }
-    let top = (EXACT_SUB_BINS - 1) as f32;
-    let s = small_floor((x - c + 1.0) * EXACT_SUB_BINS as f32, top);
     let d = small_floor(d, BAND_FLOOR as f32);
-    d * EXACT_SUB_BINS + (EXACT_SUB_BINS - 1 - s)
+    d * EXACT_SUB_BINS + exact_sub_bin(x, c)
+}
+
+/// [`exact_bin`]'s position within its band, `0..EXACT_SUB_BINS` (the top of the band first),
+/// for `x` with `c = soft_ceil(x)`. The split pass's band mode bins one band by it alone.
+#[inline]
+pub fn exact_sub_bin(x: f32, c: f32) -> u32 {
+    let top = (EXACT_SUB_BINS - 1) as f32;
+    EXACT_SUB_BINS - 1 - small_floor((x - c + 1.0) * EXACT_SUB_BINS as f32, top)
+}
+
+/// The least and the greatest `x` in `(c - 1, c]` with `exact_sub_bin(x, c) == sub`, for an
+/// integer `c` with `|c| < CEIL_LIMIT`; `lo > hi` when no float falls in that sub-bin. So a
+/// token of that band is in sub-bin `sub` exactly when `lo <= x <= hi`: the band mode's gather
+/// tests two float compares per token instead of binning it. Two binary searches over the
+/// ordered bits of the band (the sub-bin never increases with `x`).
+#[inline]
+pub fn exact_sub_bin_bounds(sub: u32, c: f32) -> (f32, f32) {
+    use crate::keys::{from_ordered_bits, ordered_bits};
+    let (first, last) = (ordered_bits(c - 1.0) + 1, ordered_bits(c));
+    // The first ordered value in first..=last + 1 whose sub-bin is at most `at_most`.
+    let first_at_most = |at_most: u32| {
+        let (mut lo, mut hi) = (first, last + 1);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if exact_sub_bin(from_ordered_bits(mid), c) <= at_most {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    };
+    let lo = first_at_most(sub);
+    let past = if sub == 0 { last + 1 } else { first_at_most(sub - 1) };
+    // `past - 1 >= first - 1`, an ordered value (c - 1 itself) when the band is empty there.
+    (from_ordered_bits(lo), from_ordered_bits(past - 1))
 }
 
 /// `floor(v)` clamped to `[0, top]` (`top < 2^22`; `v` not NaN), as `-ceil(-v)` through
@@ -583,6 +617,52 @@ mod tests {
                 } else {
                     assert_eq!(scale, 0, "x = {x}, mc = {mc} is in a band");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn sub_bin_bounds_hold_exactly_the_sub_bin() {
+        use crate::keys::{from_ordered_bits, ordered_bits};
+        let mut state = 0x5eb_b1e5_u64;
+        let mut next = move || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        // Small ceilings (every sub-bin holds floats), and huge ones (a band of few floats,
+        // most sub-bins empty), each band enumerated whole where it is small enough.
+        let ceilings = [-40.0f32, -3.0, -1.0, 0.0, 1.0, 2.0, 17.0, 1024.0, 2_097_152.0, -2_097_151.0, 4_194_303.0];
+        for &c in &ceilings {
+            let (first, last) = (ordered_bits(c - 1.0) + 1, ordered_bits(c));
+            let bounds: std::vec::Vec<(f32, f32)> = (0..EXACT_SUB_BINS).map(|s| exact_sub_bin_bounds(s, c)).collect();
+            let check = |x: f32| {
+                let s = exact_sub_bin(x, c);
+                for (t, &(lo, hi)) in bounds.iter().enumerate() {
+                    assert_eq!(lo <= x && x <= hi, t as u32 == s, "x = {x}, c = {c}, sub-bin {t} [{lo}, {hi}], x's {s}");
+                }
+            };
+            if last - first < 1 << 16 {
+                (first..=last).map(from_ordered_bits).for_each(check);
+            } else {
+                for _ in 0..20_000 {
+                    check(from_ordered_bits(first + (next() % (last - first + 1) as u64) as u32));
+                }
+                // Each non-empty sub-bin's ends and their neighbours.
+                for &(lo, hi) in &bounds {
+                    if lo <= hi {
+                        for o in [ordered_bits(lo), ordered_bits(hi)] {
+                            for q in [o - 1, o, o + 1] {
+                                if (first..=last).contains(&q) {
+                                    check(from_ordered_bits(q));
+                                }
+                            }
+                        }
+                    }
+                }
+                assert!(bounds.iter().all(|&(lo, hi)| lo <= hi), "c = {c}: every sub-bin of a small ceiling holds floats");
             }
         }
     }

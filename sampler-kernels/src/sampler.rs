@@ -670,12 +670,11 @@ unsafe fn write_top_entry(p: &StepParams, row: u32, i: u32, token: i32, lp: f32)
 
 /// Leaves the row to the exact pass: appends it to the list, for the split pass when that pass
 /// can finish it (a finite random row whose top log-probabilities, if any, are written) and has
-/// scratch left, else for the single-block pass. Thread 0 writes; the others return.
+/// scratch left, else for the single-block pass. A split row with top-p, no min-p and no
+/// effective top-k also gets its boundary band ([`boundary_band`]: the split pass's band mode).
+/// The whole block calls it; thread 0 writes.
 #[inline(always)]
 unsafe fn flag_exact(p: &StepParams, row: u32, s: &RowSettings, sum: &Summary, top_written: bool) {
-    if thread_idx_x() != 0 {
-        return;
-    }
     let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
     let splittable = s.temperature > 0.0
         && sum.max_key != 0
@@ -683,6 +682,17 @@ unsafe fn flag_exact(p: &StepParams, row: u32, s: &RowSettings, sum: &Summary, t
         && bands_usable(sum.mc)
         && (top_written || top_n(s) == 0)
         && (sum.mass_ok || !want_lp);
+    // Every key of the bands before the boundary's is kept: K1 is the whole row.
+    let band_mode = splittable
+        && sum.mass_ok
+        && !top_p_disabled(s.top_p)
+        && !(s.min_p > 0.0)
+        && (s.top_k == 0 || s.top_k >= sum.valid);
+    // SAFETY: the whole block is here, with a row that has band masses (block-uniform test).
+    let bounds = if band_mode { unsafe { boundary_band(p, row, sum.mc, sum.z as u64, (sum.z >> 64) as u64, s.top_p) } } else { BandBoundary { mass_before: 0, band: u32::MAX } };
+    if thread_idx_x() != 0 {
+        return;
+    }
     // SAFETY: the list holds EXACT_LIST_HEAD + rows u32 and stage 1 cleared its count; a row is flagged at most
     // once per step, so pos < rows (checked all the same); row < rows; pos < exact_slots jobs.
     unsafe {
@@ -700,8 +710,76 @@ unsafe fn flag_exact(p: &StepParams, row: u32, s: &RowSettings, sum: &Summary, t
                 z: [z as u64, (z >> 64) as u64],
                 row,
                 mass_ok: sum.mass_ok as u32,
+                band: bounds.band,
+                mass_before_band: [bounds.mass_before as u64, (bounds.mass_before >> 64) as u64],
                 ..ExactJob::default()
             });
+        }
+    }
+}
+
+/// [`boundary_band`]'s result (`#[repr(C)]`: under the C ABI it comes back in `.param` space,
+/// not through local memory).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct BandBoundary {
+    /// The mass of the bands before `band`.
+    mass_before: u128,
+    /// `u32::MAX`: no band mode.
+    band: u32,
+}
+
+/// The row band (`mc − ceil(x)`) where the running mass of stage 1's band sums, in band order
+/// (the key order: a band's keys are all larger than the next band's), first reaches `p·Z`,
+/// and the mass of the bands before it. Out of line: it runs only for rows left to the exact
+/// pass, and stage 2's hot path should not fetch it.
+///
+/// # Safety
+/// The whole block calls it for a finite row with usable bands, ceiling `mc` and band masses
+/// (`Summary::mass_ok`) adding up to `z_hi · 2^64 + z_lo`; stage 1 wrote the row's records; `SM_HIST_LO`, `SM_HIST_HI` and `RES_U128` are free.
+#[inline(never)]
+unsafe extern "C" fn boundary_band(p: &StepParams, row: u32, mc: f32, z_lo: u64, z_hi: u64, top_p: f32) -> BandBoundary {
+    const BANDS: u32 = MASS_BANDS as u32;
+    let tid = thread_idx_x();
+    // SAFETY (whole block): 37 u128 slots of the map's radix histogram; records of the row's
+    // tiles; the barriers order the clears, the adds and the reads.
+    unsafe {
+        // The caller's last phase may still read these slots.
+        sync_threads();
+        if tid < BANDS {
+            st_shared_u64(smem(SM_HIST_LO + tid * 8), 0);
+            st_shared_u64(smem(SM_HIST_HI + tid * 8), 0);
+        }
+        sync_threads();
+        // One (tile, band) pair per thread, added into the row band it is.
+        let mut i = tid;
+        while i < p.tiles * BANDS {
+            let v = tile_view(p, row, i / BANDS);
+            let d = i % BANDS;
+            let m = v.band(d, mc);
+            if m != 0 {
+                // In 0..=36: `band` weighs nothing outside the row's bands.
+                let at = (mc - (v.ceiling() - d as f32)) as u32;
+                atom_add_shared_u128(smem(SM_HIST_LO + at * 8), smem(SM_HIST_HI + at * 8), m);
+            }
+            i += SAMPLER_THREADS;
+        }
+        sync_threads();
+        let own = if tid < BANDS {
+            (ld_shared_u64(smem(SM_HIST_HI + tid * 8)) as u128) << 64 | ld_shared_u64(smem(SM_HIST_LO + tid * 8)) as u128
+        } else {
+            0
+        };
+        let (before, total) = block_exclusive_scan_u128(own);
+        let p24 = top_p_units(top_p);
+        let hit = own != 0 && !top_p_reached(before, total, p24) && top_p_reached(before + own, total, p24);
+        let band = block_min_u32(if hit { tid } else { u32::MAX });
+        let mass_before = broadcast_u128(if hit { Some(before) } else { None });
+        // The same sums as the row mass's, so equal; if not, the row is binned whole.
+        if total == (z_hi as u128) << 64 | z_lo as u128 && band != u32::MAX {
+            BandBoundary { mass_before, band }
+        } else {
+            BandBoundary { mass_before: 0, band: u32::MAX }
         }
     }
 }

@@ -146,10 +146,11 @@ fn gpu_tokens_equal_reference_on_mixed_batches() {
 }
 
 /// Rows that must take the exact pass, through both of its paths: flat rows with wide nuclei,
-/// large top-k, min-p and log-probabilities (the split pass), and rows of equal logits whose
-/// boundary bin holds the whole row, which the split pass hands to the single-block pass. Every
-/// token must be the reference's, and each path must have run, both with the exact pass in one
-/// launch (`exact_tail`) and in five.
+/// large top-k, min-p and log-probabilities (the split pass: top-p alone in band mode, the rest
+/// binned whole), and rows of equal logits whose boundary bin holds the whole row, which the
+/// split pass hands to the single-block pass (in either mode). Every token must be the
+/// reference's, and each path must have run, both with the exact pass in one launch
+/// (`exact_tail`) and in four.
 #[test]
 fn gpu_exact_pass_paths_equal_reference() {
     const TEST: &str = "gpu_exact_pass_paths_equal_reference";
@@ -160,7 +161,7 @@ fn gpu_exact_pass_paths_equal_reference() {
 
 fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
     let mut rng = fresh_rng(&format!("{test} {launch:?}"));
-    let (mut split_rows, mut single_rows, mut mismatches) = (0usize, 0usize, 0usize);
+    let (mut split_rows, mut band_rows, mut single_rows, mut mismatches) = (0usize, 0usize, 0usize, 0usize);
     for &(vocab, batch, dtype) in &[(151_936usize, sized(48usize, 12), LogitsDtype::F32), (50_257, sized(21, 7), LogitsDtype::Bf16)] {
         let Some(device) = gpu_or_skip(test) else { return };
         let config = GpuSamplerConfig { exact_pass: launch, ..GpuSamplerConfig::new(vocab, batch) };
@@ -175,6 +176,8 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
                 1 => SamplingParams::random(t, seed).with_top_k(129 + below(&mut rng, 4000) as u32).with_top_p(0.5 + 0.49 * unit(&mut rng) as f32),
                 2 => SamplingParams::random(t, seed).with_min_p(0.01 + 0.1 * unit(&mut rng) as f32),
                 3 => SamplingParams::random(t, seed).with_top_k(3000).with_logprobs(5),
+                // Band mode's too-full boundary bin, and the whole-row histogram's.
+                4 if id % 14 == 11 => SamplingParams::random(t, seed).with_top_p(0.9),
                 4 => SamplingParams::random(t, seed).with_top_k(2000).with_top_p(0.9),
                 5 => SamplingParams::random(t, seed).with_top_p(0.99).with_min_p(0.05).with_logprobs(0),
                 _ => SamplingParams::random(t, seed).with_top_k(5000),
@@ -204,13 +207,16 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
                 }
             }
             let (split, single) = gpu.exact_paths_last_step().expect("flags");
-            eprintln!("{launch:?} V={vocab} {dtype:?} step {step}: {split} rows split, {single} single-block");
+            let band = gpu.exact_band_rows_last_step().expect("jobs");
+            eprintln!("{launch:?} V={vocab} {dtype:?} step {step}: {split} rows split ({band} in band mode), {single} single-block");
             split_rows += split;
+            band_rows += band;
             single_rows += single;
         }
     }
     assert_eq!(mismatches, 0, "{launch:?}");
-    assert!(split_rows > 0, "{launch:?}: the split exact pass never ran");
+    assert!(band_rows > 0, "{launch:?}: the split exact pass never ran in band mode");
+    assert!(split_rows > band_rows, "{launch:?}: the split exact pass never binned a whole row");
     assert!(single_rows > 0, "{launch:?}: the single-block exact pass never ran");
 }
 
