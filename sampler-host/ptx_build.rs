@@ -37,7 +37,7 @@ pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
     ("sample_rows_two_per_sm", ".maxntid 512, 1, 1\n.minnctapersm 2"),
     ("exact_histogram", ".maxntid 512, 1, 1"),
     ("exact_bins", ".maxntid 512, 1, 1"),
-    ("exact_gather", ".maxntid 512, 1, 1"),
+    ("exact_gather", ".maxntid 512, 1, 1\n.minnctapersm 2"),
     ("exact_finish", ".maxntid 512, 1, 1"),
     ("exact_tail", ".maxntid 512, 1, 1"),
 ];

@@ -31,9 +31,9 @@
 use crate::abi::*;
 use crate::block::*;
 use crate::decide::{draw_target, min_p_floor, top_p_disabled, top_p_reached, top_p_units};
-use crate::fixed::{exact_bin, exact_sub_bin, exact_sub_bin_bounds, frac_weight, soft_ceil, BAND_SCALE, FRAC_ONE};
+use crate::fixed::{exact_bin, exact_sub_bin, exact_sub_bin_edge, frac_weight, soft_ceil, BAND_SCALE, FRAC_ONE};
 use crate::intrinsics::*;
-use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
+use crate::keys::{floor_value, from_ordered_bits, key_index, key_value, reaches_floor, sort_key};
 use crate::logprob::ln_mass;
 use crate::sampler::{
     active_rows, draw, exact_single, finish, finish_chosen, load_raw8, process_raw8, read_settings, recorded_band_mass, row_logits,
@@ -71,6 +71,11 @@ const _: () = assert!(TILE_TOKENS < 1 << H_COUNT_BITS && TILE_TOKENS << (H_LO_BI
 const _: () = assert!(
     (TILE_TOKENS as u64 * (FRAC_ONE >> H_LO_BITS) as u64) << H_COUNT_BITS | TILE_TOKENS as u64 <= u32::MAX as u64
 );
+
+/// Band mode's per-warp staging of `exact_histogram`: 256 values a warp, over the prologue's
+/// bias table (built anew, behind a barrier, for each item; this item's prologue is done).
+const H_STAGE: u32 = SM_BIAS;
+const _: () = assert!(H_STAGE + THREADS * TOKENS_PER_THREAD * 4 <= SM_SORT);
 
 // `exact_finish` on a split row: the gathered keys, then the per-tile mass of the kept keys
 // among them. The bias table the final walk uses overlaps them; they are dead by then.
@@ -440,8 +445,10 @@ unsafe fn for_each_split_tile<const AHEAD: bool, F: FnMut(u32, u32, u32, TileIte
                 st_shared_u32(smem(X_ITEMS), items);
             }
             sync_threads();
+            // Items from the last: the histogram's last items are the likeliest still in L2.
             while item < ld_shared_u32(smem(X_ITEMS)) {
-                let (pos, tile) = (item / p.tiles, item % p.tiles);
+                let at = ld_shared_u32(smem(X_ITEMS)) - 1 - item;
+                let (pos, tile) = (at / p.tiles, at % p.tiles);
                 let row = list.add(pos as usize).read();
                 if row < p.rows {
                     let input = tile_item::<true>(p, pos, row, tile);
@@ -560,9 +567,26 @@ unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: T
             // histogram to its own place (`exact_bins` adds the tiles up).
             let c = r.mc - r.job.band as f32;
             let below = c - 1.0;
+            // Packed per warp, as in the gather: each warp stages its band tokens' values and its
+            // lanes bin them 32 at a time (a token slot costs a warp its binning whenever one lane
+            // needs it, and about half a flat row's tokens are in the band).
+            let lane = tid & 31;
+            let stage = H_STAGE + (tid / 32) * 32 * TOKENS_PER_THREAD * 4;
+            let mut staged = 0u32;
             each8(|j| {
-                if x[j] > below && x[j] <= c {
-                    add_to_bin(H_COUNT, H_LO, exact_sub_bin(x[j], c), frac_weight(x[j] - c));
+                let inside = x[j] > below && x[j] <= c;
+                let votes = ballot(FULL_MASK, inside);
+                if inside {
+                    st_shared_u32(smem(stage + (staged + (votes & ((1u32 << lane) - 1)).count_ones()) * 4), x[j].to_bits());
+                }
+                staged += votes.count_ones();
+            });
+            sync_warp(FULL_MASK);
+            each8(|i| {
+                let at = i as u32 * 32 + lane;
+                if i as u32 * 32 < staged && at < staged {
+                    let v = f32::from_bits(ld_shared_u32(smem(stage + at * 4)));
+                    add_to_bin(H_COUNT, H_LO, exact_sub_bin(v, c), frac_weight(v - c));
                 }
             });
             sync_threads();
@@ -913,11 +937,17 @@ unsafe fn choose_band_bins(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
                 t += THREADS / 32;
             }
         }
+        // `exact_sub_bin_bounds`, its two searches in two lanes at once.
+        let (mut lo, mut past) = (0, 0);
+        if warp == 0 {
+            let edge = exact_sub_bin_edge(if lane == 0 { hit_sub } else { hit_sub.wrapping_sub(1) }, c);
+            (lo, past) = (edge, shfl_idx_u32(FULL_MASK, edge, 1));
+        }
         // The tile masses are written before thread 0's release below.
         sync_threads();
         if tid == 0 {
             if ok {
-                let (lo, hi) = exact_sub_bin_bounds(hit_sub, c);
+                let (lo, hi) = (from_ordered_bits(lo), from_ordered_bits(past - 1));
                 let bin = band * SUB + hit_sub;
                 job_ptr(p, pos).write(ExactJob {
                     z_m: job.z,

@@ -277,29 +277,35 @@ pub fn exact_sub_bin(x: f32, c: f32) -> u32 {
 /// The least and the greatest `x` in `(c - 1, c]` with `exact_sub_bin(x, c) == sub`, for an
 /// integer `c` with `|c| < CEIL_LIMIT`; `lo > hi` when no float falls in that sub-bin. So a
 /// token of that band is in sub-bin `sub` exactly when `lo <= x <= hi`: the band mode's gather
-/// tests two float compares per token instead of binning it. Two binary searches over the
-/// ordered bits of the band (the sub-bin never increases with `x`).
+/// tests two float compares per token instead of binning it. The device finds the two edges in
+/// two lanes at once ([`exact_sub_bin_edge`]).
 #[inline]
 pub fn exact_sub_bin_bounds(sub: u32, c: f32) -> (f32, f32) {
-    use crate::keys::{from_ordered_bits, ordered_bits};
-    let (first, last) = (ordered_bits(c - 1.0) + 1, ordered_bits(c));
-    // The first ordered value in first..=last + 1 whose sub-bin is at most `at_most`.
-    let first_at_most = |at_most: u32| {
-        let (mut lo, mut hi) = (first, last + 1);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if exact_sub_bin(from_ordered_bits(mid), c) <= at_most {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        lo
-    };
-    let lo = first_at_most(sub);
-    let past = if sub == 0 { last + 1 } else { first_at_most(sub - 1) };
-    // `past - 1 >= first - 1`, an ordered value (c - 1 itself) when the band is empty there.
+    use crate::keys::from_ordered_bits;
+    let (lo, past) = (exact_sub_bin_edge(sub, c), exact_sub_bin_edge(sub.wrapping_sub(1), c));
+    // `past - 1` is at least `c - 1`'s ordered bits: an ordered value.
     (from_ordered_bits(lo), from_ordered_bits(past - 1))
+}
+
+/// The first value of the band `(c - 1, c]`, as [`ordered_bits`](crate::keys::ordered_bits),
+/// whose sub-bin is at most `at_most` (`u32::MAX`: none is, so one past `c`'s). A binary search
+/// over the band's ordered bits: the sub-bin never increases with `x`.
+#[inline]
+pub fn exact_sub_bin_edge(at_most: u32, c: f32) -> u32 {
+    use crate::keys::{from_ordered_bits, ordered_bits};
+    let (mut lo, mut hi) = (ordered_bits(c - 1.0) + 1, ordered_bits(c) + 1);
+    if at_most == u32::MAX {
+        return hi;
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if exact_sub_bin(from_ordered_bits(mid), c) <= at_most {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
 }
 
 /// `floor(v)` clamped to `[0, top]` (`top < 2^22`; `v` not NaN), as `-ceil(-v)` through

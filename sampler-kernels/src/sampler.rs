@@ -741,35 +741,39 @@ struct BandBoundary {
 unsafe extern "C" fn boundary_band(p: &StepParams, row: u32, mc: f32, z_lo: u64, z_hi: u64, top_p: f32) -> BandBoundary {
     const BANDS: u32 = MASS_BANDS as u32;
     let tid = thread_idx_x();
+    let (warp, lane) = (tid / 32, tid % 32);
     // SAFETY (whole block): 37 u128 slots of the map's radix histogram; records of the row's
-    // tiles; the barriers order the clears, the adds and the reads.
+    // tiles; the barriers order the writes and the reads.
     unsafe {
         // The caller's last phase may still read these slots.
         sync_threads();
-        if tid < BANDS {
-            st_shared_u64(smem(SM_HIST_LO + tid * 8), 0);
-            st_shared_u64(smem(SM_HIST_HI + tid * 8), 0);
-        }
-        sync_threads();
-        // One (tile, band) pair per thread, added into the row band it is.
-        let mut i = tid;
-        while i < p.tiles * BANDS {
-            let v = tile_view(p, row, i / BANDS);
-            let d = i % BANDS;
-            let m = v.band(d, mc);
-            if m != 0 {
-                // In 0..=36: `band` weighs nothing outside the row's bands.
-                let at = (mc - (v.ceiling() - d as f32)) as u32;
-                atom_add_shared_u128(smem(SM_HIST_LO + at * 8), smem(SM_HIST_HI + at * 8), m);
+        // A warp per row band (warp, warp + WARPS, ...), its lanes over the tiles: a tile's
+        // record band `d` is row band `mc − ceiling + d`. No atomics, and the tiles' ceilings
+        // are read once.
+        let mut first = 0;
+        while first < p.tiles {
+            // Warp-uniform trips: the warp's lanes sum together below.
+            let t = first + lane;
+            let v = tile_view(p, row, t);
+            let (ceiling, valid) = if t < p.tiles { (v.ceiling(), v.valid()) } else { (0.0, 0) };
+            let offset = mc - ceiling;
+            let mut b = warp;
+            while b < BANDS {
+                let d = b as f32 - offset;
+                let m = if valid > 0 && d >= 0.0 && d < BANDS as f32 { v.band(d as u32, mc) } else { 0 };
+                let m = warp_sum_u128(m);
+                if lane == 0 {
+                    let before = if first == 0 { 0 } else { ld_shared_u128(smem(SM_HIST_LO + b * 16)) };
+                    let total = before + m;
+                    st_shared_u64(smem(SM_HIST_LO + b * 16), total as u64);
+                    st_shared_u64(smem(SM_HIST_LO + b * 16 + 8), (total >> 64) as u64);
+                }
+                b += WARPS;
             }
-            i += SAMPLER_THREADS;
+            first += 32;
         }
         sync_threads();
-        let own = if tid < BANDS {
-            (ld_shared_u64(smem(SM_HIST_HI + tid * 8)) as u128) << 64 | ld_shared_u64(smem(SM_HIST_LO + tid * 8)) as u128
-        } else {
-            0
-        };
+        let own = if tid < BANDS { ld_shared_u128(smem(SM_HIST_LO + tid * 16)) } else { 0 };
         let (before, total) = block_exclusive_scan_u128(own);
         let p24 = top_p_units(top_p);
         let hit = own != 0 && !top_p_reached(before, total, p24) && top_p_reached(before + own, total, p24);
