@@ -72,11 +72,6 @@ const _: () = assert!(
     (TILE_TOKENS as u64 * (FRAC_ONE >> H_LO_BITS) as u64) << H_COUNT_BITS | TILE_TOKENS as u64 <= u32::MAX as u64
 );
 
-/// Band mode's per-warp staging of `exact_histogram`: 256 values a warp, over the prologue's
-/// bias table (built anew, behind a barrier, for each item; this item's prologue is done).
-const H_STAGE: u32 = SM_BIAS;
-const _: () = assert!(H_STAGE + THREADS * TOKENS_PER_THREAD * 4 <= SM_SORT);
-
 // `exact_finish` on a split row: the gathered keys, then the per-tile mass of the kept keys
 // among them. The bias table the final walk uses overlaps them; they are dead by then.
 const F_KEYS: u32 = SM_HIST;
@@ -107,7 +102,6 @@ const X_MASS: u32 = SM_RESULT + 64;
 const X_TILE: u32 = SM_RESULT + 80;
 const X_BASE: u32 = SM_RESULT + 84;
 const X_ITEM: u32 = SM_RESULT + 88;
-const X_ITEMS: u32 = SM_RESULT + 92;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers.
@@ -383,6 +377,8 @@ unsafe fn tile_job<const PLAIN: bool>(p: &StepParams, pos: u32) -> ExactJob {
             bin_p_hi: field::<_, PLAIN>(&raw const (*job).bin_p_hi),
             sure_end: field::<_, PLAIN>(&raw const (*job).sure_end),
             band: field::<_, PLAIN>(&raw const (*job).band),
+            gather_lo: field::<_, PLAIN>(&raw const (*job).gather_lo),
+            gather_hi: field::<_, PLAIN>(&raw const (*job).gather_hi),
             ..ExactJob::default()
         }
     }
@@ -439,16 +435,8 @@ unsafe fn for_each_split_tile<const AHEAD: bool, F: FnMut(u32, u32, u32, TileIte
         let split_row = |row: u32| (p.exact_flags as *const u32).add(row as usize).read() == EXACT_SPLIT;
         let mut item = block_idx_x();
         if !AHEAD {
-            // The count lives in shared memory: in a register across the gather's body, ptxas
-            // spilled it (64 registers).
-            if thread_idx_x() == 0 {
-                st_shared_u32(smem(X_ITEMS), items);
-            }
-            sync_threads();
-            // Items from the last: the histogram's last items are the likeliest still in L2.
-            while item < ld_shared_u32(smem(X_ITEMS)) {
-                let at = ld_shared_u32(smem(X_ITEMS)) - 1 - item;
-                let (pos, tile) = (at / p.tiles, at % p.tiles);
+            while item < items {
+                let (pos, tile) = (item / p.tiles, item % p.tiles);
                 let row = list.add(pos as usize).read();
                 if row < p.rows {
                     let input = tile_item::<true>(p, pos, row, tile);
@@ -567,26 +555,9 @@ unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: T
             // histogram to its own place (`exact_bins` adds the tiles up).
             let c = r.mc - r.job.band as f32;
             let below = c - 1.0;
-            // Packed per warp, as in the gather: each warp stages its band tokens' values and its
-            // lanes bin them 32 at a time (a token slot costs a warp its binning whenever one lane
-            // needs it, and about half a flat row's tokens are in the band).
-            let lane = tid & 31;
-            let stage = H_STAGE + (tid / 32) * 32 * TOKENS_PER_THREAD * 4;
-            let mut staged = 0u32;
             each8(|j| {
-                let inside = x[j] > below && x[j] <= c;
-                let votes = ballot(FULL_MASK, inside);
-                if inside {
-                    st_shared_u32(smem(stage + (staged + (votes & ((1u32 << lane) - 1)).count_ones()) * 4), x[j].to_bits());
-                }
-                staged += votes.count_ones();
-            });
-            sync_warp(FULL_MASK);
-            each8(|i| {
-                let at = i as u32 * 32 + lane;
-                if i as u32 * 32 < staged && at < staged {
-                    let v = f32::from_bits(ld_shared_u32(smem(stage + at * 4)));
-                    add_to_bin(H_COUNT, H_LO, exact_sub_bin(v, c), frac_weight(v - c));
+                if x[j] > below && x[j] <= c {
+                    add_to_bin(H_COUNT, H_LO, exact_sub_bin(x[j], c), frac_weight(x[j] - c));
                 }
             });
             sync_threads();
@@ -1042,7 +1013,7 @@ unsafe fn gather_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32, i
         // Keys are built only for the tokens staged below (eight held keys were 16 registers).
         let base = tile * TILE_TOKENS + tid * TOKENS_PER_THREAD;
         if job.band != NONE {
-            gather_band_tile(p, tid, pos, base, x);
+            gather_band_tile(p, tid, pos, base, x, job);
             return;
         }
         let (first_band, last_band) = classified_bands(&r);
@@ -1114,41 +1085,41 @@ unsafe fn gather_tile(p: &StepParams, tid: u32, pos: u32, row: u32, tile: u32, i
 }
 
 /// Band mode's gather: stores the tile's keys of the boundary bin, tested by their values
-/// alone (`exact_bins` wrote the tile's sure mass).
+/// alone (`exact_bins` wrote the tile's sure mass). Each warp reserves its own run of the list
+/// (a global atomic for a warp with keys to store), so an item has no barrier and no shared
+/// memory: the keys' order does not matter (`exact_finish` sorts them), and the warps run on
+/// to their next item at their own pace.
 ///
 /// # Safety
 /// As for [`gather_tile`], for a row in band mode; `base` is the thread's first token and `x`
-/// its processed values.
+/// its processed values. The whole warp calls it.
 #[inline(always)]
-unsafe fn gather_band_tile(p: &StepParams, tid: u32, pos: u32, base: u32, x: [f32; 8]) {
-    // SAFETY (whole block): the row's job and gathered keys (positions below GATHER); the
-    // barriers order X_BASE's write, its reads, and the next item's write.
+unsafe fn gather_band_tile(p: &StepParams, tid: u32, pos: u32, base: u32, x: [f32; 8], job: &ExactJob) {
+    // SAFETY (whole warp): the row's job counter and gathered keys (positions below GATHER).
     unsafe {
-        // Read here, not with the item's other job fields: held from there, they made the
-        // gather spill. Volatile: `exact_tail` writes them in the same launch.
-        let job = job_ptr(p, pos);
-        let (lo, hi) = ((&raw const (*job).gather_lo).read_volatile(), (&raw const (*job).gather_hi).read_volatile());
-        let (lo, hi) = (f32::from_bits(lo), f32::from_bits(hi));
+        let (lo, hi) = (f32::from_bits(job.gather_lo), f32::from_bits(job.gather_hi));
         let mut take = 0u32;
         each8(|j| take |= ((x[j] >= lo && x[j] <= hi) as u32) << j);
-        let (before, total) = block_exclusive_scan_u32(take.count_ones());
-        if tid == 0 && total > 0 {
-            st_shared_u32(smem(X_BASE), atom_add_global_u32(&raw mut (*job).gathered, total));
+        if !vote_any(FULL_MASK, take != 0) {
+            return;
         }
-        sync_threads();
-        if total > 0 {
-            let mut at = ld_shared_u32(smem(X_BASE)) + before;
-            let out = gathered_keys(p, pos);
-            each8(|j| {
-                if take & (1 << j) != 0 {
-                    if at < GATHER {
-                        out.add(at as usize).write(sort_key(x[j], base + j as u32));
-                    }
-                    at += 1;
+        let n = take.count_ones();
+        let through = warp_inclusive_sum(n);
+        let lane = tid & 31;
+        let mut warp_base = 0;
+        if lane == 31 {
+            warp_base = atom_add_global_u32(&raw mut (*job_ptr(p, pos)).gathered, through);
+        }
+        let mut at = shfl_idx_u32(FULL_MASK, warp_base, 31) + through - n;
+        let out = gathered_keys(p, pos);
+        each8(|j| {
+            if take & (1 << j) != 0 {
+                if at < GATHER {
+                    out.add(at as usize).write(sort_key(x[j], base + j as u32));
                 }
-            });
-        }
-        sync_threads();
+                at += 1;
+            }
+        });
     }
 }
 
