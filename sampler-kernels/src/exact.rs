@@ -15,6 +15,11 @@
 //!    them exactly, draws, finds the tile where the draw falls from the per-tile kept masses,
 //!    and walks that tile in index order.
 //!
+//! *Band mode.* A row with top-p, no min-p and no effective top-k comes with its boundary band
+//! from stage 2 (`ExactJob::band`): the histogram bins that band alone, per tile; `exact_bins`
+//! writes the tiles' sure masses and the boundary sub-bin's value bounds; the gather stores the
+//! keys within those bounds, by value compares alone.
+//!
 //! Rows the split pass does not take (infinite rows, rows without band masses, top
 //! log-probabilities still to write, no scratch left, boundary bins too full) take the
 //! single-block pass, `sampler::exact_single`, in `exact_finish` too: its blocks take every
