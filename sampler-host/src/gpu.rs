@@ -974,7 +974,7 @@ impl GpuSampler {
 
     /// Of the rows of the last step the split pass took, how many it took in band mode
     /// (`ExactJob::band`: top-p without min-p or an effective top-k, only the boundary band
-    /// binned). Synchronous; for tests and the benchmark.
+    /// binned). Synchronous; for tests.
     pub fn exact_band_rows_last_step(&self) -> Result<usize> {
         let n = self.uploaded.len();
         let stream = self.gpu.stream().clone();

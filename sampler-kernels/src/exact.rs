@@ -36,9 +36,9 @@
 use crate::abi::*;
 use crate::block::*;
 use crate::decide::{draw_target, min_p_floor, top_p_disabled, top_p_reached, top_p_units};
-use crate::fixed::{exact_bin, exact_sub_bin, exact_sub_bin_edge, frac_weight, soft_ceil, BAND_SCALE, FRAC_ONE};
+use crate::fixed::{exact_bin, exact_sub_bin, exact_sub_bin_edge, frac_weight, sub_bin_bounds_of_edges, soft_ceil, BAND_SCALE, FRAC_ONE};
 use crate::intrinsics::*;
-use crate::keys::{floor_value, from_ordered_bits, key_index, key_value, reaches_floor, sort_key};
+use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
 use crate::logprob::ln_mass;
 use crate::sampler::{
     active_rows, draw, exact_single, finish, finish_chosen, load_raw8, process_raw8, read_settings, recorded_band_mass, row_logits,
@@ -913,7 +913,7 @@ unsafe fn choose_band_bins(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
                 t += THREADS / 32;
             }
         }
-        // `exact_sub_bin_bounds`, its two searches in two lanes at once.
+        // `fixed::exact_sub_bin_bounds`, its two searches in two lanes at once.
         let (mut lo, mut past) = (0, 0);
         if warp == 0 {
             let edge = exact_sub_bin_edge(if lane == 0 { hit_sub } else { hit_sub.wrapping_sub(1) }, c);
@@ -923,7 +923,7 @@ unsafe fn choose_band_bins(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
         sync_threads();
         if tid == 0 {
             if ok {
-                let (lo, hi) = (from_ordered_bits(lo), from_ordered_bits(past - 1));
+                let (lo, hi) = sub_bin_bounds_of_edges(lo, past);
                 let bin = band * SUB + hit_sub;
                 job_ptr(p, pos).write(ExactJob {
                     z_m: job.z,

@@ -277,14 +277,19 @@ pub fn exact_sub_bin(x: f32, c: f32) -> u32 {
 /// The least and the greatest `x` in `(c - 1, c]` with `exact_sub_bin(x, c) == sub`, for an
 /// integer `c` with `|c| < CEIL_LIMIT`; `lo > hi` when no float falls in that sub-bin. So a
 /// token of that band is in sub-bin `sub` exactly when `lo <= x <= hi`: the band mode's gather
-/// tests two float compares per token instead of binning it. The device finds the two edges in
-/// two lanes at once ([`exact_sub_bin_edge`]).
+/// tests two float compares per token instead of binning it.
 #[inline]
 pub fn exact_sub_bin_bounds(sub: u32, c: f32) -> (f32, f32) {
+    sub_bin_bounds_of_edges(exact_sub_bin_edge(sub, c), exact_sub_bin_edge(sub.wrapping_sub(1), c))
+}
+
+/// [`exact_sub_bin_bounds`] from its two edges: `exact_sub_bin_edge(sub, c)` and
+/// `exact_sub_bin_edge(sub.wrapping_sub(1), c)` (the device finds them in two lanes).
+#[inline]
+pub fn sub_bin_bounds_of_edges(first: u32, past: u32) -> (f32, f32) {
     use crate::keys::from_ordered_bits;
-    let (lo, past) = (exact_sub_bin_edge(sub, c), exact_sub_bin_edge(sub.wrapping_sub(1), c));
     // `past - 1` is at least `c - 1`'s ordered bits: an ordered value.
-    (from_ordered_bits(lo), from_ordered_bits(past - 1))
+    (from_ordered_bits(first), from_ordered_bits(past.wrapping_sub(1)))
 }
 
 /// The first value of the band `(c - 1, c]`, as [`ordered_bits`](crate::keys::ordered_bits),
@@ -583,17 +588,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn exact_bins_follow_the_key_order_and_the_bands() {
-        // SplitMix64: the crate has no dependencies, not even for tests.
-        let mut state = 0x005e_edb1_u64;
-        let mut uniform = move || {
+    /// SplitMix64: the crate has no dependencies, not even for tests.
+    fn split_mix64(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
             state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
             let mut z = state;
             z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
-        };
+            z ^ (z >> 31)
+        }
+    }
+
+    #[test]
+    fn exact_bins_follow_the_key_order_and_the_bands() {
+        let mut next = split_mix64(0x005e_edb1);
+        let mut uniform = move || (next() >> 40) as f32 / (1u64 << 24) as f32;
         for _ in 0..200 {
             let top = uniform() * 80.0 - 40.0;
             let mc = soft_ceil(top);
@@ -630,14 +639,7 @@ mod tests {
     #[test]
     fn sub_bin_bounds_hold_exactly_the_sub_bin() {
         use crate::keys::{from_ordered_bits, ordered_bits};
-        let mut state = 0x5eb_b1e5_u64;
-        let mut next = move || {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        };
+        let mut next = split_mix64(0x5eb_b1e5);
         // Small ceilings (every sub-bin holds floats), and huge ones (a band of few floats,
         // most sub-bins empty), each band enumerated whole where it is small enough.
         let ceilings = [-40.0f32, -3.0, -1.0, 0.0, 1.0, 2.0, 17.0, 1024.0, 2_097_152.0, -2_097_151.0, 4_194_303.0];
