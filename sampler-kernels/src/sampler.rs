@@ -688,8 +688,13 @@ unsafe fn flag_exact(p: &StepParams, row: u32, s: &RowSettings, sum: &Summary, t
         && !top_p_disabled(s.top_p)
         && !(s.min_p > 0.0)
         && (s.top_k == 0 || s.top_k >= sum.valid);
-    // SAFETY: the whole block is here, with a row that has band masses (block-uniform test).
-    let bounds = if band_mode { unsafe { boundary_band(p, row, sum.mc, sum.z as u64, (sum.z >> 64) as u64, s.top_p) } } else { BandBoundary { mass_before: 0, band: u32::MAX } };
+    let bounds = if band_mode {
+        // SAFETY: the whole block is here (the test is block-uniform), with a finite row whose
+        // band masses add up to `sum.z`.
+        unsafe { boundary_band(p, row, sum.mc, sum.z as u64, (sum.z >> 64) as u64, s.top_p) }
+    } else {
+        BandBoundary { mass_before: 0, band: u32::MAX }
+    };
     if thread_idx_x() != 0 {
         return;
     }
@@ -736,14 +741,15 @@ struct BandBoundary {
 ///
 /// # Safety
 /// The whole block calls it for a finite row with usable bands, ceiling `mc` and band masses
-/// (`Summary::mass_ok`) adding up to `z_hi · 2^64 + z_lo`; stage 1 wrote the row's records; `SM_HIST_LO`, `SM_HIST_HI` and `RES_U128` are free.
+/// (`Summary::mass_ok`) adding up to `z_hi · 2^64 + z_lo`; stage 1 wrote the row's records;
+/// the first 37 · 16 bytes of `SM_HIST_LO` and `RES_U128` are free.
 #[inline(never)]
 unsafe extern "C" fn boundary_band(p: &StepParams, row: u32, mc: f32, z_lo: u64, z_hi: u64, top_p: f32) -> BandBoundary {
     const BANDS: u32 = MASS_BANDS as u32;
     let tid = thread_idx_x();
     let (warp, lane) = (tid / 32, tid % 32);
-    // SAFETY (whole block): 37 u128 slots of the map's radix histogram; records of the row's
-    // tiles; the barriers order the writes and the reads.
+    // SAFETY (whole block): 37 u128 slots of the map's radix histogram (its mass array's
+    // first 592 bytes); records of the row's tiles; the barriers order the writes and reads.
     unsafe {
         // The caller's last phase may still read these slots.
         sync_threads();
