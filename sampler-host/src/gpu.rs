@@ -965,11 +965,15 @@ impl GpuSampler {
     /// how many the single-block pass (the rest: infinite rows, too-full boundary bins, ...).
     /// Synchronous; for tests and the benchmark.
     pub fn exact_paths_last_step(&self) -> Result<(usize, usize)> {
-        let n = self.uploaded.len();
-        let stream = self.gpu.stream().clone();
-        let flags = stream.clone_dtoh(&self.exact_flags.slice(0..n)).map_err(cuda_err("reading the exact-pass flags"))?;
+        let flags = self.exact_flags_last_step()?;
         let count = |kind: u32| flags.iter().filter(|&&f| f == kind).count();
         Ok((count(EXACT_SPLIT), count(EXACT_SINGLE)))
+    }
+
+    /// The last step's rows' exact-pass flags (`EXACT_*`, 0 for a row stage 2 decided).
+    fn exact_flags_last_step(&self) -> Result<Vec<u32>> {
+        let n = self.uploaded.len();
+        self.gpu.stream().clone_dtoh(&self.exact_flags.slice(0..n)).map_err(cuda_err("reading the exact-pass flags"))
     }
 
     /// Of the rows of the last step the split pass took, how many it took in band mode
@@ -977,8 +981,8 @@ impl GpuSampler {
     /// binned). Synchronous; for tests.
     pub fn exact_band_rows_last_step(&self) -> Result<usize> {
         let n = self.uploaded.len();
-        let stream = self.gpu.stream().clone();
-        let flags = stream.clone_dtoh(&self.exact_flags.slice(0..n)).map_err(cuda_err("reading the exact-pass flags"))?;
+        let flags = self.exact_flags_last_step()?;
+        let stream = self.gpu.stream();
         let list = stream
             .clone_dtoh(&self.exact_list.slice(0..EXACT_LIST_HEAD as usize + n))
             .map_err(cuda_err("reading the exact-pass list"))?;
