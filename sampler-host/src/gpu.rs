@@ -333,6 +333,8 @@ pub struct GpuSampler {
     exact_bins: CudaFunction,
     exact_gather: CudaFunction,
     exact_finish: CudaFunction,
+    /// The same body two per SM, for batches of more rows than SMs (`abi::rows_two_per_sm`).
+    exact_finish_two_per_sm: CudaFunction,
     /// The whole exact pass in one launch (`ExactPassLaunch::OneLaunch`).
     exact_tail: CudaFunction,
     /// Blocks of `exact_tail`: as many as run at once (one per SM on an H200: registers).
@@ -449,6 +451,7 @@ impl GpuSampler {
             exact_bins: gpu.function("exact_bins")?,
             exact_gather: gpu.function("exact_gather")?,
             exact_finish: gpu.function("exact_finish")?,
+            exact_finish_two_per_sm: gpu.function("exact_finish_two_per_sm")?,
             exact_tail,
             exact_tail_blocks,
             exact_blocks: sm_count * 2,
@@ -764,8 +767,11 @@ impl GpuSampler {
             shared_mem_bytes,
         };
         let split_rows = (rows as u32).min(self.exact_slots);
-        let stage_rows =
-            if rows_two_per_sm(rows as u32, self.sm_count) { &self.stage_rows_two_per_sm } else { &self.stage_rows };
+        let (stage_rows, exact_finish) = if rows_two_per_sm(rows as u32, self.sm_count) {
+            (&self.stage_rows_two_per_sm, &self.exact_finish_two_per_sm)
+        } else {
+            (&self.stage_rows, &self.exact_finish)
+        };
         // The first kernel waits for the upload (and the previous step) in stream order; each
         // later one may overlap its predecessor's tail: all of them call
         // `griddepcontrol.wait` before touching what an earlier kernel of the step wrote.
@@ -787,7 +793,7 @@ impl GpuSampler {
             (&self.exact_bins, exact_cfg(SAMPLER_SHARED_BYTES, split_rows), "launching exact_bins"),
             (&self.exact_gather, exact_cfg(SAMPLER_SHARED_BYTES, warps), "launching exact_gather"),
             // Split rows and the single-block pass's rows, which may be any listed row.
-            (&self.exact_finish, exact_cfg(SAMPLER_SHARED_BYTES, rows as u32), "launching exact_finish"),
+            (exact_finish, exact_cfg(SAMPLER_SHARED_BYTES, rows as u32), "launching exact_finish"),
         ];
         let exact_pass: &[_] = match self.config.exact_pass {
             ExactPassLaunch::OneLaunch => &exact_pass_one,

@@ -20,6 +20,7 @@ pub const ENTRY_POINTS: &[&str] =
         "exact_bins",
         "exact_gather",
         "exact_finish",
+        "exact_finish_two_per_sm",
         "exact_tail",
         "topk_chunks",
         "topk_merge",

@@ -323,10 +323,11 @@ pub const fn overlap_stage1(rows: u32, items: u32, split: u32, resident: u32) ->
     rows >= 2 && items as u64 * split as u64 <= resident as u64
 }
 /// Whether stage 2 runs as `sample_rows_two_per_sm` (two 512-thread blocks per SM, 64
-/// registers, spills) rather than `sample_rows` (one per SM, no spills) for `rows` rows on
-/// `sms` SMs: when one block per SM leaves rows for a second wave. On the H200 the two-per-SM
-/// build measured 1.09–1.11× faster for top-k + top-p at B = 256 and 1024, and 4% slower at
-/// B = 1 and 2% at B = 64, where every row fits one wave anyway.
+/// registers) rather than `sample_rows` (one per SM) for `rows` rows on `sms` SMs, and the
+/// exact pass's finish as `exact_finish_two_per_sm` rather than `exact_finish`: when one block
+/// per SM leaves rows for a second wave. On the H200 the two-per-SM stage 2 measured 1.09–1.11×
+/// faster for top-k + top-p at B = 256 and 1024, and 4% slower at B = 1 and 2% at B = 64, where
+/// every row fits one wave anyway.
 pub const fn rows_two_per_sm(rows: u32, sms: u32) -> bool {
     rows > sms
 }

@@ -552,6 +552,20 @@ pub fn each_own<F: FnMut(usize)>(mut f: F) {
     f(3);
 }
 
+/// How many consecutive positions of a sorted list of `n` keys (zero-padded to
+/// [`pow2_at_least`]`(n)`) each thread of a `SAMPLER_THREADS` block holds when the list is
+/// spread as thinly as runs of a power of two allow: one for up to 512 keys. Work per key is
+/// then a chain of one call in most threads, not of `OWN` or 8 in a few.
+#[inline(always)]
+pub fn run_per_thread(n: u32) -> u32 {
+    let padded = pow2_at_least(n);
+    if padded > SAMPLER_THREADS {
+        padded / SAMPLER_THREADS
+    } else {
+        1
+    }
+}
+
 /// The smallest power of two ≥ `n` (and ≥ 2).
 #[inline(always)]
 pub fn pow2_at_least(n: u32) -> u32 {

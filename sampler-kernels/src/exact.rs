@@ -58,7 +58,7 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// Bins each `exact_bins` thread owns, as one run: thread order is bin order.
 pub(crate) const BINS_PER_THREAD: u32 = BINS.div_ceil(THREADS);
 const GATHER: u32 = EXACT_GATHER_KEYS;
-/// Sorted positions each finishing thread owns.
+/// Sorted positions a finishing thread holds at most (`finish_split` spreads fewer keys).
 const OWN: u32 = GATHER / THREADS;
 
 // `exact_histogram`: per bin two u32 words that together hold the count and the fraction sum
@@ -72,6 +72,8 @@ const H_LO: u32 = H_COUNT + BINS * 4;
 const H_COUNT_BITS: u32 = 13;
 const H_LO_BITS: u32 = 17;
 const _: () = assert!(H_LO + BINS * 4 <= EXACT_HIST_SHARED_BYTES);
+// Band mode's sub-bins, then a spare bin per lane (tokens outside the band add there).
+const _: () = assert!(SUB + 32 <= BINS);
 const _: () = assert!(TILE_TOKENS < 1 << H_COUNT_BITS && TILE_TOKENS << (H_LO_BITS) <= 1 << 31);
 const _: () = assert!(
     (TILE_TOKENS as u64 * (FRAC_ONE >> H_LO_BITS) as u64) << H_COUNT_BITS | TILE_TOKENS as u64 <= u32::MAX as u64
@@ -558,17 +560,24 @@ unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: T
         if r.job.band != NONE {
             // Band mode: the boundary band's tokens alone, into its sub-bins, and the tile's
             // histogram to its own place (`exact_bins` adds the tiles up).
+            // Branch-free: every token's sub-bin and fraction are computed, and a token outside
+            // the band adds to its lane's spare bin (`SUB + lane`, never read) instead. Around a
+            // branch per token slot, the divergence region held 14% of the kernel's stall
+            // samples (session 22, flat rows); ptxas turns predicated adds back into branches.
             let c = r.mc - r.job.band as f32;
             let below = c - 1.0;
+            let spare = SUB + (tid & 31);
             each8(|j| {
-                if x[j] > below && x[j] <= c {
-                    add_to_bin(H_COUNT, H_LO, exact_sub_bin(x[j], c), frac_weight(x[j] - c));
-                }
+                let inside = x[j] > below && x[j] <= c;
+                add_to_bin(H_COUNT, H_LO, select_u32(inside, exact_sub_bin(x[j], c), spare), frac_weight(x[j] - c));
             });
             sync_threads();
-            if tid < SUB {
-                let (packed, lo) = (ld_shared_u32(smem(H_COUNT + tid * 4)), ld_shared_u32(smem(H_LO + tid * 4)));
-                tile_bins(p, pos, tile).add(tid as usize).write(packed as u64 | (lo as u64) << 32);
+            if tid < SUB + 32 {
+                if tid < SUB {
+                    let (packed, lo) = (ld_shared_u32(smem(H_COUNT + tid * 4)), ld_shared_u32(smem(H_LO + tid * 4)));
+                    tile_bins(p, pos, tile).add(tid as usize).write(packed as u64 | (lo as u64) << 32);
+                }
+                // The spare bins too: the block's next item may bin a row whole.
                 st_shared_u32(smem(H_COUNT + tid * 4), 0);
                 st_shared_u32(smem(H_LO + tid * 4), 0);
             }
@@ -861,10 +870,21 @@ unsafe fn choose_band_bins(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
         let (mut count, mut sum) = (0u32, 0u64);
         let mut t = group;
         while t < p.tiles {
-            let (n, f) = tile_sub(t, sub);
-            count += n;
-            sum += f;
-            t += GROUPS;
+            // Four loads in flight before the first add: one a loop turn waited an L2 round
+            // trip each (8 turns at V = 128256).
+            let mut words = [0u64; 4];
+            each_n::<4, _>(|q| {
+                let at = t + q as u32 * GROUPS;
+                if at < p.tiles {
+                    words[q] = tile_bins(p, pos, at).add(sub as usize).read_volatile();
+                }
+            });
+            each_n::<4, _>(|q| {
+                let (n, f) = tile_bin(words[q] as u32, (words[q] >> 32) as u32);
+                count += n;
+                sum += f;
+            });
+            t += 4 * GROUPS;
         }
         st_shared_u32(smem(B_SUMS + tid * 4), count);
         st_shared_u64(smem(B_SUMS + THREADS * 4 + tid * 8), sum);
@@ -899,9 +919,11 @@ unsafe fn choose_band_bins(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
                 let end = band as f32;
                 let mut part = recorded_band_mass(p, row, t, lane, r.mc, end) + recorded_band_mass(p, row, t, lane + 32, r.mc, end);
                 each_n::<{ (SUB / 32) as usize }, _>(|q| {
+                    // Read whatever `hit_sub`: a load under the test waited before the next.
                     let i = q as u32 * 32 + lane;
+                    let (_, f) = tile_sub(t, i);
                     if i < hit_sub {
-                        part += tile_sub(t, i).1 as u128 * scale as u128;
+                        part += f as u128 * scale as u128;
                     }
                 });
                 let m = warp_sum_u128(part);
@@ -1143,6 +1165,30 @@ unsafe fn gather_band_tile(p: &StepParams, tid: u32, pos: u32, base: u32, x: [f3
 /// memory, after `exact_gather` of the same step on the same stream.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn exact_finish(p: StepParams) {
+    // SAFETY: forwarded.
+    unsafe { exact_finish_body(&p) }
+}
+
+/// [`exact_finish`] built for two 512-thread blocks per SM (64 registers, no spills): the host
+/// launches it for batches of more rows than SMs (`abi::rows_two_per_sm`), whose listed rows
+/// one block per SM would finish in two waves. A row's finish is a latency chain on one block,
+/// so two of them share an SM well.
+///
+/// # Safety
+/// As for [`exact_finish`].
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn exact_finish_two_per_sm(p: StepParams) {
+    // SAFETY: forwarded.
+    unsafe { exact_finish_body(&p) }
+}
+
+/// The body of both finishing entry points.
+///
+/// # Safety
+/// As for [`exact_finish`].
+#[inline(always)]
+unsafe fn exact_finish_body(p: &StepParams) {
+    let p = *p;
     // SAFETY: a wait, no access; everything below follows it.
     unsafe { follow_previous_kernel() };
     if block_dim_x() != THREADS {
@@ -1340,8 +1386,9 @@ pub(crate) struct Cut {
 }
 
 /// Decides top-k, then top-p, on a row's sorted gathered keys, with the integer tests of the
-/// reference: the kept floor and the kept mass. This thread holds positions `first ..` as
-/// `keys[j]`, their bins `bins[j]` (`NONE` past the list) and weights `weight(j)`;
+/// reference: the kept floor and the kept mass. This thread holds positions `first ..
+/// first + held` (`held ≤ N`) as `keys[j]`, their bins `bins[j]` (`NONE` past the list and
+/// from `held` on) and weights `weight(j)`;
 /// `mass_before_p()` is the mass of the bins before `bin_p_lo` (read only with top-p on).
 /// A kept mass of 0 means that no key reached `p·Z1`, which the bins rule out (a kept set
 /// weighs more: it holds the row's largest key). Not an `Option`: with one, `exact_tail`
@@ -1356,6 +1403,7 @@ pub(crate) unsafe fn decide_gathered<const N: usize, W: Fn(usize) -> u128, P: Fn
     keys: &[u64; N],
     bins: &[u32; N],
     first: u32,
+    held: u32,
     cut: Cut,
     top_p: f32,
     weight: W,
@@ -1371,7 +1419,7 @@ pub(crate) unsafe fn decide_gathered<const N: usize, W: Fn(usize) -> u128, P: Fn
             let at = block_sum_u32(earlier) + (cut.k1 - cut.count_before_k) - 1;
             let mut mine = None;
             each_n::<N, _>(|j| {
-                if first + j as u32 == at {
+                if (j as u32) < held && first + j as u32 == at {
                     mine = Some((keys[j], 0));
                 }
             });
@@ -1413,7 +1461,7 @@ pub(crate) unsafe fn decide_gathered<const N: usize, W: Fn(usize) -> u128, P: Fn
         let winner = block_min_u32(hit);
         let mut mine = None;
         each_n::<N, _>(|j| {
-            if first + j as u32 == winner {
+            if (j as u32) < held && first + j as u32 == winner {
                 mine = Some((keys[j], hit_mass));
             }
         });
@@ -1442,7 +1490,7 @@ unsafe fn finish_split(p: &StepParams, pos: u32, row: u32) {
             duplicate_bias: false,
         };
 
-        // The gathered keys, sorted (largest first); thread t owns positions OWN·t ...
+        // The gathered keys, sorted (largest first).
         let n = if job.gathered < GATHER { job.gathered } else { GATHER };
         let padded = pow2_at_least(n);
         let src = gathered_keys(p, pos);
@@ -1453,12 +1501,16 @@ unsafe fn finish_split(p: &StepParams, pos: u32, row: u32) {
         }
         sync_threads();
         block_sort_desc_at(F_KEYS, padded);
-        let first = tid * OWN;
+        // Each thread holds as few keys as the list allows (one for up to 512): the weights
+        // below are recomputed per key, and a thread's keys are a serial chain of calls that
+        // the rest of the block waited for at the next barrier (8 a thread before session 23).
+        let held = run_per_thread(n);
+        let first = tid * held;
         // Weights are recomputed where needed: eight u128 per thread would not fit the registers.
         let mut keys = [0u64; 8];
         let mut bins = [NONE; 8];
         each8(|j| {
-            if first + (j as u32) < n {
+            if (j as u32) < held && first + (j as u32) < n {
                 keys[j] = ld_shared_u64(smem(F_KEYS + (first + j as u32) * 8));
                 bins[j] = classify_once(keys[j], r.floor, r.mc).bin;
             }
@@ -1473,7 +1525,7 @@ unsafe fn finish_split(p: &StepParams, pos: u32, row: u32) {
             mass_before_k: join(job.mass_before_k),
             bin_p_lo: job.bin_p_lo,
         };
-        let (kept_floor, z_kept) = decide_gathered(&keys, &bins, first, cut, s.top_p, weight, || join(job.mass_before_p));
+        let (kept_floor, z_kept) = decide_gathered(&keys, &bins, first, held, cut, s.top_p, weight, || join(job.mass_before_p));
         if z_kept == 0 {
             // The bins guarantee a hit; a status beats a wrong token if that ever fails.
             finish(p, row, s.slot, NO_TOKEN, STATUS_NO_VALID_TOKEN, f32::NAN);

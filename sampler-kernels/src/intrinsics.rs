@@ -613,6 +613,23 @@ pub unsafe fn fence_acq_rel_gpu() {
     unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) };
 }
 
+/// `selp.u32 d, a, b, p` with `p = when`: `a` when `when` holds, else `b`. Opaque to LLVM, so
+/// both operands are computed first: a plain `if` let it sink `a`'s arithmetic under a branch
+/// per token, which ptxas wraps in a divergence region (`BSSY`/`BSYNC`).
+#[inline(always)]
+pub fn select_u32(when: bool, a: u32, b: u32) -> u32 {
+    let d: u32;
+    // SAFETY: arithmetic on registers only.
+    unsafe {
+        asm!(
+            "{{ .reg .pred %when; setp.ne.u32 %when, {w}, 0; selp.u32 {d}, {a}, {b}, %when; }}",
+            d = out(reg32) d, w = in(reg32) when as u32, a = in(reg32) a, b = in(reg32) b,
+            options(pure, nomem, nostack)
+        )
+    };
+    d
+}
+
 /// `fma.rn.f32 d, a, b, c`: `a · b + c` rounded once, to nearest even. Inline assembly, so
 /// that the PTX check can tell it from a contraction (`fixed::fused_mul_add` is its one user).
 #[inline(always)]

@@ -1101,11 +1101,13 @@ unsafe fn select_binned(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
             let bin = bin_of(key, sum.mc);
             bin == c.bin_k || (c.bin_p_lo <= bin && bin <= c.bin_p_hi)
         });
-        let first = tid * OWN as u32;
+        // Spread thinly: the weights below are recomputed per key, a serial chain per thread.
+        let held = run_per_thread(n);
+        let first = tid * held;
         let mut keys = [0u64; OWN];
         let mut bins = [NONE; OWN];
         each_own(|q| {
-            if first + (q as u32) < n {
+            if (q as u32) < held && first + (q as u32) < n {
                 keys[q] = ld_shared_u64(smem(SM_SORT + (first + q as u32) * 8));
                 bins[q] = bin_of(keys[q], sum.mc);
             }
@@ -1122,7 +1124,7 @@ unsafe fn select_binned(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
             mass_before_k: ld_shared_u128(smem(X_MASS_K)),
             bin_p_lo: c.bin_p_lo,
         };
-        let (kept_floor, z) = decide_gathered(&keys, &bins, first, cut, top_p, |q| sum.weight_of_once(keys[q]), || ld_shared_u128(smem(X_MASS_P)));
+        let (kept_floor, z) = decide_gathered(&keys, &bins, first, held, cut, top_p, |q| sum.weight_of_once(keys[q]), || ld_shared_u128(smem(X_MASS_P)));
         if z == 0 {
             None
         } else {
