@@ -421,11 +421,76 @@ pub unsafe fn block_sort_desc(n: u32) {
 }
 
 /// Sorts `n` (a power of two) `u64` at shared offset `base` into descending order, bitonically.
+/// Up to one key a thread, each thread holds its position's key in a register: the stages
+/// within a warp (strides below 32) are shuffles, and only the others go through shared memory
+/// behind barriers (10 of 45 stages at 512 keys). A stage behind a barrier took about 300
+/// cycles in `exact_finish` (session 23's source counters), where most of the sorts are of
+/// a few hundred keys. Larger lists take every stage through shared memory.
 ///
 /// # Safety
 /// The whole block calls it together; `base + 8n` lies inside the launch's shared memory.
 #[inline(always)]
 pub unsafe fn block_sort_desc_at(base: u32, n: u32) {
+    // SAFETY: forwarded.
+    unsafe {
+        if n <= SAMPLER_THREADS {
+            sort_desc_in_registers(base, n)
+        } else {
+            sort_desc_in_shared(base, n)
+        }
+    }
+}
+
+/// [`block_sort_desc_at`] for `n ≤ SAMPLER_THREADS`: thread `t` holds position `t`. Position
+/// `t` of a stage (`size`, `stride`) is compared with `t ^ stride`; in a run sorted descending
+/// (`t & size == 0`), the lower position keeps the larger key.
+///
+/// # Safety
+/// As for [`block_sort_desc_at`], with `n ≤ SAMPLER_THREADS`.
+#[inline(always)]
+unsafe fn sort_desc_in_registers(base: u32, n: u32) {
+    // SAFETY: shared accesses below n, inside the caller's buffer; every thread runs every
+    // stage (uniform loops), so the shuffles have the whole warp and the barriers the block.
+    unsafe {
+        let tid = thread_idx_x();
+        let mine = tid < n;
+        let mut key = if mine { ld_shared_u64(smem(base + tid * 8)) } else { 0 };
+        let mut size = 2;
+        while size <= n {
+            let mut stride = size >> 1;
+            while stride > 0 {
+                let other = if stride >= 32 {
+                    if mine {
+                        st_shared_u64(smem(base + tid * 8), key);
+                    }
+                    sync_threads();
+                    // `tid ^ stride < n` exactly when `tid < n`: stride < n, a power of two.
+                    let other = if mine { ld_shared_u64(smem(base + (tid ^ stride) * 8)) } else { 0 };
+                    // The next stage's stores overwrite what this one reads.
+                    sync_threads();
+                    other
+                } else {
+                    shfl_xor_u64(FULL_MASK, key, stride)
+                };
+                let keep_larger = ((tid & stride) == 0) == ((tid & size) == 0);
+                key = if (key < other) == keep_larger { other } else { key };
+                stride >>= 1;
+            }
+            size <<= 1;
+        }
+        if mine {
+            st_shared_u64(smem(base + tid * 8), key);
+        }
+        sync_threads();
+    }
+}
+
+/// [`block_sort_desc_at`] with every stage through shared memory, for any `n`.
+///
+/// # Safety
+/// As for [`block_sort_desc_at`].
+#[inline(always)]
+unsafe fn sort_desc_in_shared(base: u32, n: u32) {
     // SAFETY: every index stays below n, inside the caller's buffer; barriers separate the stages.
     unsafe {
         let tid = thread_idx_x();
