@@ -135,13 +135,13 @@ unsafe fn listed(p: &StepParams) -> (u32, u32) {
     (n, if n < p.exact_slots { n } else { p.exact_slots })
 }
 
-/// Row at list position `pos`.
+/// Row at list position `pos` (a stale entry at or past the listed count).
 ///
 /// # Safety
-/// `pos` < the listed count.
+/// `pos < rows`.
 #[inline(always)]
 unsafe fn listed_row(p: &StepParams, pos: u32) -> u32 {
-    // SAFETY: pos < count ≤ rows entries after the head.
+    // SAFETY: the list holds `rows` entries after the head.
     unsafe { (p.exact_list as *const u32).add((EXACT_LIST_HEAD + pos) as usize).read_volatile() }
 }
 
@@ -163,15 +163,24 @@ unsafe fn flag_of(p: &StepParams, row: u32) -> u32 {
 /// Inside an `unsafe` block of a kernel whose whole block runs it; `$p` describes the step's
 /// buffers; `$body` is a whole-block body for a split row.
 macro_rules! for_each_split_row {
-    ($p:expr, |$pos:ident, $row:ident| $body:expr) => {{
-        let (_, split) = listed($p);
+    ($p:expr, |$pos:ident, $row:ident, $r:ident| $body:expr) => {{
+        // Reads that do not wait on one another go out together: the count with the row at
+        // the first position (in the list, whose `rows` entries an earlier kernel wrote or
+        // left), the flag with the job and the settings (read whatever the flag). As a chain
+        // of count, row, flag, then job, they were most of `exact_bins`' first 2 µs at B = 1.
         let mut $pos = block_idx_x();
+        let mut $row = if $pos < $p.rows { listed_row($p, $pos) } else { NONE };
+        let (_, split) = listed($p);
         while $pos < split {
-            let $row = listed_row($p, $pos);
-            if $row < $p.rows && flag_of($p, $row) == EXACT_SPLIT {
-                $body;
+            if $row < $p.rows {
+                let flag = flag_of($p, $row);
+                let $r = split_row($p, $pos, $row);
+                if flag == EXACT_SPLIT {
+                    $body;
+                }
             }
             $pos += grid_dim_x();
+            $row = if $pos < split { listed_row($p, $pos) } else { NONE };
         }
     }};
 }
@@ -629,7 +638,7 @@ pub unsafe extern "ptx-kernel" fn exact_bins(p: StepParams) {
         return;
     }
     // SAFETY: list and flag reads in bounds; choose_bins is a whole-block body.
-    unsafe { for_each_split_row!(&p, |pos, row| choose_bins(&p, pos, row)) }
+    unsafe { for_each_split_row!(&p, |pos, row, r| choose_bins(&p, pos, row, r)) }
 }
 
 /// Where a row's top-k and top-p boundaries lie in a bin histogram: the same in every thread.
@@ -753,15 +762,15 @@ pub(crate) unsafe fn bin_boundaries<M: Fn(usize) -> u128, B: Fn(u32) -> u128>(
 }
 
 /// # Safety
-/// The whole block calls it for a split row.
+/// The whole block calls it for a split row, with `r` its [`split_row`] read after the
+/// histogram.
 #[inline(always)]
-unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32) {
+unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32, r: SplitRow) {
     let tid = thread_idx_x();
     let first = tid * BINS_PER_THREAD;
     // SAFETY (whole block): each thread reads and clears only its own bins; shared slots from
     // the layout; the job is written by thread 0 after the barriers of the scans.
     unsafe {
-        let r = split_row(p, pos, row);
         if r.job.band != NONE {
             choose_band_bins(p, pos, row, &r);
             return;
@@ -1166,7 +1175,7 @@ unsafe fn gather_band_tile(p: &StepParams, tid: u32, pos: u32, base: u32, x: [f3
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn exact_finish(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { exact_finish_body(&p) }
+    unsafe { exact_finish_body::<true>(&p) }
 }
 
 /// [`exact_finish`] built for two 512-thread blocks per SM (64 registers, no spills): the host
@@ -1179,15 +1188,16 @@ pub unsafe extern "ptx-kernel" fn exact_finish(p: StepParams) {
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn exact_finish_two_per_sm(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { exact_finish_body(&p) }
+    unsafe { exact_finish_body::<false>(&p) }
 }
 
-/// The body of both finishing entry points.
+/// The body of both finishing entry points; `AHEAD`: each list entry is read before the test
+/// that needs it.
 ///
 /// # Safety
 /// As for [`exact_finish`].
 #[inline(always)]
-unsafe fn exact_finish_body(p: &StepParams) {
+unsafe fn exact_finish_body<const AHEAD: bool>(p: &StepParams) {
     let p = *p;
     // SAFETY: a wait, no access; everything below follows it.
     unsafe { follow_previous_kernel() };
@@ -1198,15 +1208,22 @@ unsafe fn exact_finish_body(p: &StepParams) {
     // (flags of rows past it are stale: stage 2 clears only active rows); finish_split and
     // exact_single are whole-block bodies, for a split row with scratch and a flagged row.
     unsafe {
+        // With `AHEAD`, as in `for_each_split_row`, the row is read with the count and the job
+        // with the flag (that made the two-per-SM build spill 16 bytes: it reads in turn).
+        let mut pos = block_idx_x();
+        let mut row = if AHEAD && pos < p.rows { listed_row(&p, pos) } else { NONE };
         let (n, split) = listed(&p);
         let active = active_rows(&p);
-        let mut pos = block_idx_x();
         while pos < n {
-            let row = listed_row(&p, pos);
+            if !AHEAD {
+                row = listed_row(&p, pos);
+            }
             if row < active {
                 let flag = flag_of(&p, row);
+                // With `AHEAD`, the job and settings are read with the flag, whatever it is.
+                let r = if AHEAD && pos < split { Some(split_row(&p, pos, row)) } else { None };
                 if flag == EXACT_SPLIT && pos < split {
-                    finish_split(&p, pos, row);
+                    finish_split(&p, pos, row, if let Some(r) = r { r } else { split_row(&p, pos, row) });
                     // The next row may be a single-block one, whose set-up writes shared
                     // memory this row's last reads use.
                     sync_threads();
@@ -1216,6 +1233,9 @@ unsafe fn exact_finish_body(p: &StepParams) {
                 }
             }
             pos += grid_dim_x();
+            if AHEAD {
+                row = if pos < n { listed_row(&p, pos) } else { NONE };
+            }
         }
     }
 }
@@ -1273,7 +1293,7 @@ pub unsafe extern "ptx-kernel" fn exact_tail(p: StepParams) {
                 if row < p.rows && flag_of(&p, row) == EXACT_SPLIT {
                     histogram_tile(&p, tid, pos, tile, tile_item::<false>(&p, pos, row, tile));
                     if block_arrive(tiles_done(&p, pos), p.tiles) {
-                        choose_bins(&p, pos, row);
+                        choose_bins(&p, pos, row, split_row(&p, pos, row));
                         // Its fraction sums overlay the shared histogram.
                         clear_histogram();
                     }
@@ -1287,7 +1307,7 @@ pub unsafe extern "ptx-kernel" fn exact_tail(p: StepParams) {
                     if flag_of(&p, row) == EXACT_SPLIT {
                         gather_tile(&p, tid, pos, row, tile, tile_item::<false>(&p, pos, row, tile));
                         if block_arrive(tiles_done(&p, pos), bins_ready(&p) + p.tiles) {
-                            finish_split(&p, pos, row);
+                            finish_split(&p, pos, row, split_row(&p, pos, row));
                             sync_threads();
                         }
                     }
@@ -1470,14 +1490,14 @@ pub(crate) unsafe fn decide_gathered<const N: usize, W: Fn(usize) -> u128, P: Fn
 }
 
 /// # Safety
-/// The whole block calls it for a split row whose gather is done.
+/// The whole block calls it for a split row whose gather is done, with `r` its [`split_row`]
+/// read after the gather.
 #[inline(always)]
-unsafe fn finish_split(p: &StepParams, pos: u32, row: u32) {
+unsafe fn finish_split(p: &StepParams, pos: u32, row: u32, r: SplitRow) {
     let tid = thread_idx_x();
     // SAFETY (whole block, uniform branches): the row's gathered keys (< GATHER) and tile masses
     // (< tiles); shared slots from the layout.
     unsafe {
-        let r = split_row(p, pos, row);
         let job = r.job;
         let s = &r.settings;
         let sum = Summary {

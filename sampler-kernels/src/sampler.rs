@@ -422,6 +422,12 @@ impl TileView {
         // SAFETY: forwarded.
         (unsafe { self.tail(3) }) & TILE_DUPLICATE_BIAS != 0
     }
+    /// Band `d`'s fraction sum as stage 1 wrote it (meaningful when the tile has valid tokens).
+    #[inline(always)]
+    unsafe fn band_sum(&self, d: u32) -> u64 {
+        // SAFETY: forwarded; d < MASS_BANDS, inside this record.
+        unsafe { ((self.rec + 8 * TILE_CANDIDATES as u64) as *const u64).add(d as usize).read() }
+    }
     /// Band `d`'s exact share of the row mass: band_mass[d] · E[mc − (ceiling − d)].
     #[inline(always)]
     unsafe fn band(&self, d: u32, mc: f32) -> u128 {
@@ -430,7 +436,7 @@ impl TileView {
             if self.valid() == 0 {
                 return 0;
             }
-            let s = ((self.rec + 8 * TILE_CANDIDATES as u64) as *const u64).add(d as usize).read();
+            let s = self.band_sum(d);
             if s == 0 {
                 0
             } else {
@@ -454,12 +460,16 @@ fn tile_view(p: &StepParams, row: u32, tile: u32) -> TileView {
 #[inline(always)]
 pub(crate) unsafe fn recorded_band_mass(p: &StepParams, row: u32, tile: u32, d: u32, mc: f32, end: f32) -> u128 {
     let v = tile_view(p, row, tile);
-    // SAFETY: forwarded; d < MASS_BANDS is checked first.
+    // SAFETY: forwarded; the sum read is of a band below MASS_BANDS.
     unsafe {
-        if d >= MASS_BANDS as u32 || v.valid() == 0 || mc - (v.ceiling() - d as f32) >= end {
+        // The three words are requested together (the sum even when it is not used): tested
+        // first, the count and ceiling held the sum's load back a round trip to L2.
+        let (sum, valid, ceiling) = (v.band_sum(if d < MASS_BANDS as u32 { d } else { 0 }), v.valid(), v.ceiling());
+        if d >= MASS_BANDS as u32 || valid == 0 || sum == 0 || mc - (ceiling - d as f32) >= end {
             return 0;
         }
-        v.band(d, mc)
+        // `TileView::band`'s product.
+        sum as u128 * band_scale(ceiling - d as f32, mc) as u128
     }
 }
 
