@@ -1175,7 +1175,7 @@ unsafe fn gather_band_tile(p: &StepParams, tid: u32, pos: u32, base: u32, x: [f3
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn exact_finish(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { exact_finish_body::<true>(&p) }
+    unsafe { exact_finish_body(&p) }
 }
 
 /// [`exact_finish`] built for two 512-thread blocks per SM (64 registers, no spills): the host
@@ -1188,16 +1188,15 @@ pub unsafe extern "ptx-kernel" fn exact_finish(p: StepParams) {
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn exact_finish_two_per_sm(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { exact_finish_body::<false>(&p) }
+    unsafe { exact_finish_body(&p) }
 }
 
-/// The body of both finishing entry points; `AHEAD`: each list entry is read before the test
-/// that needs it.
+/// The body of both finishing entry points.
 ///
 /// # Safety
 /// As for [`exact_finish`].
 #[inline(always)]
-unsafe fn exact_finish_body<const AHEAD: bool>(p: &StepParams) {
+unsafe fn exact_finish_body(p: &StepParams) {
     let p = *p;
     // SAFETY: a wait, no access; everything below follows it.
     unsafe { follow_previous_kernel() };
@@ -1208,22 +1207,18 @@ unsafe fn exact_finish_body<const AHEAD: bool>(p: &StepParams) {
     // (flags of rows past it are stale: stage 2 clears only active rows); finish_split and
     // exact_single are whole-block bodies, for a split row with scratch and a flagged row.
     unsafe {
-        // With `AHEAD`, as in `for_each_split_row`, the row is read with the count and the job
-        // with the flag (that made the two-per-SM build spill 16 bytes: it reads in turn).
+        // The reads in turn: issued together as in `exact_bins` (`for_each_split_row`), they
+        // made flat top-p 0.95 at B = 1 1.6 µs slower (session 23, run 4), and the two-per-SM
+        // build spill.
         let mut pos = block_idx_x();
-        let mut row = if AHEAD && pos < p.rows { listed_row(&p, pos) } else { NONE };
         let (n, split) = listed(&p);
         let active = active_rows(&p);
         while pos < n {
-            if !AHEAD {
-                row = listed_row(&p, pos);
-            }
+            let row = listed_row(&p, pos);
             if row < active {
                 let flag = flag_of(&p, row);
-                // With `AHEAD`, the job and settings are read with the flag, whatever it is.
-                let r = if AHEAD && pos < split { Some(split_row(&p, pos, row)) } else { None };
                 if flag == EXACT_SPLIT && pos < split {
-                    finish_split(&p, pos, row, if let Some(r) = r { r } else { split_row(&p, pos, row) });
+                    finish_split(&p, pos, row, split_row(&p, pos, row));
                     // The next row may be a single-block one, whose set-up writes shared
                     // memory this row's last reads use.
                     sync_threads();
@@ -1233,9 +1228,6 @@ unsafe fn exact_finish_body<const AHEAD: bool>(p: &StepParams) {
                 }
             }
             pos += grid_dim_x();
-            if AHEAD {
-                row = if pos < n { listed_row(&p, pos) } else { NONE };
-            }
         }
     }
 }
