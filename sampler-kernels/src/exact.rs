@@ -13,7 +13,8 @@
 //!    per tile the mass of the keys in bins that are kept for sure.
 //! 4. `exact_finish`, one block per row: sorts the gathered keys and decides top-k and top-p on
 //!    them exactly, draws, finds the tile where the draw falls from the per-tile kept masses,
-//!    and walks that tile in index order.
+//!    and walks that tile in index order. `exact_finish_two_per_sm` is the same body at two
+//!    blocks per SM, for batches of more rows than SMs.
 //!
 //! *Band mode.* A row with top-p, no min-p and no effective top-k comes with its boundary band
 //! from stage 2 (`ExactJob::band`): the histogram bins that band alone, per tile; `exact_bins`
