@@ -7,6 +7,7 @@
 
 use crate::abi::{MERGE_CAPACITY, SAMPLER_THREADS};
 use crate::intrinsics::*;
+use crate::sort::keeps_larger;
 
 /// Warps per sampler block.
 pub const WARPS: u32 = SAMPLER_THREADS / 32;
@@ -442,8 +443,8 @@ pub unsafe fn block_sort_desc_at(base: u32, n: u32) {
 }
 
 /// [`block_sort_desc_at`] for `n ≤ SAMPLER_THREADS`: thread `t` holds position `t`. Position
-/// `t` of a stage (`size`, `stride`) is compared with `t ^ stride`; in a run sorted descending
-/// (`t & size == 0`), the lower position keeps the larger key.
+/// `t` of a stage (`size`, `stride`) is compared with `t ^ stride` and keeps the key that
+/// [`keeps_larger`] says (host-tested there, on the same network run sequentially).
 ///
 /// # Safety
 /// As for [`block_sort_desc_at`], with `n ≤ SAMPLER_THREADS`.
@@ -472,7 +473,7 @@ unsafe fn sort_desc_in_registers(base: u32, n: u32) {
                 } else {
                     shfl_xor_u64(FULL_MASK, key, stride)
                 };
-                let keep_larger = ((tid & stride) == 0) == ((tid & size) == 0);
+                let keep_larger = keeps_larger(tid, size, stride);
                 key = if (key < other) == keep_larger { other } else { key };
                 stride >>= 1;
             }
