@@ -535,9 +535,7 @@ pub(crate) unsafe fn warp_sort_desc<T: Word + PartialOrd>(v: T) -> T {
             let mut stride = size >> 1;
             while stride > 0 {
                 let other = v.shfl_xor(stride);
-                let descending = (lane & size) == 0;
-                let lower = (lane & stride) == 0;
-                let keep_max = lower == descending;
+                let keep_max = keeps_larger(lane, size, stride);
                 v = if keep_max {
                     if v > other {
                         v

@@ -1,6 +1,7 @@
-//! The bitonic network's compare rule, on both targets: the block sort (`block.rs`, device
-//! only) keeps each position's key in a register and applies this rule per stage, and the host
-//! test below runs the same network sequentially, so the rule is checked in CI.
+//! The bitonic network's compare rule, on both targets: the block sort and the warp sort
+//! (`block.rs`, device only) keep each position's key in a register and apply this rule per
+//! stage, and the host test below runs the same network sequentially, so the rule is checked
+//! in CI.
 
 /// Whether position `pos` keeps the larger of its key and its partner's (`pos ^ stride`) at
 /// the stage (`size`, `stride`) of a descending bitonic sort: in a run that ends descending
