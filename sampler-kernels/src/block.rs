@@ -7,7 +7,7 @@
 
 use crate::abi::{MERGE_CAPACITY, SAMPLER_THREADS};
 use crate::intrinsics::*;
-use crate::sort::keeps_larger;
+use crate::keys::bitonic_keeps_larger;
 
 /// Warps per sampler block.
 pub const WARPS: u32 = SAMPLER_THREADS / 32;
@@ -444,7 +444,7 @@ pub unsafe fn block_sort_desc_at(base: u32, n: u32) {
 
 /// [`block_sort_desc_at`] for `n ≤ SAMPLER_THREADS`: thread `t` holds position `t`. Position
 /// `t` of a stage (`size`, `stride`) is compared with `t ^ stride` and keeps the key that
-/// [`keeps_larger`] says (host-tested there, on the same network run sequentially).
+/// [`bitonic_keeps_larger`] says (host-tested there, on the same network run sequentially).
 ///
 /// # Safety
 /// As for [`block_sort_desc_at`], with `n ≤ SAMPLER_THREADS`.
@@ -473,7 +473,7 @@ unsafe fn sort_desc_in_registers(base: u32, n: u32) {
                 } else {
                     shfl_xor_u64(FULL_MASK, key, stride)
                 };
-                let keep_larger = keeps_larger(tid, size, stride);
+                let keep_larger = bitonic_keeps_larger(tid, size, stride);
                 key = if (key < other) == keep_larger { other } else { key };
                 stride >>= 1;
             }
@@ -535,7 +535,7 @@ pub(crate) unsafe fn warp_sort_desc<T: Word + PartialOrd>(v: T) -> T {
             let mut stride = size >> 1;
             while stride > 0 {
                 let other = v.shfl_xor(stride);
-                let keep_max = keeps_larger(lane, size, stride);
+                let keep_max = bitonic_keeps_larger(lane, size, stride);
                 v = if keep_max {
                     if v > other {
                         v

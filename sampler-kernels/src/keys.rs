@@ -181,9 +181,78 @@ pub fn sort8_desc(mut k: [u64; 8]) -> [u64; 8] {
     k
 }
 
+/// The bitonic network's compare rule: at the stage (`size`, `stride`) of a sort into
+/// descending order, whether position `pos` keeps the larger of its key and its partner's
+/// (`pos ^ stride`). In a run that ends descending (`pos & size == 0`) the lower position of a
+/// pair keeps the larger key, in the others the higher one does. `size` and `stride` are powers
+/// of two, `stride < size`. The block sort and the warp sort (`block.rs`, device only) hold a
+/// key a position in registers and apply it per stage; the test below runs the same network.
+#[inline(always)]
+pub fn bitonic_keeps_larger(pos: u32, size: u32, stride: u32) -> bool {
+    ((pos & stride) == 0) == ((pos & size) == 0)
+}
+
 #[cfg(test)]
-mod sort8_tests {
-    use super::sort8_desc;
+mod network_tests {
+    use super::{bitonic_keeps_larger, sort8_desc};
+    use std::vec::Vec;
+
+    /// The bitonic network as the device runs it, one position a thread: every position reads
+    /// its partner's key of the previous stage and keeps the larger or the smaller.
+    fn bitonic(keys: &[u64]) -> Vec<u64> {
+        let n = keys.len() as u32;
+        let mut k = keys.to_vec();
+        let mut size = 2;
+        while size <= n {
+            let mut stride = size >> 1;
+            while stride > 0 {
+                k = (0..n)
+                    .map(|pos| {
+                        let (mine, other) = (k[pos as usize], k[(pos ^ stride) as usize]);
+                        if (mine < other) == bitonic_keeps_larger(pos, size, stride) { other } else { mine }
+                    })
+                    .collect();
+                stride >>= 1;
+            }
+            size <<= 1;
+        }
+        k
+    }
+
+    #[test]
+    fn the_bitonic_network_sorts_descending() {
+        // Every 0-1 input up to 16 keys (the 0-1 principle), then random keys, ties, zero
+        // padding and sorted runs up to 512.
+        for n in [2u32, 4, 8, 16] {
+            for bits in 0u32..1 << n {
+                let k: Vec<u64> = (0..n).map(|i| ((bits >> i) & 1) as u64).collect();
+                assert!(bitonic(&k).windows(2).all(|w| w[0] >= w[1]), "{k:?}");
+            }
+        }
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for n in [32usize, 64, 128, 256, 512] {
+            for round in 0..40 {
+                let k: Vec<u64> = (0..n)
+                    .map(|i| match round % 4 {
+                        0 => next(),
+                        1 => next() % 5,
+                        2 => i as u64,
+                        _ if i % 3 == 0 => 0,
+                        _ => next() >> 40,
+                    })
+                    .collect();
+                let mut want = k.clone();
+                want.sort_unstable_by(|a, b| b.cmp(a));
+                assert_eq!(bitonic(&k), want, "n = {n}, round {round}");
+            }
+        }
+    }
 
     #[test]
     fn sorts_every_zero_one_input_and_random_keys() {

@@ -33,7 +33,6 @@ pub mod keys;
 pub mod logit;
 pub mod logprob;
 pub mod philox;
-pub mod sort;
 pub mod status;
 pub mod topk;
 pub mod verify;
