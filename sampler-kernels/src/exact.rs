@@ -449,7 +449,7 @@ unsafe fn for_each_split_tile<const AHEAD: bool, F: FnMut(u32, u32, u32, TileIte
         let (_, split) = listed(p);
         let items = split * p.tiles;
         let list = (p.exact_list as *const u32).add(EXACT_LIST_HEAD as usize);
-        let split_row = |row: u32| (p.exact_flags as *const u32).add(row as usize).read() == EXACT_SPLIT;
+        let is_split = |row: u32| (p.exact_flags as *const u32).add(row as usize).read() == EXACT_SPLIT;
         let mut item = block_idx_x();
         if !AHEAD {
             while item < items {
@@ -457,7 +457,7 @@ unsafe fn for_each_split_tile<const AHEAD: bool, F: FnMut(u32, u32, u32, TileIte
                 let row = list.add(pos as usize).read();
                 if row < p.rows {
                     let input = tile_item::<true>(p, pos, row, tile);
-                    if split_row(row) {
+                    if is_split(row) {
                         f(pos, row, tile, input);
                     }
                 }
@@ -480,7 +480,7 @@ unsafe fn for_each_split_tile<const AHEAD: bool, F: FnMut(u32, u32, u32, TileIte
             if row < p.rows {
                 let input = tile_item::<true>(p, at.0, row, at.1);
                 prefetch_tile(p, next_row, next_at.1);
-                if split_row(row) {
+                if is_split(row) {
                     f(at.0, row, at.1, input);
                 }
             }
@@ -1219,7 +1219,7 @@ unsafe fn exact_finish_body(p: &StepParams) {
             if row < active {
                 let flag = flag_of(&p, row);
                 if flag == EXACT_SPLIT && pos < split {
-                    finish_split(&p, pos, row, split_row(&p, pos, row));
+                    finish_split(&p, pos, row);
                     // The next row may be a single-block one, whose set-up writes shared
                     // memory this row's last reads use.
                     sync_threads();
@@ -1300,7 +1300,7 @@ pub unsafe extern "ptx-kernel" fn exact_tail(p: StepParams) {
                     if flag_of(&p, row) == EXACT_SPLIT {
                         gather_tile(&p, tid, pos, row, tile, tile_item::<false>(&p, pos, row, tile));
                         if block_arrive(tiles_done(&p, pos), bins_ready(&p) + p.tiles) {
-                            finish_split(&p, pos, row, split_row(&p, pos, row));
+                            finish_split(&p, pos, row);
                             sync_threads();
                         }
                     }
@@ -1483,10 +1483,11 @@ pub(crate) unsafe fn decide_gathered<const N: usize, W: Fn(usize) -> u128, P: Fn
 }
 
 /// # Safety
-/// The whole block calls it for a split row whose gather is done, with `r` its [`split_row`]
-/// read after the gather.
+/// The whole block calls it for a split row whose gather is done.
 #[inline(always)]
-unsafe fn finish_split(p: &StepParams, pos: u32, row: u32, r: SplitRow) {
+unsafe fn finish_split(p: &StepParams, pos: u32, row: u32) {
+    // SAFETY: a split row's position, its job written by the kernels before.
+    let r = unsafe { split_row(p, pos, row) };
     let tid = thread_idx_x();
     // SAFETY (whole block, uniform branches): the row's gathered keys (< GATHER) and tile masses
     // (< tiles); shared slots from the layout.
