@@ -440,7 +440,7 @@ impl TileView {
             if s == 0 {
                 0
             } else {
-                s as u128 * band_scale(self.ceiling() - d as f32, mc) as u128
+                band_share(s, self.ceiling(), d, mc)
             }
         }
     }
@@ -468,9 +468,15 @@ pub(crate) unsafe fn recorded_band_mass(p: &StepParams, row: u32, tile: u32, d: 
         if d >= MASS_BANDS as u32 || valid == 0 || sum == 0 || mc - (ceiling - d as f32) >= end {
             return 0;
         }
-        // `TileView::band`'s product.
-        sum as u128 * band_scale(ceiling - d as f32, mc) as u128
+        band_share(sum, ceiling, d, mc)
     }
+}
+
+/// The row-mass share of a tile band of fraction sum `sum` ([`TileView::band`]): `sum` times
+/// the band scale of the tile's band `d` under its `ceiling`, in a row of ceiling `mc`.
+#[inline(always)]
+fn band_share(sum: u64, ceiling: f32, d: u32, mc: f32) -> u128 {
+    sum as u128 * band_scale(ceiling - d as f32, mc) as u128
 }
 
 #[derive(Clone, Copy)]
