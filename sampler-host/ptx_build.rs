@@ -17,8 +17,8 @@ use std::process::Command;
 /// so does `sample_tiles_greedy`, its greedy-step build;
 /// `sample_tiles_mass` four 128-thread blocks per SM (128 registers; five, at 96, spilled and
 /// measured slower in session 7); `topk_chunks` streams the logits with two 512-thread blocks
-/// per SM (64); `verify_rows` must fit one 512-thread block (128); `sample_rows` two (64), and
-/// `exact_gather` two (64). The
+/// per SM (64); `verify_rows` must fit one 512-thread block (128); `sample_rows` two (64),
+/// `exact_gather` two (64), and `exact_finish_two_per_sm` two (64). The
 /// PTX check then proves ptxas met each budget without spilling, or within the allowance it
 /// lists with its reason.
 pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
