@@ -1,7 +1,7 @@
 //! Decisions on processed logits: min-p threshold, top-p stopping test, draw target, and the
 //! device-side sanity check of settings. Integer where it matters, so both sides agree.
 
-use crate::fixed::soft_ln;
+use crate::fixed::{soft_ln, MAX_WEIGHT};
 use crate::keys::{key_value, ordered_bits};
 
 /// `p24` for `top_p`: `max(1, trunc(p * 2^24))`. `p * 2^24` is exact (power-of-two scale).
@@ -26,6 +26,16 @@ pub fn top_p_disabled(p: f32) -> bool {
 #[inline]
 pub fn top_p_reached(mass: u128, total: u128, p24: u32) -> bool {
     (mass << 24) >= total * (p24 as u128)
+}
+
+/// Can `n` keys of a row reach top-p `p24` of its mass `total` ([`top_p_reached`])? Not when
+/// even `n` keys of the largest weight a token can have ([`MAX_WEIGHT`]) fall short. Stage 2
+/// asks it of the most keys the row's candidate lists hold: a row whose nucleus is wider than
+/// all of them (a flat row's) goes to the exact pass without the merge and sort that would find
+/// that out. `n < 2^28`.
+#[inline]
+pub fn top_p_within(n: u32, total: u128, p24: u32) -> bool {
+    top_p_reached(n as u128 * MAX_WEIGHT, total, p24)
 }
 
 /// min-p threshold in logit space: keep `x >= max + soft_ln(min_p)`. `min_p <= 0` disables
@@ -150,6 +160,49 @@ mod tests {
         assert!(!top_p_reached(49, 100, 1 << 23));
         let big = (1u128 << 103) - 1;
         assert!(top_p_reached(big, big, (1 << 24) - 1));
+    }
+
+    #[test]
+    fn top_p_within_never_refuses_a_prefix_that_reaches() {
+        use crate::fixed::tests::split_mix64;
+        use crate::fixed::{soft_ceil, weight};
+        let mut next = split_mix64(0x70b_9_1d);
+        let mut normal = move || {
+            let (a, b) = ((next() >> 11) as f64 / (1u64 << 53) as f64, (next() >> 11) as f64 / (1u64 << 53) as f64);
+            ((-2.0 * (1.0 - a).ln()).sqrt() * (2.0 * core::f64::consts::PI * b).cos()) as f32
+        };
+        let mut pruned_flat = 0;
+        for (vocab, sigma, peaked) in [(32000usize, 0.5f32, false), (50257, 2.0, true), (151936, 0.5, false), (151936, 2.0, true), (50257, 4.0, false)] {
+            let mut x: std::vec::Vec<f32> = (0..vocab).map(|_| sigma * normal()).collect();
+            if peaked {
+                for i in 0..20 {
+                    x[i * 997 % vocab] += 8.0 + (i % 7) as f32;
+                }
+            }
+            let mc = soft_ceil(x.iter().cloned().fold(f32::NEG_INFINITY, f32::max));
+            let mut w: std::vec::Vec<u128> = x.iter().map(|&v| weight(v, mc)).collect();
+            assert!(w.iter().all(|&w| w <= MAX_WEIGHT));
+            w.sort_unstable_by(|a, b| b.cmp(a));
+            let z: u128 = w.iter().sum();
+            let lists = vocab.div_ceil(4096) * 32;
+            for p in [0.5f32, 0.9, 0.95, 0.99] {
+                let p24 = top_p_units(p);
+                let mut mass = 0u128;
+                for (i, &wi) in w.iter().enumerate() {
+                    mass += wi;
+                    let n = i as u32 + 1;
+                    if top_p_reached(mass, z, p24) {
+                        assert!(top_p_within(n, z, p24), "V {vocab} sigma {sigma} p {p}: {n} keys reach");
+                    }
+                }
+                // Flat rows' nuclei are wider than every candidate list, and the bound says so.
+                if !peaked && sigma < 1.0 && p >= 0.9 {
+                    assert!(!top_p_within(lists as u32, z, p24), "V {vocab} p {p}");
+                    pruned_flat += 1;
+                }
+            }
+        }
+        assert_eq!(pruned_flat, 6);
     }
 
     #[test]

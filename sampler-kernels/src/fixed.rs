@@ -220,8 +220,11 @@ pub fn band_scale(c: f32, mc: f32) -> u64 {
     }
 }
 
+/// The largest weight [`weight`] gives any token: a whole fraction in band 0, `2^75`.
+pub const MAX_WEIGHT: u128 = FRAC_ONE as u128 * BAND_SCALE[0] as u128;
+
 /// Weight `W(x)` of a token with processed logit `x` in a row whose maximum `M` is finite and
-/// `mc = soft_ceil(M)`. `-inf`/NaN weigh 0. Always `<= 2^75`.
+/// `mc = soft_ceil(M)`. `-inf`/NaN weigh 0. Always `<= MAX_WEIGHT`.
 #[inline]
 pub fn weight(x: f32, mc: f32) -> u128 {
     if !x.is_finite() {
@@ -323,7 +326,7 @@ fn small_floor(v: f32, top: f32) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn exp_error(f: f32) -> f64 {
@@ -589,7 +592,7 @@ mod tests {
     }
 
     /// SplitMix64: the crate has no dependencies, not even for tests.
-    fn split_mix64(mut state: u64) -> impl FnMut() -> u64 {
+    pub(crate) fn split_mix64(mut state: u64) -> impl FnMut() -> u64 {
         move || {
             state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
             let mut z = state;

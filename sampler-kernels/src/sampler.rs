@@ -19,7 +19,7 @@
 use crate::abi::*;
 use crate::block::*;
 use crate::decide::{
-    draw_target, min_p_floor, min_p_threshold, settings_valid, stage2_always_decides, top_p_disabled, top_p_reached, top_p_units,
+    draw_target, min_p_floor, min_p_threshold, settings_valid, stage2_always_decides, top_p_disabled, top_p_reached, top_p_units, top_p_within,
 };
 use crate::fixed::{band_scale, bands_usable, soft_ceil, weight};
 use crate::intrinsics::*;
@@ -699,11 +699,7 @@ unsafe fn flag_exact(p: &StepParams, row: u32, s: &RowSettings, sum: &Summary, t
         && (top_written || top_n(s) == 0)
         && (sum.mass_ok || !want_lp);
     // Every key of the bands before the boundary's is kept: K1 is the whole row.
-    let band_mode = splittable
-        && sum.mass_ok
-        && !top_p_disabled(s.top_p)
-        && !(s.min_p > 0.0)
-        && (s.top_k == 0 || s.top_k >= sum.valid);
+    let band_mode = splittable && top_p_alone(s, sum);
     let bounds = if band_mode {
         // SAFETY: the whole block is here (the test is block-uniform), with a finite row whose
         // band masses add up to `sum.z`.
@@ -737,6 +733,14 @@ unsafe fn flag_exact(p: &StepParams, row: u32, s: &RowSettings, sum: &Summary, t
             });
         }
     }
+}
+
+/// Is top-p the row's only truncation, over a row mass it has (no min-p, no top-k that keeps
+/// fewer than every valid token)? Then its kept set is the shortest prefix of the key order
+/// whose mass reaches `p·Z`.
+#[inline(always)]
+fn top_p_alone(s: &RowSettings, sum: &Summary) -> bool {
+    sum.mass_ok && !top_p_disabled(s.top_p) && !(s.min_p > 0.0) && (s.top_k == 0 || s.top_k >= sum.valid)
 }
 
 /// [`boundary_band`]'s result (`#[repr(C)]`: under the C ABI it comes back in `.param` space,
@@ -1150,6 +1154,13 @@ unsafe fn sample_rows_body(p: &StepParams) {
         let lp_of = |key: u64| if want_lp { sum.logprob_of(key, ln_z) } else { f32::NAN };
         if greedy && n_top == 0 {
             finish(&p, row, s.slot, key_index(sum.max_key) as i32, STATUS_OK, lp_of(sum.max_key));
+            return;
+        }
+        // A top-p row whose nucleus no merge of the lists could hold (most flat rows) goes to the
+        // exact pass now: the merge and its sort would only find that out.
+        if n_top == 0 && top_p_alone(&s, &sum) && !top_p_within(p.tiles * CANDIDATES, sum.z, top_p_units(s.top_p)) {
+            write_top(&p, row, 0, 0, &sum, ln_z);
+            flag_exact(&p, row, &s, &sum, true);
             return;
         }
         // The merge needs only the keys that can be among the first top_k (and top-logprob) ones.
