@@ -297,17 +297,29 @@ pub fn sub_bin_bounds_of_edges(first: u32, past: u32) -> (f32, f32) {
 
 /// The first value of the band `(c - 1, c]`, as [`ordered_bits`](crate::keys::ordered_bits),
 /// whose sub-bin is at most `at_most` (`u32::MAX`: none is, so one past `c`'s). A binary search
-/// over the band's ordered bits: the sub-bin never increases with `x`.
+/// over the band's ordered bits (the sub-bin never increases with `x`), within
+/// [`SUB_BIN_EDGE_WINDOW`] of where the edge lies before rounding, `c - 1 + (127 - at_most) / 128`,
+/// when the window's ends show the edge inside it, else over the whole band: the result is
+/// the same, and the window takes 7 steps where the band takes up to 31 (`exact_bins` waited
+/// for them).
 #[inline]
 pub fn exact_sub_bin_edge(at_most: u32, c: f32) -> u32 {
     use crate::keys::{from_ordered_bits, ordered_bits};
-    let (mut lo, mut hi) = (ordered_bits(c - 1.0) + 1, ordered_bits(c) + 1);
+    let (first, past) = (ordered_bits(c - 1.0) + 1, ordered_bits(c) + 1);
     if at_most == u32::MAX {
-        return hi;
+        return past;
     }
+    let reaches = |bits: u32| exact_sub_bin(from_ordered_bits(bits), c) <= at_most;
+    let steps_below = (EXACT_SUB_BINS - 1).saturating_sub(at_most) as f32;
+    let guess = ordered_bits(c - 1.0 + steps_below * (1.0 / EXACT_SUB_BINS as f32)).clamp(first, past);
+    let window_lo = guess.saturating_sub(SUB_BIN_EDGE_WINDOW).max(first);
+    let window_past = guess.saturating_add(SUB_BIN_EDGE_WINDOW).min(past);
+    // Every value below `window_lo` misses and `window_past` (or the band's end) reaches.
+    let bracketed = (window_lo == first || !reaches(window_lo - 1)) && (window_past == past || reaches(window_past));
+    let (mut lo, mut hi) = if bracketed { (window_lo, window_past) } else { (first, past) };
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if exact_sub_bin(from_ordered_bits(mid), c) <= at_most {
+        if reaches(mid) {
             hi = mid;
         } else {
             lo = mid + 1;
@@ -315,6 +327,11 @@ pub fn exact_sub_bin_edge(at_most: u32, c: f32) -> u32 {
     }
     lo
 }
+
+/// How many ordered values on each side of its unrounded position [`exact_sub_bin_edge`]
+/// searches first: the roundings of `(x - c + 1) · 128` move the edge by at most 64 values of
+/// `x` in the bands a row's mass lives in (tested; 32 is too few for one edge).
+pub const SUB_BIN_EDGE_WINDOW: u32 = 64;
 
 /// `floor(v)` clamped to `[0, top]` (`top < 2^22`; `v` not NaN), as `-ceil(-v)` through
 /// [`small_ceil`]: no conversion instruction, and the exact pass calls it twice per token.
@@ -637,6 +654,44 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn sub_bin_edge_window_finds_the_whole_band_search() {
+        use crate::keys::{from_ordered_bits, ordered_bits};
+        // The plain search over the whole band, as exact_sub_bin_edge was before its window.
+        let whole_band = |at_most: u32, c: f32| {
+            let (mut lo, mut hi) = (ordered_bits(c - 1.0) + 1, ordered_bits(c) + 1);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if exact_sub_bin(from_ordered_bits(mid), c) <= at_most {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            lo
+        };
+        let (mut missed_window, mut searched) = (0u32, 0u32);
+        let mut ceilings: std::vec::Vec<f32> = (-60..=60).map(|c| c as f32).collect();
+        ceilings.extend([1024.0f32, 65_537.0, 2_097_152.0, -2_097_151.0, 4_194_303.0]);
+        for &c in &ceilings {
+            for at_most in 0..EXACT_SUB_BINS {
+                let edge = exact_sub_bin_edge(at_most, c);
+                assert_eq!(edge, whole_band(at_most, c), "c = {c}, at_most = {at_most}");
+                // Where the window holds the edge, the search never left it.
+                let (first, past) = (ordered_bits(c - 1.0) + 1, ordered_bits(c) + 1);
+                let steps_below = (EXACT_SUB_BINS - 1 - at_most) as f32;
+                let guess = ordered_bits(c - 1.0 + steps_below / EXACT_SUB_BINS as f32).clamp(first, past);
+                if c.abs() <= 60.0 {
+                    searched += 1;
+                    missed_window += (edge.abs_diff(guess) > SUB_BIN_EDGE_WINDOW) as u32;
+                }
+            }
+            assert_eq!(exact_sub_bin_edge(u32::MAX, c), ordered_bits(c) + 1);
+        }
+        // The window must pay: every ceiling a row's mass lives in finds its edges inside it.
+        assert_eq!(missed_window, 0, "{missed_window} of {searched} edges lay outside the window");
     }
 
     #[test]
