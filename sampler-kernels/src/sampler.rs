@@ -762,44 +762,38 @@ struct BandBoundary {
 /// # Safety
 /// The whole block calls it for a finite row with usable bands, ceiling `mc` and band masses
 /// (`Summary::mass_ok`) adding up to `z_hi · 2^64 + z_lo`; stage 1 wrote the row's records;
-/// the first 37 · 16 bytes of `SM_HIST_LO` and `RES_U128` are free.
+/// the first 37 · 8 bytes of `SM_HIST_LO` and `RES_U128` are free.
 #[inline(never)]
 unsafe extern "C" fn boundary_band(p: &StepParams, row: u32, mc: f32, z_lo: u64, z_hi: u64, top_p: f32) -> BandBoundary {
     const BANDS: u32 = MASS_BANDS as u32;
     let tid = thread_idx_x();
-    let (warp, lane) = (tid / 32, tid % 32);
-    // SAFETY (whole block): 37 u128 slots of the map's radix histogram (its mass array's
-    // first 592 bytes); records of the row's tiles; the barriers order the writes and reads.
+    // SAFETY (whole block): 37 u64 slots of the map's radix histogram; records of the row's
+    // tiles; the barriers order the writes and reads.
     unsafe {
         // The caller's last phase may still read these slots.
         sync_threads();
-        // A warp per row band (warp, warp + WARPS, ...), its lanes over the tiles: a tile's
-        // record band `d` is row band `mc − ceiling + d`. No atomics, and the tiles' ceilings
-        // are read once.
-        let mut first = 0;
-        while first < p.tiles {
-            // Warp-uniform trips: the warp's lanes sum together below.
-            let t = first + lane;
-            let v = tile_view(p, row, t);
-            let (ceiling, valid) = if t < p.tiles { (v.ceiling(), v.valid()) } else { (0.0, 0) };
-            let offset = mc - ceiling;
-            let mut b = warp;
-            while b < BANDS {
-                let d = b as f32 - offset;
-                let m = if valid > 0 && d >= 0.0 && d < BANDS as f32 { v.band(d as u32, mc) } else { 0 };
-                let m = warp_sum_u128(m);
-                if lane == 0 {
-                    let before = if first == 0 { 0 } else { ld_shared_u128(smem(SM_HIST_LO + b * 16)) };
-                    let total = before + m;
-                    st_shared_u64(smem(SM_HIST_LO + b * 16), total as u64);
-                    st_shared_u64(smem(SM_HIST_LO + b * 16 + 8), (total >> 64) as u64);
-                }
-                b += WARPS;
-            }
-            first += 32;
+        if tid < BANDS {
+            st_shared_u64(smem(SM_HIST_LO + tid * 8), 0);
         }
         sync_threads();
-        let own = if tid < BANDS { ld_shared_u128(smem(SM_HIST_LO + tid * 16)) } else { 0 };
+        // A thread per (tile, band) pair, as `summarize` reads them: a tile's band `d` is row
+        // band `mc − ceiling + d`, and every tile's share of a row band is its fraction sum
+        // times that band's `E`, so the sums add up per row band first (u64: at most 2^20
+        // tokens of 2^23). A warp per row band, summing the tiles' shares in u128 across its
+        // lanes, took 4–6 µs a row.
+        let mut i = tid;
+        while i < p.tiles * BANDS {
+            let (t, d) = (i / BANDS, i % BANDS);
+            let v = tile_view(p, row, t);
+            let (sum, valid, ceiling) = (v.band_sum(d), v.valid(), v.ceiling());
+            let b = mc - ceiling + d as f32;
+            if valid > 0 && sum != 0 && b < BANDS as f32 {
+                atom_add_shared_u64(smem(SM_HIST_LO + b as u32 * 8), sum);
+            }
+            i += SAMPLER_THREADS;
+        }
+        sync_threads();
+        let own = if tid < BANDS { ld_shared_u64(smem(SM_HIST_LO + tid * 8)) as u128 * band_scale(mc - tid as f32, mc) as u128 } else { 0 };
         let (before, total) = block_exclusive_scan_u128(own);
         let p24 = top_p_units(top_p);
         let hit = own != 0 && !top_p_reached(before, total, p24) && top_p_reached(before + own, total, p24);
