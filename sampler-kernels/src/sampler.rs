@@ -1157,6 +1157,13 @@ unsafe fn sample_rows_body(p: &StepParams) {
             finish(&p, row, s.slot, key_index(sum.max_key) as i32, STATUS_OK, lp_of(sum.max_key));
             return;
         }
+        // A top-p row whose nucleus no merge of the lists could hold (most flat rows) goes to the
+        // exact pass now: the merge and its sort would only find that out.
+        if n_top == 0 && top_p_alone(&s, &sum) && !top_p_within(p.tiles * CANDIDATES, sum.z, top_p_units(s.top_p)) {
+            write_top(&p, row, 0, 0, &sum, ln_z);
+            flag_exact(&p, row, &s, &sum, true);
+            return;
+        }
         // The merge needs only the keys that can be among the first top_k (and top-logprob) ones.
         let k_hint = if greedy {
             n_top
@@ -1167,18 +1174,7 @@ unsafe fn sample_rows_body(p: &StepParams) {
         };
         // A row without lists (random, nothing truncated, no top log-probabilities) keeps every
         // valid token: with an empty prefix, the steps below go to the walk over tile masses.
-        // A top-p row whose nucleus no merge of the lists could hold (most flat rows) goes to the
-        // exact pass as a merge too large does: the merge and its sort would only find that out.
-        // (With a call of its own, stage 2 inlined a second `flag_exact`, and rows that never
-        // take it measured slower at B = 1.)
-        let hopeless = n_top == 0 && top_p_alone(&s, &sum) && !top_p_within(p.tiles * CANDIDATES, sum.z, top_p_units(s.top_p));
-        let merged = if hopeless {
-            None
-        } else if needs_candidates(&s) {
-            merge_candidates(&p, row, k_hint)
-        } else {
-            Some((0, false, 0))
-        };
+        let merged = if needs_candidates(&s) { merge_candidates(&p, row, k_hint) } else { Some((0, false, 0)) };
         let Some((n_s, complete, _)) = merged else {
             flag_exact(&p, row, &s, &sum, false);
             return;
