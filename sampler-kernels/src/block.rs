@@ -22,7 +22,7 @@ pub const SM_HIST: u32 = 512;
 /// Radix histogram: mass, low and high `u64` halves of a `u128`, `[256]` each.
 pub const SM_HIST_LO: u32 = 1536;
 pub const SM_HIST_HI: u32 = 3584;
-/// Mass bands: `u64[37]`. Stage 2's row band sums (`SM_ROW_BANDS`); verification's drafts.
+/// Mass bands of a tile: `u64[37]`.
 pub const SM_BAND: u32 = 5632;
 /// Logit bias of the current tile, `f32[TILE_TOKENS]`.
 pub const SM_BIAS: u32 = 6144;
@@ -585,17 +585,15 @@ pub fn each8<F: FnMut(usize)>(mut f: F) {
     f(7);
 }
 
-/// Calls `f(j)` for `j` in `0..N` (`N` is 2, 4 or 8), each index a constant, so per-thread
-/// arrays indexed by `j` stay in registers.
+/// Calls `f(j)` for `j` in `0..N` (`N` is 4 or 8), each index a constant, so per-thread arrays
+/// indexed by `j` stay in registers.
 #[inline(always)]
 pub fn each_n<const N: usize, F: FnMut(usize)>(mut f: F) {
-    const { assert!(N == 2 || N == 4 || N == 8) };
+    const { assert!(N == 4 || N == 8) };
     f(0);
     f(1);
-    if N >= 4 {
-        f(2);
-        f(3);
-    }
+    f(2);
+    f(3);
     if N == 8 {
         f(4);
         f(5);

@@ -923,38 +923,26 @@ unsafe fn choose_band_bins(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
         sync_threads();
         let ok = hit_sub != NONE && ld_shared_u32(smem(X_COUNT_K)) <= GATHER;
         if ok {
-            // A warp per tile: its lanes over stage 1's bands and the sure sub-bins. Two tiles a
-            // turn, both tiles' loads before the first warp sum (its shuffles held the next
-            // tile's loads back: a round trip to L2 a tile).
-            const WARPS: u32 = THREADS / 32;
+            // A warp per tile: its lanes over stage 1's bands and the sure sub-bins.
             let mut t = warp;
             while t < p.tiles {
                 let end = band as f32;
-                let mut part = [0u128; 2];
-                each_n::<2, _>(|h| {
-                    let at = t + h as u32 * WARPS;
-                    if at < p.tiles {
-                        part[h] = recorded_band_mass(p, row, at, lane, r.mc, end) + recorded_band_mass(p, row, at, lane + 32, r.mc, end);
-                        each_n::<{ (SUB / 32) as usize }, _>(|q| {
-                            // Read whatever `hit_sub`: a load under the test waited before the next.
-                            let i = q as u32 * 32 + lane;
-                            let (_, f) = tile_sub(at, i);
-                            if i < hit_sub {
-                                part[h] += f as u128 * scale as u128;
-                            }
-                        });
+                let mut part = recorded_band_mass(p, row, t, lane, r.mc, end) + recorded_band_mass(p, row, t, lane + 32, r.mc, end);
+                each_n::<{ (SUB / 32) as usize }, _>(|q| {
+                    // Read whatever `hit_sub`: a load under the test waited before the next.
+                    let i = q as u32 * 32 + lane;
+                    let (_, f) = tile_sub(t, i);
+                    if i < hit_sub {
+                        part += f as u128 * scale as u128;
                     }
                 });
-                each_n::<2, _>(|h| {
-                    let at = t + h as u32 * WARPS;
-                    let m = warp_sum_u128(part[h]);
-                    if lane == 0 && at < p.tiles {
-                        let to = tile_masses(p, pos).add(at as usize * 2);
-                        to.write(m as u64);
-                        to.add(1).write((m >> 64) as u64);
-                    }
-                });
-                t += 2 * WARPS;
+                let m = warp_sum_u128(part);
+                if lane == 0 {
+                    let at = tile_masses(p, pos).add(t as usize * 2);
+                    at.write(m as u64);
+                    at.add(1).write((m >> 64) as u64);
+                }
+                t += THREADS / 32;
             }
         }
         // `fixed::exact_sub_bin_bounds`, its two searches in two lanes at once.

@@ -39,9 +39,6 @@ const RES_SELECT: u32 = SM_RESULT;
 const RES_COUNTER: u32 = SM_RESULT + 64;
 const RES_U128: u32 = SM_RESULT + 96;
 const RES_TOKEN: u32 = SM_RESULT + 128;
-/// A row's fraction sums per row band, `u64[37]`: `summarize` adds them, `boundary_band` reads
-/// them again.
-const SM_ROW_BANDS: u32 = SM_BAND;
 
 // ---------------------------------------------------------------------------------------------
 // Rows: settings, validity, addresses.
@@ -553,16 +550,11 @@ pub(crate) fn key_weight_inline(key: u64, mc: f32, infinite: u32) -> u128 {
 /// The whole block calls it together; stage 1 has written the row's records.
 #[inline(always)]
 unsafe fn summarize(p: &StepParams, row: u32) -> Summary {
-    const BANDS: u32 = MASS_BANDS as u32;
     let tid = thread_idx_x();
     let (mut max_key, mut valid, mut infinite, mut missing, mut duplicate) = (0u64, 0u32, 0u32, 0u32, 0u32);
     let mut t = tid;
-    // SAFETY (whole block): tiles < tiles of this row's records; SM_ROW_BANDS, which nothing
-    // else in stage 2 or the single-block pass uses, cleared before the reductions' barriers.
+    // SAFETY (whole block): tiles < tiles of this row's records.
     unsafe {
-        if tid < BANDS {
-            st_shared_u64(smem(SM_ROW_BANDS + tid * 8), 0);
-        }
         while t < p.tiles {
             let v = tile_view(p, row, t);
             let k = v.candidate(0);
@@ -591,23 +583,15 @@ unsafe fn summarize(p: &StepParams, row: u32) -> Summary {
         }
         s.mc = soft_ceil(key_value(max_key));
         if missing == 0 && bands_usable(s.mc) {
-            // One (tile, band) pair per thread: the loads are independent, so they overlap. A
-            // tile's band `d` is row band `mc − ceiling + d`, and every tile's share of a row
-            // band is its fraction sum times that band's `E`: the sums add up per row band first
-            // (u64: at most 2^20 tokens of 2^23), where `boundary_band` finds them again.
+            // One (tile, band) pair per thread: the loads are independent, so they overlap.
+            let mut part = 0u128;
             let mut i = tid;
-            while i < p.tiles * BANDS {
-                let (t, d) = (i / BANDS, i % BANDS);
-                let v = tile_view(p, row, t);
-                let (sum, valid, ceiling) = (v.band_sum(d), v.valid(), v.ceiling());
-                let b = s.mc - ceiling + d as f32;
-                if valid > 0 && sum != 0 && b < BANDS as f32 {
-                    atom_add_shared_u64(smem(SM_ROW_BANDS + b as u32 * 8), sum);
-                }
+            while i < p.tiles * MASS_BANDS as u32 {
+                let v = tile_view(p, row, i / MASS_BANDS as u32);
+                part += v.band(i % MASS_BANDS as u32, s.mc);
                 i += SAMPLER_THREADS;
             }
-            sync_threads();
-            s.z = block_sum_u128(row_band_mass(tid, s.mc));
+            s.z = block_sum_u128(part);
             s.mass_ok = true;
         }
         s
@@ -718,8 +702,8 @@ unsafe fn flag_exact(p: &StepParams, row: u32, s: &RowSettings, sum: &Summary, t
     let band_mode = splittable && top_p_alone(s, sum);
     let bounds = if band_mode {
         // SAFETY: the whole block is here (the test is block-uniform), with a finite row whose
-        // band masses add up to `sum.z`, as `summarize` left them in SM_ROW_BANDS.
-        unsafe { boundary_band(sum.mc, sum.z as u64, (sum.z >> 64) as u64, s.top_p) }
+        // band masses add up to `sum.z`.
+        unsafe { boundary_band(p, row, sum.mc, sum.z as u64, (sum.z >> 64) as u64, s.top_p) }
     } else {
         BandBoundary { mass_before: 0, band: u32::MAX }
     };
@@ -777,41 +761,50 @@ struct BandBoundary {
 ///
 /// # Safety
 /// The whole block calls it for a finite row with usable bands, ceiling `mc` and band masses
-/// (`Summary::mass_ok`) adding up to `z_hi · 2^64 + z_lo`, after [`summarize`] left the row's
-/// band sums in `SM_ROW_BANDS`; `RES_U128` is free.
+/// (`Summary::mass_ok`) adding up to `z_hi · 2^64 + z_lo`; stage 1 wrote the row's records;
+/// the first 37 · 8 bytes of `SM_HIST_LO` and `RES_U128` are free.
 #[inline(never)]
-unsafe extern "C" fn boundary_band(mc: f32, z_lo: u64, z_hi: u64, top_p: f32) -> BandBoundary {
-    // SAFETY (whole block): the 37 slots `summarize` filled; the scans' barriers order the
-    // broadcasts.
+unsafe extern "C" fn boundary_band(p: &StepParams, row: u32, mc: f32, z_lo: u64, z_hi: u64, top_p: f32) -> BandBoundary {
+    const BANDS: u32 = MASS_BANDS as u32;
+    let tid = thread_idx_x();
+    // SAFETY (whole block): 37 u64 slots of the map's radix histogram; records of the row's
+    // tiles; the barriers order the writes and reads.
     unsafe {
-        let own = row_band_mass(thread_idx_x(), mc);
+        // The caller's last phase may still read these slots.
+        sync_threads();
+        if tid < BANDS {
+            st_shared_u64(smem(SM_HIST_LO + tid * 8), 0);
+        }
+        sync_threads();
+        // A thread per (tile, band) pair, as `summarize` reads them: a tile's band `d` is row
+        // band `mc − ceiling + d`, and every tile's share of a row band is its fraction sum
+        // times that band's `E`, so the sums add up per row band first (u64: at most 2^20
+        // tokens of 2^23). A warp per row band, summing the tiles' shares in u128 across its
+        // lanes, took 4–6 µs a row.
+        let mut i = tid;
+        while i < p.tiles * BANDS {
+            let (t, d) = (i / BANDS, i % BANDS);
+            let v = tile_view(p, row, t);
+            let (sum, valid, ceiling) = (v.band_sum(d), v.valid(), v.ceiling());
+            let b = mc - ceiling + d as f32;
+            if valid > 0 && sum != 0 && b < BANDS as f32 {
+                atom_add_shared_u64(smem(SM_HIST_LO + b as u32 * 8), sum);
+            }
+            i += SAMPLER_THREADS;
+        }
+        sync_threads();
+        let own = if tid < BANDS { ld_shared_u64(smem(SM_HIST_LO + tid * 8)) as u128 * band_scale(mc - tid as f32, mc) as u128 } else { 0 };
         let (before, total) = block_exclusive_scan_u128(own);
         let p24 = top_p_units(top_p);
         let hit = own != 0 && !top_p_reached(before, total, p24) && top_p_reached(before + own, total, p24);
-        let band = block_min_u32(if hit { thread_idx_x() } else { u32::MAX });
+        let band = block_min_u32(if hit { tid } else { u32::MAX });
         let mass_before = broadcast_u128(if hit { Some(before) } else { None });
-        // Both add up the same sums; should anything between have written the slots, the row
-        // is binned whole.
+        // The same sums as the row mass's, so equal; if not, the row is binned whole.
         if total == (z_hi as u128) << 64 | z_lo as u128 && band != u32::MAX {
             BandBoundary { mass_before, band }
         } else {
             BandBoundary { mass_before: 0, band: u32::MAX }
         }
-    }
-}
-
-/// Row band `b`'s mass from its fraction sum in `SM_ROW_BANDS` (0 for `b` past the bands).
-///
-/// # Safety
-/// [`summarize`] filled the slots for a row of ceiling `mc`.
-#[inline(always)]
-unsafe fn row_band_mass(b: u32, mc: f32) -> u128 {
-    if b < MASS_BANDS as u32 {
-        // SAFETY: one of the 37 slots.
-        let sum = unsafe { ld_shared_u64(smem(SM_ROW_BANDS + b * 8)) };
-        sum as u128 * band_scale(mc - b as f32, mc) as u128
-    } else {
-        0
     }
 }
 
