@@ -298,10 +298,9 @@ pub fn sub_bin_bounds_of_edges(first: u32, past: u32) -> (f32, f32) {
 /// The first value of the band `(c - 1, c]`, as [`ordered_bits`](crate::keys::ordered_bits),
 /// whose sub-bin is at most `at_most` (`u32::MAX`: none is, so one past `c`'s). A binary search
 /// over the band's ordered bits (the sub-bin never increases with `x`), within
-/// [`SUB_BIN_EDGE_WINDOW`] of where the edge lies before rounding, `c - 1 + (127 - at_most) / 128`,
-/// when the window's ends show the edge inside it, else over the whole band: the result is
-/// the same, and the window takes 7 steps where the band takes up to 31 (`exact_bins` waited
-/// for them).
+/// [`SUB_BIN_EDGE_WINDOW`] of where the edge lies before rounding, `c - 1 + (127 - at_most) / 128`
+/// ([`first_reaching`]): the window takes 7 steps where the band takes up to 31 (`exact_bins`
+/// waited for them).
 #[inline]
 pub fn exact_sub_bin_edge(at_most: u32, c: f32) -> u32 {
     use crate::keys::{from_ordered_bits, ordered_bits};
@@ -309,12 +308,20 @@ pub fn exact_sub_bin_edge(at_most: u32, c: f32) -> u32 {
     if at_most == u32::MAX {
         return past;
     }
-    let reaches = |bits: u32| exact_sub_bin(from_ordered_bits(bits), c) <= at_most;
     let steps_below = (EXACT_SUB_BINS - 1).saturating_sub(at_most) as f32;
-    let guess = ordered_bits(c - 1.0 + steps_below * (1.0 / EXACT_SUB_BINS as f32)).clamp(first, past);
-    let window_lo = guess.saturating_sub(SUB_BIN_EDGE_WINDOW).max(first);
-    let window_past = guess.saturating_add(SUB_BIN_EDGE_WINDOW).min(past);
-    // Every value below `window_lo` misses and `window_past` (or the band's end) reaches.
+    let guess = ordered_bits(c - 1.0 + steps_below * (1.0 / EXACT_SUB_BINS as f32));
+    first_reaching(first, past, guess, SUB_BIN_EDGE_WINDOW, |bits| exact_sub_bin(from_ordered_bits(bits), c) <= at_most)
+}
+
+/// The first of `first .. past` where `reaches` holds (`past` if none), for a `reaches` that
+/// never goes from true back to false. A binary search within `window` of `guess` when the
+/// window's ends show the answer inside it (the value before it misses, its end reaches, or
+/// they are the range's), else over the whole range: the same answer either way.
+#[inline(always)]
+pub fn first_reaching<R: Fn(u32) -> bool>(first: u32, past: u32, guess: u32, window: u32, reaches: R) -> u32 {
+    let guess = guess.clamp(first, past);
+    let window_lo = guess.saturating_sub(window).max(first);
+    let window_past = guess.saturating_add(window).min(past);
     let bracketed = (window_lo == first || !reaches(window_lo - 1)) && (window_past == past || reaches(window_past));
     let (mut lo, mut hi) = if bracketed { (window_lo, window_past) } else { (first, past) };
     while lo < hi {
@@ -653,6 +660,21 @@ pub(crate) mod tests {
                     assert_eq!(scale, 0, "x = {x}, mc = {mc} is in a band");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn first_reaching_finds_the_edge_from_any_guess() {
+        let mut next = split_mix64(0x0f1_257);
+        for _ in 0..200_000 {
+            let first = (next() % 1000) as u32;
+            let past = first + (next() % 3000) as u32;
+            let edge = first + (next() % (past - first + 1) as u64) as u32;
+            // Guesses anywhere, far off on both sides included, and windows of every size.
+            let guess = (next() % 5000) as u32;
+            let window = (next() % 200) as u32;
+            let got = first_reaching(first, past, guess, window, |v| v >= edge);
+            assert_eq!(got, edge, "range {first}..{past}, guess {guess}, window {window}");
         }
     }
 
