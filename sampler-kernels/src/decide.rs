@@ -171,7 +171,6 @@ mod tests {
             let (a, b) = ((next() >> 11) as f64 / (1u64 << 53) as f64, (next() >> 11) as f64 / (1u64 << 53) as f64);
             ((-2.0 * (1.0 - a).ln()).sqrt() * (2.0 * core::f64::consts::PI * b).cos()) as f32
         };
-        let mut pruned_flat = 0;
         for (vocab, sigma, peaked) in [(32000usize, 0.5f32, false), (50257, 2.0, true), (151936, 0.5, false), (151936, 2.0, true), (50257, 4.0, false)] {
             let mut x: std::vec::Vec<f32> = (0..vocab).map(|_| sigma * normal()).collect();
             if peaked {
@@ -184,7 +183,7 @@ mod tests {
             assert!(w.iter().all(|&w| w <= MAX_WEIGHT));
             w.sort_unstable_by(|a, b| b.cmp(a));
             let z: u128 = w.iter().sum();
-            let lists = vocab.div_ceil(4096) * 32;
+            let lists = vocab.div_ceil(crate::abi::TILE_TOKENS as usize) * crate::abi::TILE_CANDIDATES;
             for p in [0.5f32, 0.9, 0.95, 0.99] {
                 let p24 = top_p_units(p);
                 let mut mass = 0u128;
@@ -198,11 +197,9 @@ mod tests {
                 // Flat rows' nuclei are wider than every candidate list, and the bound says so.
                 if !peaked && sigma < 1.0 && p >= 0.9 {
                     assert!(!top_p_within(lists as u32, z, p24), "V {vocab} p {p}");
-                    pruned_flat += 1;
                 }
             }
         }
-        assert_eq!(pruned_flat, 6);
     }
 
     #[test]

@@ -308,9 +308,17 @@ pub fn exact_sub_bin_edge(at_most: u32, c: f32) -> u32 {
     if at_most == u32::MAX {
         return past;
     }
+    first_reaching(first, past, sub_bin_edge_guess(at_most, c), SUB_BIN_EDGE_WINDOW, |bits| {
+        exact_sub_bin(from_ordered_bits(bits), c) <= at_most
+    })
+}
+
+/// Where [`exact_sub_bin_edge`]'s edge lies before rounding, as ordered bits:
+/// `c - 1 + (127 - at_most) / 128` (`at_most < 128`).
+#[inline(always)]
+pub fn sub_bin_edge_guess(at_most: u32, c: f32) -> u32 {
     let steps_below = (EXACT_SUB_BINS - 1).saturating_sub(at_most) as f32;
-    let guess = ordered_bits(c - 1.0 + steps_below * (1.0 / EXACT_SUB_BINS as f32));
-    first_reaching(first, past, guess, SUB_BIN_EDGE_WINDOW, |bits| exact_sub_bin(from_ordered_bits(bits), c) <= at_most)
+    crate::keys::ordered_bits(c - 1.0 + steps_below * (1.0 / EXACT_SUB_BINS as f32))
 }
 
 /// The first of `first .. past` where `reaches` holds (`past` if none), for a `reaches` that
@@ -337,7 +345,8 @@ pub fn first_reaching<R: Fn(u32) -> bool>(first: u32, past: u32, guess: u32, win
 
 /// How many ordered values on each side of its unrounded position [`exact_sub_bin_edge`]
 /// searches first: the roundings of `(x - c + 1) · 128` move the edge by at most 64 values of
-/// `x` in the bands a row's mass lives in (tested; 32 is too few for one edge).
+/// `x` for every ceiling up to 60 in magnitude (tested; 32 is too few for one edge). Where the
+/// window misses, the whole band is searched.
 pub const SUB_BIN_EDGE_WINDOW: u32 = 64;
 
 /// `floor(v)` clamped to `[0, top]` (`top < 2^22`; `v` not NaN), as `-ceil(-v)` through
@@ -703,8 +712,7 @@ pub(crate) mod tests {
                 assert_eq!(edge, whole_band(at_most, c), "c = {c}, at_most = {at_most}");
                 // Where the window holds the edge, the search never left it.
                 let (first, past) = (ordered_bits(c - 1.0) + 1, ordered_bits(c) + 1);
-                let steps_below = (EXACT_SUB_BINS - 1 - at_most) as f32;
-                let guess = ordered_bits(c - 1.0 + steps_below / EXACT_SUB_BINS as f32).clamp(first, past);
+                let guess = sub_bin_edge_guess(at_most, c).clamp(first, past);
                 if c.abs() <= 60.0 {
                     searched += 1;
                     missed_window += (edge.abs_diff(guess) > SUB_BIN_EDGE_WINDOW) as u32;
@@ -712,7 +720,7 @@ pub(crate) mod tests {
             }
             assert_eq!(exact_sub_bin_edge(u32::MAX, c), ordered_bits(c) + 1);
         }
-        // The window must pay: every ceiling a row's mass lives in finds its edges inside it.
+        // The window must pay: every ceiling up to 60 in magnitude finds its edges inside it.
         assert_eq!(missed_window, 0, "{missed_window} of {searched} edges lay outside the window");
     }
 

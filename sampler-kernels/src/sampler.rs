@@ -779,8 +779,8 @@ unsafe extern "C" fn boundary_band(p: &StepParams, row: u32, mc: f32, z_lo: u64,
         // A thread per (tile, band) pair, as `summarize` reads them: a tile's band `d` is row
         // band `mc − ceiling + d`, and every tile's share of a row band is its fraction sum
         // times that band's `E`, so the sums add up per row band first (u64: at most 2^20
-        // tokens of 2^23). A warp per row band, summing the tiles' shares in u128 across its
-        // lanes, took 4–6 µs a row.
+        // tokens of 2^23). A warp per row band summed the tiles' u128 shares across its lanes
+        // (session 22: band rows took `sample_rows` from 30 to 35 µs at flat B = 256).
         let mut i = tid;
         while i < p.tiles * BANDS {
             let (t, d) = (i / BANDS, i % BANDS);
