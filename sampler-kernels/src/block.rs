@@ -7,7 +7,7 @@
 
 use crate::abi::{MERGE_CAPACITY, SAMPLER_THREADS};
 use crate::intrinsics::*;
-use crate::keys::bitonic_keeps_larger;
+use crate::keys::{bitonic_keeps_larger, bitonic_stages_with_stride};
 
 /// Warps per sampler block.
 pub const WARPS: u32 = SAMPLER_THREADS / 32;
@@ -422,66 +422,155 @@ pub unsafe fn block_sort_desc(n: u32) {
 }
 
 /// Sorts `n` (a power of two) `u64` at shared offset `base` into descending order, bitonically.
-/// Up to one key a thread, each thread holds its position's key in a register: the stages
-/// within a warp (strides below 32) are shuffles, and only the others go through shared memory
-/// behind barriers (10 of 45 stages at 512 keys). A stage behind a barrier took about 300
-/// cycles in `exact_finish` (session 23's source counters), where most of the sorts are of
-/// a few hundred keys. Larger lists take every stage through shared memory.
+/// Up to two keys a thread, each thread holds its positions' keys in registers: the stages
+/// within a warp (strides below 32) are shuffles, a stride of `SAMPLER_THREADS` compares a
+/// thread's two keys, and only the others go through shared memory (10 of 45 stages at 512
+/// keys, 14 of 55 at 1024), one barrier each: they alternate between `base` and the `n` keys
+/// after it. A stage behind a barrier took about 300 cycles in `exact_finish` (session 23's
+/// source counters), where most of the sorts are of a few hundred keys. Larger lists take every
+/// stage through shared memory.
 ///
 /// # Safety
-/// The whole block calls it together; `base + 8n` lies inside the launch's shared memory.
+/// The whole block calls it together; `base + 8n` lies inside the launch's shared memory, and
+/// for `n ≤ 2 · SAMPLER_THREADS` so does `base + 16n`, whose upper half the sort overwrites.
 #[inline(always)]
 pub unsafe fn block_sort_desc_at(base: u32, n: u32) {
     // SAFETY: forwarded.
     unsafe {
         if n <= SAMPLER_THREADS {
-            sort_desc_in_registers(base, n)
+            sort_desc_in_registers::<1>(base, n)
+        } else if n <= 2 * SAMPLER_THREADS {
+            sort_desc_in_registers::<2>(base, n)
         } else {
             sort_desc_in_shared(base, n)
         }
     }
 }
 
-/// [`block_sort_desc_at`] for `n ≤ SAMPLER_THREADS`: thread `t` holds position `t`. Position
-/// `t` of a stage (`size`, `stride`) is compared with `t ^ stride` and keeps the key that
-/// [`bitonic_keeps_larger`] says (host-tested there, on the same network run sequentially).
+/// One stage of the network for position `pos`: `other` is the key at `pos ^ stride`, and
+/// [`bitonic_keeps_larger`] says which of the two stays (host-tested there, on the same network
+/// run sequentially).
+#[inline(always)]
+fn bitonic_step(key: u64, other: u64, pos: u32, size: u32, stride: u32) -> u64 {
+    if (key < other) == bitonic_keeps_larger(pos, size, stride) {
+        other
+    } else {
+        key
+    }
+}
+
+/// A stage of the network inside the warp (`stride < 32`), by shuffle.
 ///
 /// # Safety
-/// As for [`block_sort_desc_at`], with `n ≤ SAMPLER_THREADS`.
+/// All 32 lanes of the warp call it together.
 #[inline(always)]
-unsafe fn sort_desc_in_registers(base: u32, n: u32) {
-    // SAFETY: shared accesses below n, inside the caller's buffer; every thread runs every
+unsafe fn shuffle_step(key: u64, pos: u32, size: u32, stride: u32) -> u64 {
+    // SAFETY: forwarded.
+    bitonic_step(key, unsafe { shfl_xor_u64(FULL_MASK, key, stride) }, pos, size, stride)
+}
+
+/// Position of a thread's `j`-th key in [`sort_desc_in_registers`].
+#[inline(always)]
+fn held_pos(j: usize, tid: u32) -> u32 {
+    j as u32 * SAMPLER_THREADS + tid
+}
+
+/// [`block_sort_desc_at`] for `n ≤ K · SAMPLER_THREADS`: thread `t` holds positions `t` and
+/// (with `K` = 2) `t + SAMPLER_THREADS`. The shuffle stages are spelled out, each with a constant
+/// stride; a loop over the stages, branching per stage between a shuffle and a barrier, held
+/// 17–18% of `exact_finish`'s stall samples (session 24, run 6). Below 32 keys the warp sorts 32
+/// positions: past `n` they hold 0, so the first `n` are the `n` keys, sorted.
+///
+/// # Safety
+/// As for [`block_sort_desc_at`], with `n ≤ K · SAMPLER_THREADS`.
+#[inline(always)]
+unsafe fn sort_desc_in_registers<const K: usize>(base: u32, n: u32) {
+    // SAFETY: shared accesses below 2n, inside the caller's buffer; every thread runs every
     // stage (uniform loops), so the shuffles have the whole warp and the barriers the block.
+    // A stage writes the half that the stage before did not read, and reads after a barrier:
+    // by the time a thread writes a half again, every thread has passed the barrier after its
+    // last read of it. The last such stage writes the upper half, so the final stores to `base`
+    // race with no read.
     unsafe {
+        const { assert!(K == 1 || K == 2) };
+        // `$body` for `j` = 0, and for `j` = 1 when `K` is 2, spelled out: closures (as in
+        // `each8`) were not inlined into `exact_tail`, and the keys went to local memory.
+        macro_rules! each_held {
+            (|$j:ident| $body:block) => {{
+                {
+                    let $j = 0usize;
+                    $body
+                }
+                if K == 2 {
+                    let $j = K - 1;
+                    $body
+                }
+            }};
+        }
         let tid = thread_idx_x();
-        let mine = tid < n;
-        let mut key = if mine { ld_shared_u64(smem(base + tid * 8)) } else { 0 };
-        let mut size = 2;
-        while size <= n {
+        let mut key = [0u64; K];
+        each_held!(|j| {
+            if held_pos(j, tid) < n {
+                key[j] = ld_shared_u64(smem(base + held_pos(j, tid) * 8));
+            }
+        });
+        each_held!(|j| {
+            let (pos, mut k) = (held_pos(j, tid), key[j]);
+            k = shuffle_step(k, pos, 2, 1);
+            k = shuffle_step(k, pos, 4, 2);
+            k = shuffle_step(k, pos, 4, 1);
+            k = shuffle_step(k, pos, 8, 4);
+            k = shuffle_step(k, pos, 8, 2);
+            k = shuffle_step(k, pos, 8, 1);
+            k = shuffle_step(k, pos, 16, 8);
+            k = shuffle_step(k, pos, 16, 4);
+            k = shuffle_step(k, pos, 16, 2);
+            key[j] = shuffle_step(k, pos, 16, 1);
+        });
+        let mut upper = bitonic_stages_with_stride(n, 32, SAMPLER_THREADS) % 2 == 1;
+        let mut size = 32;
+        while size <= if n > 32 { n } else { 32 } {
             let mut stride = size >> 1;
-            while stride > 0 {
-                let other = if stride >= 32 {
-                    if mine {
-                        st_shared_u64(smem(base + tid * 8), key);
-                    }
-                    sync_threads();
-                    // `tid ^ stride < n` exactly when `tid < n`: stride < n, a power of two.
-                    let other = if mine { ld_shared_u64(smem(base + (tid ^ stride) * 8)) } else { 0 };
-                    // The next stage's stores overwrite what this one reads.
-                    sync_threads();
-                    other
-                } else {
-                    shfl_xor_u64(FULL_MASK, key, stride)
-                };
-                let keep_larger = bitonic_keeps_larger(tid, size, stride);
-                key = if (key < other) == keep_larger { other } else { key };
+            if K == 2 && stride == SAMPLER_THREADS {
+                // Positions t and t + SAMPLER_THREADS: both of this thread.
+                let (a, b) = (key[0], key[K - 1]);
+                let (hi, lo) = if a < b { (b, a) } else { (a, b) };
+                let (first, second) = if bitonic_keeps_larger(held_pos(0, tid), size, stride) { (hi, lo) } else { (lo, hi) };
+                each_held!(|j| { key[j] = if j == 0 { first } else { second }; });
                 stride >>= 1;
             }
+            while stride >= 32 {
+                let half = if upper { base + n * 8 } else { base };
+                each_held!(|j| {
+                    if held_pos(j, tid) < n {
+                        st_shared_u64(smem(half + held_pos(j, tid) * 8), key[j]);
+                    }
+                });
+                sync_threads();
+                // `pos ^ stride < n` exactly when `pos < n`: stride < n, a power of two.
+                each_held!(|j| {
+                    let pos = held_pos(j, tid);
+                    let other = if pos < n { ld_shared_u64(smem(half + (pos ^ stride) * 8)) } else { 0 };
+                    key[j] = bitonic_step(key[j], other, pos, size, stride);
+                });
+                upper = !upper;
+                stride >>= 1;
+            }
+            each_held!(|j| {
+                let (pos, mut k) = (held_pos(j, tid), key[j]);
+                k = shuffle_step(k, pos, size, 16);
+                k = shuffle_step(k, pos, size, 8);
+                k = shuffle_step(k, pos, size, 4);
+                k = shuffle_step(k, pos, size, 2);
+                key[j] = shuffle_step(k, pos, size, 1);
+            });
             size <<= 1;
         }
-        if mine {
-            st_shared_u64(smem(base + tid * 8), key);
-        }
+        each_held!(|j| {
+            if held_pos(j, tid) < n {
+                st_shared_u64(smem(base + held_pos(j, tid) * 8), key[j]);
+            }
+        });
         sync_threads();
     }
 }

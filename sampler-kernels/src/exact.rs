@@ -1520,16 +1520,23 @@ unsafe fn finish_split(p: &StepParams, pos: u32, row: u32) {
         // the rest of the block waited for at the next barrier (8 a thread before session 23).
         let held = run_per_thread(n);
         let first = tid * held;
-        // Weights are recomputed where needed: eight u128 per thread would not fit the registers.
+        // The first key's weight is kept (every key's, up to 512 keys: each is read three times
+        // below); the others' are recomputed where needed: eight u128 per thread would not fit
+        // the registers.
         let mut keys = [0u64; 8];
         let mut bins = [NONE; 8];
+        let mut first_weight = 0u128;
         each8(|j| {
             if (j as u32) < held && first + (j as u32) < n {
                 keys[j] = ld_shared_u64(smem(F_KEYS + (first + j as u32) * 8));
-                bins[j] = classify_once(keys[j], r.floor, r.mc).bin;
+                let c = classify_once(keys[j], r.floor, r.mc);
+                bins[j] = c.bin;
+                if j == 0 {
+                    first_weight = c.weight;
+                }
             }
         });
-        let weight = |j: usize| classify_once(keys[j], r.floor, r.mc).weight;
+        let weight = |j: usize| if j == 0 { first_weight } else { classify_once(keys[j], r.floor, r.mc).weight };
         let cut = Cut {
             floor: r.floor,
             z_m: join(job.z_m),

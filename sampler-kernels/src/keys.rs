@@ -192,9 +192,27 @@ pub fn bitonic_keeps_larger(pos: u32, size: u32, stride: u32) -> bool {
     ((pos & stride) == 0) == ((pos & size) == 0)
 }
 
+/// How many stages of the network on `n` keys (a power of two) have a stride in `lo..hi`: the
+/// block sort's stages through shared memory (`lo` = 32, `hi` = the threads), which alternate
+/// between two halves and must end on the upper one.
+#[inline(always)]
+pub fn bitonic_stages_with_stride(n: u32, lo: u32, hi: u32) -> u32 {
+    let mut count = 0;
+    let mut size = 2;
+    while size <= n {
+        let mut stride = size >> 1;
+        while stride > 0 {
+            count += (lo <= stride && stride < hi) as u32;
+            stride >>= 1;
+        }
+        size <<= 1;
+    }
+    count
+}
+
 #[cfg(test)]
 mod network_tests {
-    use super::{bitonic_keeps_larger, sort8_desc};
+    use super::{bitonic_keeps_larger, bitonic_stages_with_stride, sort8_desc};
     use std::vec::Vec;
 
     /// The bitonic network as the device runs it, one position a thread: every position reads
@@ -252,6 +270,32 @@ mod network_tests {
                 assert_eq!(bitonic(&k), want, "n = {n}, round {round}");
             }
         }
+        // Below 32 keys the device sorts the whole warp, positions past `n` holding 0.
+        for n in [2usize, 4, 8, 16] {
+            for _ in 0..40 {
+                let k: Vec<u64> = (0..n).map(|_| next() % 7).collect();
+                let mut padded = k.clone();
+                padded.resize(32, 0);
+                let mut want = k.clone();
+                want.sort_unstable_by(|a, b| b.cmp(a));
+                assert_eq!(bitonic(&padded)[..n], want[..], "n = {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn counts_the_stages_through_shared_memory() {
+        // The network's stage count by size: log2(size) stages each, strides size/2 down to 1.
+        let between = |n: u32, lo: u32, hi: u32| -> u32 {
+            (1..=n.trailing_zeros()).map(|log| (0..log).filter(|&s| lo <= 1 << s && 1 << s < hi).count() as u32).sum()
+        };
+        for log in 1..=12u32 {
+            for (lo, hi) in [(32, 512), (32, 1024), (1, 2), (64, 4096)] {
+                assert_eq!(bitonic_stages_with_stride(1 << log, lo, hi), between(1 << log, lo, hi), "n = 2^{log}");
+            }
+        }
+        assert_eq!(bitonic_stages_with_stride(512, 32, 512), 10);
+        assert_eq!(bitonic_stages_with_stride(1024, 32, 512), 14);
     }
 
     #[test]
