@@ -430,11 +430,15 @@ pub unsafe fn block_sort_desc(n: u32) {
 /// source counters), where most of the sorts are of a few hundred keys. Larger lists take every
 /// stage through shared memory.
 ///
+/// Out of line, one copy for every call site: inlined at each (stage 2's merge, its re-keying,
+/// top log-probabilities, the exact pass's finish, verification), it made those kernels' code
+/// larger and rows at B = 1 slower, though they run one sort a row.
+///
 /// # Safety
 /// The whole block calls it together; `base + 8n` lies inside the launch's shared memory, and
 /// for `n ≤ 2 · SAMPLER_THREADS` so does `base + 16n`, whose upper half the sort overwrites.
-#[inline(always)]
-pub unsafe fn block_sort_desc_at(base: u32, n: u32) {
+#[inline(never)]
+pub unsafe extern "C" fn block_sort_desc_at(base: u32, n: u32) {
     // SAFETY: forwarded.
     unsafe {
         if n <= SAMPLER_THREADS {
