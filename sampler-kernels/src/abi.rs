@@ -385,19 +385,6 @@ pub const fn mass_split(items: u32, warps: u32) -> u32 {
     best
 }
 
-/// How `sample_tiles_mass` schedules `items` (row, tile) pairs over `warps` persistent warps:
-/// `(whole, split)`. The first `whole` items (full waves of `warps`) go one warp each, and the
-/// rest [`mass_split`] of their own count ways. With items just past a wave (V = 151936 at
-/// B = 64: 2432 items, 2112 warps), `mass_split` of all of them halves every tile and takes
-/// three waves of half tiles; this takes one wave of tiles and one of quarter tiles.
-pub const fn mass_schedule(items: u32, warps: u32) -> (u32, u32) {
-    if warps == 0 || items <= warps {
-        return (0, mass_split(items, warps));
-    }
-    let whole = items - items % warps;
-    (whole, mass_split(items - whole, warps))
-}
-
 // ---------------------------------------------------------------------------------------------
 // Benchmark helpers: a copy kernel (the bandwidth ceiling) and a logits generator, so the
 // benchmark fills gigabytes on the GPU instead of the host.
@@ -730,27 +717,6 @@ mod tests {
                 was_on = on;
             }
         }
-    }
-
-    /// `mass_schedule` never takes longer by `mass_split`'s measure than `mass_split` alone,
-    /// takes whole waves whole, and is shorter for V = 151936 at B = 64.
-    #[test]
-    fn mass_schedule_takes_whole_waves_whole() {
-        let warps = 132 * 4 * MASS_SCAN_WARPS;
-        let rounds = (TILE_TOKENS / 256) as u64;
-        let cost = |items: u32, split: u32| (items as u64 * split as u64).div_ceil(warps as u64) * (rounds / split as u64 + MASS_PART_OVERHEAD_ROUNDS as u64);
-        for items in (1..40_000u32).step_by(7) {
-            let (whole, split) = mass_schedule(items, warps);
-            assert_eq!(whole % warps, 0, "items {items}");
-            assert!(whole <= items && items - whole <= warps, "items {items}: whole {whole}");
-            assert_eq!(split, mass_split(items - whole, warps), "items {items}");
-            let scheduled = (whole / warps) as u64 * (rounds + MASS_PART_OVERHEAD_ROUNDS as u64) + if whole < items { cost(items - whole, split) } else { 0 };
-            assert!(scheduled <= cost(items, mass_split(items, warps)), "items {items}: {scheduled}");
-        }
-        assert_eq!(mass_schedule(64 * 38, warps), (warps, 4));
-        assert!(cost(64 * 38 - warps, 4) + rounds + (MASS_PART_OVERHEAD_ROUNDS as u64) < cost(64 * 38, mass_split(64 * 38, warps)));
-        assert_eq!(mass_schedule(64 * 32, warps), (0, 1));
-        assert_eq!(mass_schedule(5, 0), (0, 1));
     }
 
     /// `mass_split` splits small grids four ways, leaves grids that fill the GPU whole, and

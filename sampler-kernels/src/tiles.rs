@@ -35,7 +35,7 @@
 //!
 //! `sample_tiles_mass` is persistent, and most rows are usually not its own: the host lists its
 //! rows with the step's settings, and each group of warps (one warp, or the 2 or 4 parts of
-//! `abi::mass_schedule`) strides over those rows' items alone, so the warps get equal shares.
+//! `abi::mass_split`) strides over those rows' items alone, so the warps get equal shares.
 //!
 //! Launch order: `sample_tiles` is the step's first kernel. `sample_tiles_mass` is launched
 //! overlapped after it and runs beside it when `sample_tiles` lets it (`overlap_stage1`); it
@@ -1421,8 +1421,7 @@ unsafe fn sample_tiles_body<const GREEDY_STEP: bool>(p: &StepParams) {
 /// strides over the (row, tile) items of the rows the host listed (`StepParams::mass_rows`),
 /// so a batch with few such rows does not pay for scheduling a block per item with this
 /// kernel's shared memory, and every warp gets the same number of items give or take one
-/// (`abi::mass_schedule` takes full waves one warp an item, then picks the parts, 1, 2 or 4,
-/// for the rest).
+/// (`abi::mass_split` picks the parts, 1, 2 or 4, from their count).
 ///
 /// Launched overlapped after `sample_tiles`, it runs alongside it: the two kernels read the
 /// same inputs (logits, settings, counts: none written in the step before stage 2) and write
@@ -1462,50 +1461,30 @@ unsafe fn scan_mass_items(p: &StepParams) {
     // after a raw settings write is ascending, so the first `rows` are the launch's).
     let listed = unsafe { ld_global_nc_u32(list) }.min(p.rows);
     let items = listed * p.tiles;
-    // Every warp reads the same count, so every warp of the grid picks the same schedule.
-    let warps = grid_dim_x() * MASS_SCAN_WARPS;
-    let (whole, parts) = mass_schedule(items, warps);
-    // SAFETY: item < items (forwarded); the group shares it.
-    unsafe {
-        // Two loops, two copies of the scan: in one loop, the state of both schedules spilled.
-        let mut item = block_idx_x() * MASS_SCAN_WARPS + warp_id();
-        while item < whole {
-            scan_mass_item(&p, list, item, (0, 1));
-            item += warps;
+    // Every warp reads the same count, so every warp of the grid picks the same split.
+    let parts = mass_split(items, grid_dim_x() * MASS_SCAN_WARPS);
+    let groups = MASS_SCAN_WARPS / parts;
+    let (part, group) = (warp_id() % parts, warp_id() / parts);
+    let stride = grid_dim_x() * groups;
+    let mut item = block_idx_x() * groups + group;
+    while item < items {
+        // SAFETY: the whole group shares item (group-uniform), so the listed row (tested
+        // below rows; scan_tile tests the rest) and tile < tiles; the list has 1 + listed
+        // entries; the region is this warp's slice of the launch's shared memory and the
+        // group's warps are consecutive. The barrier after it keeps part 0's reads of the
+        // group's band sums and buffers before any of them is cleared for the next item (with
+        // one part, a sync_warp does that for the lanes' band sums).
+        unsafe {
+            let row = ld_global_nc_u32(list.add(1 + (item / p.tiles) as usize));
+            if row < p.rows {
+                scan_tile::<true, false>(&p, row, item % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES), (part, parts));
+            }
+            if parts > 1 {
+                sync_group(parts);
+            } else {
+                sync_warp(FULL_MASK);
+            }
         }
-        // A warp may start its part of the rest while another of its group still scans a whole
-        // item: a part writes only its own region before the group's barrier in `merge_parts`.
-        let groups = MASS_SCAN_WARPS / parts;
-        let mut item = whole + block_idx_x() * groups + warp_id() / parts;
-        while item < items {
-            scan_mass_item(&p, list, item, (warp_id() % parts, parts));
-            item += grid_dim_x() * groups;
-        }
-    }
-}
-
-/// Scans part `part` of `parts` of item `item` (a listed row's tile) of `sample_tiles_mass`.
-///
-/// # Safety
-/// `item < listed · tiles` of the kernel's list; every warp of the item's group calls it for
-/// the same item, the group being `parts` consecutive warps of the block.
-#[inline(always)]
-unsafe fn scan_mass_item(p: &StepParams, list: *const u32, item: u32, (part, parts): (u32, u32)) {
-    // SAFETY: the whole group shares item (group-uniform), so the listed row (tested below
-    // rows; scan_tile tests the rest) and tile < tiles; the list has 1 + listed entries; the
-    // region is this warp's slice of the launch's shared memory and the group's warps are
-    // consecutive. The barrier after it keeps part 0's reads of the group's band sums and
-    // buffers before any of them is cleared for the next item (with one part, a sync_warp does
-    // that for the lanes' band sums).
-    unsafe {
-        let row = ld_global_nc_u32(list.add(1 + (item / p.tiles) as usize));
-        if row < p.rows {
-            scan_tile::<true, false>(p, row, item % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES), (part, parts));
-        }
-        if parts > 1 {
-            sync_group(parts);
-        } else {
-            sync_warp(FULL_MASK);
-        }
+        item += stride;
     }
 }
