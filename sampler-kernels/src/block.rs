@@ -417,9 +417,11 @@ pub unsafe fn atom_add_shared_u128(lo: u32, hi: u32, value: u128) {
 /// The whole block calls it together; `n` is a power of two no larger than 2048.
 #[inline(always)]
 pub unsafe fn block_sort_desc(n: u32) {
-    // SAFETY: forwarded; SM_SORT holds 2048 keys.
+    // SAFETY: forwarded; SM_SORT holds 2048 keys: 8n bytes for any n ≤ 2048, and 16n for the
+    // sorts in registers (n ≤ 1024, asserted below).
     unsafe { block_sort_desc_at(SM_SORT, n) }
 }
+const _: () = assert!(SM_END - SM_SORT >= 16 * 2 * SAMPLER_THREADS);
 
 /// Sorts `n` (a power of two) `u64` at shared offset `base` into descending order, bitonically.
 /// Up to two keys a thread, each thread holds its positions' keys in registers: the stages

@@ -87,6 +87,8 @@ const F_TILE_LO: u32 = F_KEYS + GATHER * 8;
 const F_TILE_HI: u32 = F_TILE_LO + MAX_TILES * 8;
 const _: () = assert!(F_TILE_HI + MAX_TILES * 8 <= SAMPLER_SHARED_BYTES);
 const _: () = assert!(OWN == 8 && GATHER.is_power_of_two());
+// `block_sort_desc_at` in registers (up to 2 · THREADS keys) uses twice the list at F_KEYS.
+const _: () = assert!(GATHER >= 2 * 2 * THREADS);
 
 // `exact_gather`: per warp, the staged keys of four tokens a lane. The region is free in
 // `exact_gather`; in `exact_tail` it is the histogram's, but a block that takes a gather item
