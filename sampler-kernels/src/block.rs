@@ -7,7 +7,7 @@
 
 use crate::abi::{MERGE_CAPACITY, SAMPLER_THREADS};
 use crate::intrinsics::*;
-use crate::keys::{bitonic_keeps_larger, bitonic_stages_with_stride};
+use crate::keys::{bitonic_keeps_larger, bitonic_stages_with_stride, BITONIC_PAD};
 
 /// Warps per sampler block.
 pub const WARPS: u32 = SAMPLER_THREADS / 32;
@@ -485,7 +485,7 @@ fn held_pos(j: usize, tid: u32) -> u32 {
 /// (with `K` = 2) `t + SAMPLER_THREADS`. The shuffle stages are spelled out, each with a constant
 /// stride; a loop over the stages, branching per stage between a shuffle and a barrier, held
 /// 17–18% of `exact_finish`'s stall samples (session 24, run 6). Below 32 keys the warp sorts 32
-/// positions: past `n` they hold 0, so the first `n` are the `n` keys, sorted.
+/// positions: past `n` they hold [`BITONIC_PAD`], so the first `n` are the `n` keys, sorted.
 ///
 /// # Safety
 /// As for [`block_sort_desc_at`], with `n ≤ K · SAMPLER_THREADS`.
@@ -514,7 +514,7 @@ unsafe fn sort_desc_in_registers<const K: usize>(base: u32, n: u32) {
             }};
         }
         let tid = thread_idx_x();
-        let mut key = [0u64; K];
+        let mut key = [BITONIC_PAD; K];
         each_held!(|j| {
             if held_pos(j, tid) < n {
                 key[j] = ld_shared_u64(smem(base + held_pos(j, tid) * 8));

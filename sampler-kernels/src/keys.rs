@@ -192,6 +192,11 @@ pub fn bitonic_keeps_larger(pos: u32, size: u32, stride: u32) -> bool {
     ((pos & stride) == 0) == ((pos & size) == 0)
 }
 
+/// The key the block sort gives a position past its list: the smallest, so that the first `n`
+/// positions of a padded sort are the list's `n` keys, sorted (lists under 32 keys are sorted
+/// as the whole warp's 32).
+pub const BITONIC_PAD: u64 = 0;
+
 /// How many stages of the network on `n` keys (a power of two) have a stride in `lo..hi`: the
 /// block sort's stages through shared memory (`lo` = 32, `hi` = the threads), which alternate
 /// between two halves and must end on the upper one.
@@ -212,7 +217,7 @@ pub fn bitonic_stages_with_stride(n: u32, lo: u32, hi: u32) -> u32 {
 
 #[cfg(test)]
 mod network_tests {
-    use super::{bitonic_keeps_larger, bitonic_stages_with_stride, sort8_desc};
+    use super::{bitonic_keeps_larger, bitonic_stages_with_stride, sort8_desc, BITONIC_PAD};
     use std::vec::Vec;
 
     /// The bitonic network as the device runs it, one position a thread: every position reads
@@ -275,7 +280,7 @@ mod network_tests {
             for _ in 0..40 {
                 let k: Vec<u64> = (0..n).map(|_| next() % 7).collect();
                 let mut padded = k.clone();
-                padded.resize(32, 0);
+                padded.resize(32, BITONIC_PAD);
                 let mut want = k.clone();
                 want.sort_unstable_by(|a, b| b.cmp(a));
                 assert_eq!(bitonic(&padded)[..n], want[..], "n = {n}");
