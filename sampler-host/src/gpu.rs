@@ -28,7 +28,7 @@ use sampler_kernels::abi::{
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
     TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_split, EXACT_LIST_HEAD,
 };
-use sampler_kernels::decide::{needs_row_mass, stage2_always_decides};
+use sampler_kernels::decide::{needs_row_mass, stage2_always_decides, stage2_seldom_lists};
 use sampler_kernels::logit::bitmask_words;
 use sampler_kernels::status::STATUS_OK;
 
@@ -81,15 +81,23 @@ pub enum ExactPassOrder {
     Serial,
 }
 
-/// How a step launches its exact pass (the rows stage 2 leaves undecided). Both give the same
-/// tokens; they differ in what an idle and a busy pass cost (H200, bench/results/h200-2026-11-30-s10/).
+/// How a step launches its exact pass (the rows stage 2 leaves undecided). All give the same
+/// tokens; they differ in what an idle and a busy pass cost (H200, bench/results/h200-2026-11-30-s10/
+/// and h200-2026-12-01-s26/).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExactPassLaunch {
+    /// Per step, from the uploaded settings: [`Self::OneLaunch`] when every row is one that
+    /// stage 2 seldom leaves undecided (`decide::stage2_seldom_lists`: greedy, top-k up to
+    /// 128, or no truncation), so that an idle pass costs one launch; [`Self::FourLaunches`]
+    /// otherwise (top-p or min-p rows without a small top-k, which flat logits list). In a
+    /// step of the first kind the one launch overlaps stage 2 under
+    /// [`ExactPassOrder::FirstSerial`]: that order exists for steps that list rows.
+    #[default]
+    BySettings,
     /// `exact_histogram`, `exact_bins`, `exact_gather` and `exact_finish` (which also runs the
     /// single-block pass): the tile kernels run two blocks per SM. Each launch costs its place
     /// in the chain of a step even when no row is listed (1–2 µs each), unless every row is
     /// greedy without log-probabilities (then the step has no exact pass).
-    #[default]
     FourLaunches,
     /// `exact_tail` alone: one launch, one 512-thread block per SM, every phase's items from
     /// one queue. Against the five launches of session 10, a step that lists no row was faster
@@ -111,7 +119,7 @@ impl GpuSamplerConfig {
             max_requests: max_batch.saturating_mul(4),
             max_bias_entries: max_batch.saturating_mul(1024),
             overlap_kernels: true,
-            exact_pass: ExactPassLaunch::FourLaunches,
+            exact_pass: ExactPassLaunch::BySettings,
             exact_pass_order: ExactPassOrder::FirstSerial,
         }
     }
@@ -258,13 +266,24 @@ pub enum StepKernels {
     Greedy,
 }
 
-/// The kernels a step of these rows needs, and the rows `sample_tiles_mass` scans
+/// What the host plans for a step from its rows' settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct StepPlan {
+    kernels: StepKernels,
+    /// Every row is one stage 2 seldom leaves undecided (`decide::stage2_seldom_lists`):
+    /// `ExactPassLaunch::BySettings` launches the exact pass as one kernel.
+    quiet: bool,
+}
+
+/// The plan for a step of these rows, and the rows `sample_tiles_mass` scans
 /// (`decide::needs_row_mass`, ascending): one walk over the settings.
-fn plan_step(settings: &[RowSettings]) -> (StepKernels, Vec<u32>) {
+fn plan_step(settings: &[RowSettings]) -> (StepPlan, Vec<u32>) {
     let mut all_greedy = true;
+    let mut quiet = true;
     let mut mass_rows = Vec::new();
     for (i, s) in settings.iter().enumerate() {
         all_greedy &= stage2_always_decides(s.temperature, s.flags);
+        quiet &= stage2_seldom_lists(s);
         if needs_row_mass(s) {
             mass_rows.push(i as u32);
         }
@@ -276,20 +295,24 @@ fn plan_step(settings: &[RowSettings]) -> (StepKernels, Vec<u32>) {
     } else {
         StepKernels::All
     };
-    (kernels, mass_rows)
+    (StepPlan { kernels, quiet }, mass_rows)
 }
 
-/// A step captured in CUDA graphs, one per [`StepKernels`] (six disabled kernel nodes still
-/// cost about 3 µs of a replay: session 18). Replaying it samples `rows` rows of the logits it was
-/// captured with (whose contents may change between replays), with the settings of the last
-/// [`GpuSampler::upload_step`].
+/// A step captured in CUDA graphs, one per [`StepKernels`] and exact-pass launch (six disabled
+/// kernel nodes still cost about 3 µs of a replay: session 18). Replaying it samples `rows` rows
+/// of the logits it was captured with (whose contents may change between replays), with the
+/// settings of the last [`GpuSampler::upload_step`].
 pub struct StepGraph {
     all: CudaGraph,
     no_mass_scan: CudaGraph,
     greedy: CudaGraph,
+    /// `ExactPassLaunch::BySettings` only: `all` and `no_mass_scan` with the exact pass in one
+    /// launch, for quiet steps.
+    quiet: Option<(CudaGraph, CudaGraph)>,
     rows: usize,
-    /// The graph the last replay launched (`None` before the first).
-    last: Cell<Option<StepKernels>>,
+    /// The graph the last replay launched (`None` before the first): its kernels, and how it
+    /// launches the exact pass (`None` for a greedy step, which has none).
+    last: Cell<Option<(StepKernels, Option<ExactPassLaunch>)>>,
 }
 
 impl StepGraph {
@@ -303,7 +326,15 @@ impl StepGraph {
     /// tests check the choice with it.
     #[doc(hidden)]
     pub fn last_replay_kernels(&self) -> Option<StepKernels> {
-        self.last.get()
+        self.last.get().map(|(kernels, _)| kernels)
+    }
+
+    /// How the last replay launched the exact pass: `OneLaunch` or `FourLaunches` (`None`
+    /// before the first replay and for a greedy step). Not API: the GPU tests check
+    /// `ExactPassLaunch::BySettings`' choice with it.
+    #[doc(hidden)]
+    pub fn last_replay_exact_pass(&self) -> Option<ExactPassLaunch> {
+        self.last.get().and_then(|(_, exact)| exact)
     }
 }
 
@@ -372,9 +403,10 @@ pub struct GpuSampler {
     logits_staging: CudaSlice<u8>,
     /// Rows of the last upload, and which of them asked for logprobs.
     uploaded: Vec<(u64, bool, u32)>,
-    /// The kernels the last upload's step needs: eager steps launch them, and replays launch
-    /// their graph. `All` after a raw write of settings, which the host cannot see.
-    step_kernels: StepKernels,
+    /// The kernels the last upload's step needs, and whether it is quiet: eager steps launch
+    /// them, and replays launch their graph. `All`, not quiet, after a raw write of settings,
+    /// which the host cannot see.
+    step_plan: StepPlan,
 }
 
 /// Entry point `name`, allowed `bytes` of dynamic shared memory per block (above the 48 KiB a
@@ -508,7 +540,7 @@ impl GpuSampler {
             bitmask_words: words,
             layout,
             uploaded: Vec::new(),
-            step_kernels: StepKernels::All,
+            step_plan: StepPlan { kernels: StepKernels::All, quiet: false },
         };
         sampler.gpu.synchronize()?;
         Ok(sampler)
@@ -615,7 +647,7 @@ impl GpuSampler {
         let put = |staging: &mut Vec<u8>, at: usize, bytes: &[u8]| staging[at..at + bytes.len()].copy_from_slice(bytes);
         put(staging, l.settings, as_bytes(&settings));
         // The rows `sample_tiles_mass` scans, so that its warps share out their tiles alone.
-        let (step_kernels, mass_rows) = plan_step(&settings);
+        let (step_plan, mass_rows) = plan_step(&settings);
         put(staging, l.mass_rows, &(mass_rows.len() as u32).to_le_bytes());
         put(staging, l.mass_rows + 4, as_bytes(&mass_rows));
         put(staging, l.bias_tokens, as_bytes(&bias_tokens));
@@ -632,7 +664,7 @@ impl GpuSampler {
             .memcpy_htod(&self.staging[..used], &mut self.upload.slice_mut(0..used))
             .map_err(cuda_err("uploading the step settings"))?;
         self.uploaded = uploaded;
-        self.step_kernels = step_kernels;
+        self.step_plan = step_plan;
         Ok(())
     }
 
@@ -727,12 +759,22 @@ impl GpuSampler {
         Ok(())
     }
 
+    /// How a step launches its exact pass, `OneLaunch` or `FourLaunches`: the configured one,
+    /// or under `BySettings` the one for a `quiet` step or not.
+    fn exact_launch(&self, quiet: bool) -> ExactPassLaunch {
+        match self.config.exact_pass {
+            ExactPassLaunch::BySettings if quiet => ExactPassLaunch::OneLaunch,
+            ExactPassLaunch::BySettings => ExactPassLaunch::FourLaunches,
+            fixed => fixed,
+        }
+    }
+
     /// Enqueues the kernels of one step for `rows` grid rows (the upload says how many are
-    /// active): stage 1 (two), stage 2, and the exact pass (one or four, [`ExactPassLaunch`],
-    /// in the order [`ExactPassOrder`] says), as `kernels` says: without `sample_tiles_mass`,
-    /// or `sample_tiles_greedy` alone, which finishes the rows. Nothing here synchronizes or
-    /// allocates.
-    fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels) -> Result<()> {
+    /// active): stage 1 (two), stage 2, and the exact pass (one or four launches, as `exact`
+    /// says, in the order [`ExactPassOrder`] says), as `kernels` says: without
+    /// `sample_tiles_mass`, or `sample_tiles_greedy` alone, which finishes the rows. Nothing
+    /// here synchronizes or allocates.
+    fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: ExactPassLaunch) -> Result<()> {
         if rows == 0 {
             return Ok(());
         }
@@ -795,13 +837,16 @@ impl GpuSampler {
             // Split rows and the single-block pass's rows, which may be any listed row.
             (exact_finish, exact_cfg(SAMPLER_SHARED_BYTES, rows as u32), "launching exact_finish"),
         ];
-        let exact_pass: &[_] = match self.config.exact_pass {
+        let exact_pass: &[_] = match exact {
             ExactPassLaunch::OneLaunch => &exact_pass_one,
-            ExactPassLaunch::FourLaunches => &exact_pass_four,
+            _ => &exact_pass_four,
         };
+        // A quiet step's one launch is predicted idle: FirstSerial's reason, the cost of an
+        // overlapped first kernel in steps that list rows, does not apply to it.
+        let quiet_one = self.config.exact_pass == ExactPassLaunch::BySettings && exact == ExactPassLaunch::OneLaunch;
         let exact_order = |j: usize| match self.config.exact_pass_order {
             ExactPassOrder::Overlapped => later,
-            ExactPassOrder::FirstSerial if j > 0 => later,
+            ExactPassOrder::FirstSerial if j > 0 || quiet_one => later,
             _ => LaunchOrder::Serial,
         };
         let no_mass_scan = [stages[0], stages[2]];
@@ -829,11 +874,12 @@ impl GpuSampler {
     pub fn enqueue_step(&mut self, logits: &DeviceLogits<'_>) -> Result<()> {
         let rows = self.uploaded.len();
         self.check_logits(logits, rows)?;
-        self.enqueue(logits, rows, self.step_kernels)
+        let plan = self.step_plan;
+        self.enqueue(logits, rows, plan.kernels, self.exact_launch(plan.quiet))
     }
 
     /// Captures a step for up to `rows` rows of `logits` into CUDA graphs, one per
-    /// [`StepKernels`]. Replays use the logits' contents, settings, seeds and penalty state
+    /// [`StepKernels`] and, under `ExactPassLaunch::BySettings`, exact-pass launch. Replays use the logits' contents, settings, seeds and penalty state
     /// current at replay time.
     ///
     /// # Safety
@@ -843,19 +889,26 @@ impl GpuSampler {
     /// replays).
     pub unsafe fn capture_step(&mut self, logits: &DeviceLogits<'_>, rows: usize) -> Result<StepGraph> {
         self.check_logits(logits, rows)?;
-        let all = self.capture(logits, rows, StepKernels::All)?;
-        let no_mass_scan = self.capture(logits, rows, StepKernels::NoMassScan)?;
-        let greedy = self.capture(logits, rows, StepKernels::Greedy)?;
-        Ok(StepGraph { all, no_mass_scan, greedy, rows, last: Cell::new(None) })
+        let busy = self.exact_launch(false);
+        let all = self.capture(logits, rows, StepKernels::All, busy)?;
+        let no_mass_scan = self.capture(logits, rows, StepKernels::NoMassScan, busy)?;
+        let greedy = self.capture(logits, rows, StepKernels::Greedy, busy)?;
+        let quiet = if self.exact_launch(true) != busy {
+            let one = ExactPassLaunch::OneLaunch;
+            Some((self.capture(logits, rows, StepKernels::All, one)?, self.capture(logits, rows, StepKernels::NoMassScan, one)?))
+        } else {
+            None
+        };
+        Ok(StepGraph { all, no_mass_scan, greedy, quiet, rows, last: Cell::new(None) })
     }
 
     /// One captured graph of [`Self::enqueue`]'s launches.
-    fn capture(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels) -> Result<CudaGraph> {
+    fn capture(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: ExactPassLaunch) -> Result<CudaGraph> {
         let gpu_stream = self.gpu.stream().clone();
         gpu_stream
             .begin_capture(cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .map_err(cuda_err("beginning stream capture"))?;
-        let enqueued = self.enqueue(logits, rows, kernels);
+        let enqueued = self.enqueue(logits, rows, kernels, exact);
         let ended = gpu_stream.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
         enqueued?;
         ended
@@ -869,14 +922,22 @@ impl GpuSampler {
         if self.uploaded.len() > graph.rows {
             return Err(Error::CapacityExceeded { what: "rows uploaded for this graph", requested: self.uploaded.len(), capacity: graph.rows });
         }
-        let kernels = self.step_kernels;
-        let chosen = match kernels {
-            StepKernels::All => &graph.all,
-            StepKernels::NoMassScan => &graph.no_mass_scan,
-            StepKernels::Greedy => &graph.greedy,
+        let StepPlan { kernels, quiet } = self.step_plan;
+        let quiet_graphs = graph.quiet.as_ref().filter(|_| quiet);
+        let chosen = match (kernels, quiet_graphs) {
+            (StepKernels::All, Some((all, _))) => all,
+            (StepKernels::NoMassScan, Some((_, no_mass_scan))) => no_mass_scan,
+            (StepKernels::All, None) => &graph.all,
+            (StepKernels::NoMassScan, None) => &graph.no_mass_scan,
+            (StepKernels::Greedy, _) => &graph.greedy,
         };
         chosen.launch().map_err(cuda_err("replaying the step graph"))?;
-        graph.last.set(Some(kernels));
+        let exact = match kernels {
+            StepKernels::Greedy => None,
+            _ if quiet_graphs.is_some() => Some(ExactPassLaunch::OneLaunch),
+            _ => Some(self.exact_launch(false)),
+        };
+        graph.last.set(Some((kernels, exact)));
         Ok(())
     }
 
@@ -928,7 +989,7 @@ impl GpuSampler {
         let at = self.layout.settings + row * std::mem::size_of::<RowSettings>();
         // The host no longer knows the row's settings: every kernel runs (not a greedy step),
         // and the mass kernel is handed every row (it tests each one itself).
-        self.step_kernels = StepKernels::All;
+        self.step_plan = StepPlan { kernels: StepKernels::All, quiet: false };
         let every_row: Vec<u32> = std::iter::once(self.config.max_batch as u32).chain(0..self.config.max_batch as u32).collect();
         let list = self.layout.mass_rows;
         let stream = self.gpu.stream().clone();
@@ -1119,19 +1180,26 @@ mod tests {
 
     /// Each kernel set, and the mass list, from the rows' settings: greedy rows alone (with
     /// penalties' fields or not) are a greedy step; a greedy row wanting log-probabilities, or a
-    /// random row without top-k, needs the mass scan; top-k rows among greedy ones do not.
+    /// random row without top-k, needs the mass scan; top-k rows among greedy ones do not. A
+    /// step is quiet while every row is greedy, small top-k or untruncated; one top-p row or
+    /// one large top-k row makes it busy.
     #[test]
     fn plan_step_picks_the_kernels_the_rows_need() {
         let greedy = row(0.0, 0, 0);
         let greedy_lp = row(0.0, 0, ROW_WANT_LOGPROB);
         let greedy_top = row(0.0, 0, 3 << ROW_TOP_LOGPROBS_SHIFT);
         let top_k = row(0.7, 50, 0);
+        let wide_top_k = row(0.7, 4000, 0);
         let full = row(1.0, 0, 0);
-        assert_eq!(plan_step(&[greedy, greedy, greedy]), (StepKernels::Greedy, vec![]));
-        assert_eq!(plan_step(&[greedy, top_k, greedy]), (StepKernels::NoMassScan, vec![]));
-        assert_eq!(plan_step(&[top_k, greedy_lp, greedy, full]), (StepKernels::All, vec![1, 3]));
-        assert_eq!(plan_step(&[greedy_top, greedy]), (StepKernels::All, vec![0]));
-        assert_eq!(plan_step(&[full]), (StepKernels::All, vec![0]));
+        let top_p = RowSettings { top_p: 0.9, ..full };
+        let plan = |kernels, quiet| StepPlan { kernels, quiet };
+        assert_eq!(plan_step(&[greedy, greedy, greedy]), (plan(StepKernels::Greedy, true), vec![]));
+        assert_eq!(plan_step(&[greedy, top_k, greedy]), (plan(StepKernels::NoMassScan, true), vec![]));
+        assert_eq!(plan_step(&[greedy, wide_top_k, top_k]), (plan(StepKernels::NoMassScan, false), vec![]));
+        assert_eq!(plan_step(&[top_k, greedy_lp, greedy, full]), (plan(StepKernels::All, true), vec![1, 3]));
+        assert_eq!(plan_step(&[top_k, greedy_lp, top_p, full]), (plan(StepKernels::All, false), vec![1, 2, 3]));
+        assert_eq!(plan_step(&[greedy_top, greedy]), (plan(StepKernels::All, true), vec![0]));
+        assert_eq!(plan_step(&[full]), (plan(StepKernels::All, true), vec![0]));
     }
 }
 

@@ -91,6 +91,25 @@ pub fn stage2_always_decides(temperature: f32, flags: u32) -> bool {
     temperature == 0.0 && flags & ROW_WANT_LOGPROB == 0 && top_logprobs(flags) == 0
 }
 
+/// The largest top-k that [`stage2_seldom_lists`] counts on stage 2 to settle: the issue's
+/// `k_c`. Up to the 32 keys of one tile list a merge always holds the first `k` keys; past
+/// that it holds them unless the row's largest keys crowd into few tiles.
+pub const SELDOM_LISTED_TOP_K: u32 = 128;
+
+/// Whether stage 2 leaves a row with these settings to the exact pass only on unusual logits
+/// (huge or infinite values, a top-k beyond the merged prefix): a greedy row, a random row
+/// with top-k up to [`SELDOM_LISTED_TOP_K`] (top-p and min-p then act inside the top-k
+/// prefix), or a random row with no truncation (drawn from the tile masses). A top-p or min-p
+/// row without such a top-k is listed whenever its kept set is wider than the merge, as most
+/// flat rows' are. A prediction, not a promise: the host launches the exact pass as one idle
+/// kernel for a step of such rows (`ExactPassLaunch::BySettings`), which still finishes any
+/// row that is listed, only more slowly.
+#[inline]
+pub fn stage2_seldom_lists(s: &crate::abi::RowSettings) -> bool {
+    let untruncated = s.top_k == 0 && top_p_disabled(s.top_p) && !(s.min_p > 0.0);
+    s.temperature == 0.0 || (s.top_k > 0 && s.top_k <= SELDOM_LISTED_TOP_K) || untruncated
+}
+
 /// Whether stage 1 scans a row with these settings in `sample_tiles_mass` (band masses as well
 /// as the tile's keys) rather than `sample_tiles`: a row that wants log-probabilities or top
 /// log-probabilities, or a random row without top-k (its draw or top-p needs the row mass).
@@ -200,6 +219,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Which settings the host counts as seldom listed: greedy rows, small top-k with or
+    /// without top-p and min-p, untruncated random rows; not top-p or min-p alone, nor a
+    /// large top-k.
+    #[test]
+    fn seldom_listed_rows() {
+        use crate::abi::RowSettings;
+        let row = |temperature: f32, top_k: u32, top_p: f32, min_p: f32| RowSettings {
+            temperature,
+            top_k,
+            top_p,
+            min_p,
+            repetition_penalty: 1.0,
+            ..RowSettings::default()
+        };
+        assert!(stage2_seldom_lists(&row(0.0, 0, 0.5, 0.2)));
+        assert!(stage2_seldom_lists(&row(0.7, 50, 0.9, 0.0)));
+        assert!(stage2_seldom_lists(&row(1.0, SELDOM_LISTED_TOP_K, 0.95, 0.1)));
+        assert!(stage2_seldom_lists(&row(1.0, 0, 1.0, 0.0)));
+        assert!(!stage2_seldom_lists(&row(1.0, SELDOM_LISTED_TOP_K + 1, 1.0, 0.0)));
+        assert!(!stage2_seldom_lists(&row(1.0, 0, 0.95, 0.0)));
+        assert!(!stage2_seldom_lists(&row(1.0, 0, 1.0, 0.05)));
     }
 
     #[test]

@@ -197,22 +197,21 @@ pub fn bitonic_keeps_larger(pos: u32, size: u32, stride: u32) -> bool {
 /// as the whole warp's 32).
 pub const BITONIC_PAD: u64 = 0;
 
-/// How many stages of the network on `n` keys (a power of two) have a stride in `lo..hi`: the
-/// block sort's stages through shared memory (`lo` = 32, `hi` = the threads), which alternate
-/// between two halves and must end on the upper one.
+/// How many stages of the network on `n` keys (a power of two, or 0) have a stride in
+/// `lo..hi` (powers of two): the block sort's stages through shared memory (`lo` = 32, `hi` =
+/// the threads), which alternate between two halves and must end on the upper one. Sizes
+/// `2^s`, `s` = 1..=L (`n = 2^L`), each have the strides `2^j`, `j < s`; those with
+/// `a ≤ j < min(b, s)` count (`lo = 2^a`, `hi = 2^b`): `1 + 2 + … + (c − a)` for the sizes up to
+/// `2^c`, `c = min(L, b)`, and `b − a` for each size past `2^b`. A closed form: the sort asks
+/// on every call, and the loop it replaces ran up to 55 turns.
 #[inline(always)]
 pub fn bitonic_stages_with_stride(n: u32, lo: u32, hi: u32) -> u32 {
-    let mut count = 0;
-    let mut size = 2;
-    while size <= n {
-        let mut stride = size >> 1;
-        while stride > 0 {
-            count += (lo <= stride && stride < hi) as u32;
-            stride >>= 1;
-        }
-        size <<= 1;
-    }
-    count
+    let levels = (u32::BITS - n.leading_zeros()).saturating_sub(1);
+    let (a, b) = (lo.trailing_zeros(), hi.trailing_zeros());
+    let c = if levels < b { levels } else { b };
+    let up_to_hi = if c > a { (c - a) * (c - a + 1) / 2 } else { 0 };
+    let past_hi = if levels > b && b > a { (levels - b) * (b - a) } else { 0 };
+    up_to_hi + past_hi
 }
 
 #[cfg(test)]
@@ -294,11 +293,12 @@ mod network_tests {
         let between = |n: u32, lo: u32, hi: u32| -> u32 {
             (1..=n.trailing_zeros()).map(|log| (0..log).filter(|&s| lo <= 1 << s && 1 << s < hi).count() as u32).sum()
         };
-        for log in 1..=12u32 {
-            for (lo, hi) in [(32, 512), (32, 1024), (1, 2), (64, 4096)] {
-                assert_eq!(bitonic_stages_with_stride(1 << log, lo, hi), between(1 << log, lo, hi), "n = 2^{log}");
+        for log in 0..=12u32 {
+            for (lo, hi) in [(32, 512), (32, 1024), (1, 2), (64, 4096), (1, 1 << 13), (512, 32), (16, 16)] {
+                assert_eq!(bitonic_stages_with_stride(1 << log, lo, hi), between(1 << log, lo, hi), "n = 2^{log}, {lo}..{hi}");
             }
         }
+        assert_eq!(bitonic_stages_with_stride(0, 32, 512), 0);
         assert_eq!(bitonic_stages_with_stride(512, 32, 512), 10);
         assert_eq!(bitonic_stages_with_stride(1024, 32, 512), 14);
     }

@@ -299,10 +299,13 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
     // steps that list every row and steps that list some: what one replay leaves in the
     // exact pass's scratch and queue must not reach the next. Each step replays the graph its
     // rows call for (`StepKernels`): greedy rows alone `sample_tiles_greedy` alone, no flat
-    // row the step without the mass scan, else every kernel. Each launch order of the pass;
-    // then eager steps of both kinds.
+    // row the step without the mass scan, else every kernel; under `BySettings`, the exact pass
+    // in one launch when no row is flat top-p (kind 4's top-k 100 rows of equal logits are
+    // listed all the same: such a quiet step's one launch has work). Each launch order of the
+    // pass; then eager steps of each kind.
     for &(vocab, batch, dtype, exact_pass, exact_pass_order) in &[
-        (50_257usize, 3usize, LogitsDtype::F32, ExactPassLaunch::FourLaunches, ExactPassOrder::FirstSerial),
+        (151_936usize, 4usize, LogitsDtype::F16, ExactPassLaunch::BySettings, ExactPassOrder::FirstSerial),
+        (50_257, 3, LogitsDtype::F32, ExactPassLaunch::FourLaunches, ExactPassOrder::FirstSerial),
         (151_936, 5, LogitsDtype::Bf16, ExactPassLaunch::OneLaunch, ExactPassOrder::FirstSerial),
         (50_257, 3, LogitsDtype::F16, ExactPassLaunch::FourLaunches, ExactPassOrder::Overlapped),
         (128_256, 3, LogitsDtype::F32, ExactPassLaunch::FourLaunches, ExactPassOrder::Serial),
@@ -331,21 +334,29 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             unsafe { gpu.capture_step(&view, batch) }.expect("capture")
         };
         let mut mismatches = 0;
-        // 0: no row listed, 1: every row, 2: a random subset (at least one), 3: greedy rows alone.
-        for (replay, &kind) in [3u32, 1, 0, 3, 2, 1, 3, 0, 2].iter().enumerate() {
+        // 0: no row listed, 1: every row, 2: a random subset (at least one), 3: greedy rows alone,
+        // 4: top-k 100 rows of equal logits listed (at least one), no flat top-p row.
+        for (replay, &kind) in [3u32, 1, 0, 4, 3, 2, 1, 3, 0, 4, 2].iter().enumerate() {
             let chosen = below(&mut rng, batch as u64) as usize;
             let mut values = Vec::with_capacity(batch * vocab);
             let mut expect_listed = 0;
+            let mut flat_rows = 0;
             // Kind 0 may draw greedy rows alone too; the switch follows the rows, not the kind.
             let mut all_greedy = true;
             for id in 0..batch {
                 let wide = kind == 1 || (kind == 2 && (id == chosen || below(&mut rng, 3) == 0));
+                let equal = kind == 4 && (id == chosen || below(&mut rng, 3) == 0);
                 let seed = rng.next_u64();
                 // A flat row at T 1 and top-p 0.95 keeps thousands of tokens: stage 2 lists it.
+                // So does a top-k 100 row of equal logits: its merge holds tile 0's 32 keys.
                 // Greedy and top-k 50 rows are decided in stage 2.
                 let params = if wide {
                     expect_listed += 1;
+                    flat_rows += 1;
                     SamplingParams::random(1.0, seed).with_top_p(0.95)
+                } else if equal {
+                    expect_listed += 1;
+                    SamplingParams::random(0.7, seed).with_top_k(100)
                 } else if kind == 3 || below(&mut rng, 2) == 0 {
                     SamplingParams::greedy()
                 } else {
@@ -354,7 +365,11 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
                 all_greedy &= params.temperature == 0.0;
                 gpu.update_request(id as u64, params.clone()).expect("update");
                 cpu.update_request(id as u64, params).expect("update");
-                values.extend(logit_row(&mut rng, if wide { RowShape::Flat } else { RowShape::Peaked }, vocab));
+                if equal {
+                    values.extend(std::iter::repeat_n(normal(&mut rng, 1.0), vocab));
+                } else {
+                    values.extend(logit_row(&mut rng, if wide { RowShape::Flat } else { RowShape::Peaked }, vocab));
+                }
             }
             let logits = TypedRows::new(dtype, values);
             match dtype {
@@ -366,12 +381,19 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             // Flat top-p rows need the row mass; greedy and top-k 50 rows do not.
             let expect_kernels = if all_greedy {
                 StepKernels::Greedy
-            } else if expect_listed > 0 {
+            } else if flat_rows > 0 {
                 StepKernels::All
             } else {
                 StepKernels::NoMassScan
             };
             assert_eq!(graph.last_replay_kernels(), Some(expect_kernels), "V={vocab} replay {replay}: the graph replayed");
+            let expect_exact = match (expect_kernels, exact_pass) {
+                (StepKernels::Greedy, _) => None,
+                (_, ExactPassLaunch::BySettings) if flat_rows == 0 => Some(ExactPassLaunch::OneLaunch),
+                (_, ExactPassLaunch::BySettings) => Some(ExactPassLaunch::FourLaunches),
+                (_, fixed) => Some(fixed),
+            };
+            assert_eq!(graph.last_replay_exact_pass(), expect_exact, "V={vocab} replay {replay}: the exact pass replayed");
             let g = gpu.read_outputs().expect("outputs");
             let listed_now = gpu.exact_rows_last_step().expect("flags");
             assert_eq!(listed_now, expect_listed, "V={vocab} replay {replay}: rows listed");
@@ -385,21 +407,31 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             }
         }
         assert_eq!(mismatches, 0, "{exact_pass:?}, {exact_pass_order:?}: graph replays differ from the reference");
-        // Eager steps: greedy rows alone (no exact pass launched), then flat top-p rows.
-        for wide in [false, true, false] {
+        // Eager steps: greedy rows alone (no exact pass launched), flat top-p rows, and top-k
+        // 100 rows of equal logits (a quiet step that lists every row).
+        for kind in ["greedy", "flat", "greedy", "equal"] {
             let mut values = Vec::with_capacity(batch * vocab);
             for id in 0..batch as u64 {
-                let params = if wide { SamplingParams::random(1.0, rng.next_u64()).with_top_p(0.95) } else { SamplingParams::greedy() };
+                let seed = rng.next_u64();
+                let params = match kind {
+                    "flat" => SamplingParams::random(1.0, seed).with_top_p(0.95),
+                    "equal" => SamplingParams::random(0.7, seed).with_top_k(100),
+                    _ => SamplingParams::greedy(),
+                };
                 gpu.update_request(id, params.clone()).expect("update");
                 cpu.update_request(id, params).expect("update");
-                values.extend(logit_row(&mut rng, if wide { RowShape::Flat } else { RowShape::Peaked }, vocab));
+                if kind == "equal" {
+                    values.extend(std::iter::repeat_n(normal(&mut rng, 1.0), vocab));
+                } else {
+                    values.extend(logit_row(&mut rng, if kind == "flat" { RowShape::Flat } else { RowShape::Peaked }, vocab));
+                }
             }
             let logits = TypedRows::new(dtype, values);
             let b = Batch { logits: logits.host(batch, vocab, vocab), rows: rows.clone() };
             let (g, c) = (gpu.sample(&b).expect("gpu sample"), cpu.sample(&b).expect("cpu sample"));
-            assert_eq!(gpu.exact_rows_last_step().expect("flags"), if wide { batch } else { 0 }, "eager rows listed");
+            assert_eq!(gpu.exact_rows_last_step().expect("flags"), if kind == "greedy" { 0 } else { batch }, "eager {kind} rows listed");
             for (i, (g, c)) in g.iter().zip(&c).enumerate() {
-                assert!(compare(g, c).is_none(), "eager step (wide {wide}) row {i}: {:?}", compare(g, c));
+                assert!(compare(g, c).is_none(), "eager {kind} step row {i}: {:?}", compare(g, c));
             }
         }
     }

@@ -2,7 +2,7 @@
 # Runs the sonic sampler's GPU work on a machine with a GPU and no Rust toolchain.
 #   ./run.sh            GPU tests (REQUIRE_GPU=1: a missing GPU fails), ends with "N passed, N failed"
 #   ./run.sh bench [--quick] [--out DIR]   the benchmark
-#   ./run.sh soak [--quick] [--seconds N] [--replays N] [--check-every K] [--exact-pass one|four] [--out DIR]   the soak run
+#   ./run.sh soak [--quick] [--seconds N] [--replays N] [--check-every K] [--exact-pass settings|one|four] [--out DIR]   the soak run
 #   ./run.sh soak-start DIR [soak args]   the soak run in the background (setsid), so that it
 #                       can outlive this command: DIR/soak.log, DIR/sonic-soak.json, DIR/soak.rc
 #   ./run.sh soak-wait DIR [--timeout S]  waits (default 540 s) for that soak; prints its summary

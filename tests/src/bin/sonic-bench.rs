@@ -16,8 +16,9 @@
 //!
 //! Options: `--quick` (a subset in well under a minute), `--only CELL[,CELL..]`
 //! (`workload:dtype:V:B`), `--replays N`, `--date D`, `--serial-launches` (the step's kernels
-//! in plain stream order instead of overlapped launches, for an A/B), `--exact-pass one` (the
-//! exact pass in one launch, `exact_tail`, instead of four, for an A/B),
+//! in plain stream order instead of overlapped launches, for an A/B), `--exact-pass one|four`
+//! (the exact pass always in one launch, `exact_tail`, or always in four, instead of the
+//! default `settings`, which picks per step, for an A/B),
 //! `--exact-order overlapped|first-serial|serial` (which exact-pass launches overlap their
 //! predecessor; first-serial is the default, for an A/B), and
 //! `--logits FILE` (`.npy` or
@@ -344,9 +345,10 @@ fn main() -> BenchResult<()> {
     let serial = args.iter().any(|a| a == "--serial-launches");
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     let exact_pass = match value("--exact-pass").as_deref() {
-        None | Some("four") => ExactPassLaunch::FourLaunches,
+        None | Some("settings") => ExactPassLaunch::BySettings,
+        Some("four") => ExactPassLaunch::FourLaunches,
         Some("one") => ExactPassLaunch::OneLaunch,
-        Some(other) => return Err(format!("--exact-pass takes one or four, not {other}").into()),
+        Some(other) => return Err(format!("--exact-pass takes settings, one or four, not {other}").into()),
     };
     let exact_pass_order = match value("--exact-order").as_deref() {
         Some("overlapped") => ExactPassOrder::Overlapped,
@@ -592,7 +594,8 @@ fn main() -> BenchResult<()> {
         },
         kernels = match exact_pass {
             ExactPassLaunch::OneLaunch => "four kernels (three when no row needs the row mass; one, sample_tiles_greedy, for greedy rows alone; each its own graph): the exact pass in one launch, --exact-pass one",
-            ExactPassLaunch::FourLaunches => "seven kernels (six when no row needs the row mass; one, sample_tiles_greedy, for greedy rows alone; each its own graph)",
+            ExactPassLaunch::FourLaunches => "seven kernels (six when no row needs the row mass; one, sample_tiles_greedy, for greedy rows alone; each its own graph): the exact pass in four launches, --exact-pass four",
+            ExactPassLaunch::BySettings => "seven kernels, or four when every row is greedy, top-k up to 128 or untruncated (the exact pass in one launch, overlapped with stage 2); one fewer when no row needs the row mass; one, sample_tiles_greedy, for greedy rows alone; each its own graph",
         },
     );
     let md = if verify_md.is_empty() {

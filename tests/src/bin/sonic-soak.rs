@@ -1,11 +1,12 @@
 //! `sonic-soak`: a long run of the GPU sampler the way a serving engine drives it (`run.sh soak`).
 //!
 //! ```text
-//! sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--verify-every M] [--exact-pass one|four] [--quick] [--out DIR]
+//! sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--verify-every M] [--exact-pass settings|one|four] [--quick] [--out DIR]
 //! ```
 //!
-//! One `GpuSampler` (capacity 256 rows, V = 151936; its exact pass in four launches, or in one
-//! with `--exact-pass one`) and one CUDA graph captured for 256 rows.
+//! One `GpuSampler` (capacity 256 rows, V = 151936; its exact pass launched as the settings
+//! call for per step, or always in one or in four with `--exact-pass one|four`) and one CUDA
+//! graph captured for 256 rows.
 //! Every replay: some requests are dropped, added, reset or given new settings and seeds; a new
 //! batch of 1..=256 rows is drawn from the live requests in a random order (so rows move between
 //! requests and slots are reused); new logits are generated on the GPU (`fill_logits`); the
@@ -125,9 +126,10 @@ fn parse_options() -> SoakResult<Options> {
         Some(i) => args.get(i + 1).map(PathBuf::from).ok_or("--out needs a directory")?,
     };
     let exact_pass = match args.iter().position(|a| a == "--exact-pass").map(|i| args.get(i + 1).map(String::as_str)) {
-        None | Some(Some("four")) => ExactPassLaunch::FourLaunches,
+        None | Some(Some("settings")) => ExactPassLaunch::BySettings,
+        Some(Some("four")) => ExactPassLaunch::FourLaunches,
         Some(Some("one")) => ExactPassLaunch::OneLaunch,
-        Some(other) => return Err(format!("--exact-pass takes one or four, not {other:?}").into()),
+        Some(other) => return Err(format!("--exact-pass takes settings, one or four, not {other:?}").into()),
     };
     Ok(Options {
         seconds: value("--seconds")?.unwrap_or(if quick { 20 } else { 600 }),
