@@ -17,7 +17,8 @@ use std::process::Command;
 /// so does `sample_tiles_greedy`, its greedy-step build;
 /// `sample_tiles_mass` four 128-thread blocks per SM (128 registers; five, at 96, spilled and
 /// measured slower in session 7); `topk_chunks` streams the logits with two 512-thread blocks
-/// per SM (64); `verify_rows` must fit one 512-thread block (128); `sample_rows` two (64),
+/// per SM (64); `verify_rows` must fit one 512-thread block (128); `sample_rows_two_per_sm` and
+/// `sample_rows_quiet_two_per_sm` two (64),
 /// `exact_gather` two (64), and `exact_finish_two_per_sm` two (64). The
 /// PTX check then proves ptxas met each budget without spilling, or within the allowance it
 /// lists with its reason.
@@ -36,6 +37,9 @@ pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
     // (xtask/src/ptx_check.rs); the host picks it for batches of more rows than SMs.
     ("sample_rows", ".maxntid 512, 1, 1"),
     ("sample_rows_two_per_sm", ".maxntid 512, 1, 1\n.minnctapersm 2"),
+    // Their builds for quiet steps, which also hold the single-block exact pass.
+    ("sample_rows_quiet", ".maxntid 512, 1, 1"),
+    ("sample_rows_quiet_two_per_sm", ".maxntid 512, 1, 1\n.minnctapersm 2"),
     ("exact_histogram", ".maxntid 512, 1, 1"),
     ("exact_bins", ".maxntid 512, 1, 1"),
     // Two per SM (64 registers), as it always ran: with band mode's body, ptxas alone chose 64

@@ -86,12 +86,12 @@ pub enum ExactPassOrder {
 /// and h200-2026-12-01-s26/).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExactPassLaunch {
-    /// Per step, from the uploaded settings: [`Self::OneLaunch`] when every row is one that
-    /// stage 2 seldom leaves undecided (`decide::stage2_seldom_lists`: greedy, top-k up to
-    /// 128, or no truncation), so that an idle pass costs one launch; [`Self::FourLaunches`]
-    /// otherwise (top-p or min-p rows without a small top-k, which flat logits list). In a
-    /// step of the first kind the one launch overlaps stage 2 under
-    /// [`ExactPassOrder::FirstSerial`]: that order exists for steps that list rows.
+    /// Per step, from the uploaded settings. A *quiet* step, every row one that stage 2
+    /// seldom leaves undecided (`decide::stage2_seldom_lists`: greedy, top-k up to 128, or no
+    /// truncation), launches no exact pass: its stage 2 (`sample_rows_quiet`) finishes a row it
+    /// cannot decide itself, with the single-block pass, so that an idle pass costs nothing and
+    /// a listed row costs that block more time. Other steps (top-p or min-p rows without a
+    /// small top-k, which flat logits list) take [`Self::FourLaunches`].
     #[default]
     BySettings,
     /// `exact_histogram`, `exact_bins`, `exact_gather` and `exact_finish` (which also runs the
@@ -252,6 +252,17 @@ impl UploadLayout {
     }
 }
 
+/// How one step runs its exact pass: [`ExactPassLaunch`] resolved for the step. Not API: the
+/// GPU tests check `BySettings`' choice with it.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepExactPass {
+    FourLaunches,
+    OneLaunch,
+    /// No exact-pass launch: `sample_rows_quiet` finishes the rows it cannot decide.
+    InStageTwo,
+}
+
 /// Which kernels a step launches, from what the host knows of its rows' settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -306,13 +317,13 @@ pub struct StepGraph {
     all: CudaGraph,
     no_mass_scan: CudaGraph,
     greedy: CudaGraph,
-    /// `ExactPassLaunch::BySettings` only: `all` and `no_mass_scan` with the exact pass in one
-    /// launch, for quiet steps.
+    /// `ExactPassLaunch::BySettings` only: `all` and `no_mass_scan` for quiet steps (no exact
+    /// pass launched).
     quiet: Option<(CudaGraph, CudaGraph)>,
     rows: usize,
     /// The graph the last replay launched (`None` before the first): its kernels, and how it
-    /// launches the exact pass (`None` for a greedy step, which has none).
-    last: Cell<Option<(StepKernels, Option<ExactPassLaunch>)>>,
+    /// runs the exact pass (`None` for a greedy step, which has none).
+    last: Cell<Option<(StepKernels, Option<StepExactPass>)>>,
 }
 
 impl StepGraph {
@@ -329,11 +340,10 @@ impl StepGraph {
         self.last.get().map(|(kernels, _)| kernels)
     }
 
-    /// How the last replay launched the exact pass: `OneLaunch` or `FourLaunches` (`None`
-    /// before the first replay and for a greedy step). Not API: the GPU tests check
-    /// `ExactPassLaunch::BySettings`' choice with it.
+    /// How the last replay ran the exact pass (`None` before the first replay and for a greedy
+    /// step). Not API: the GPU tests check `ExactPassLaunch::BySettings`' choice with it.
     #[doc(hidden)]
-    pub fn last_replay_exact_pass(&self) -> Option<ExactPassLaunch> {
+    pub fn last_replay_exact_pass(&self) -> Option<StepExactPass> {
         self.last.get().and_then(|(_, exact)| exact)
     }
 }
@@ -358,6 +368,9 @@ pub struct GpuSampler {
     stage_rows: CudaFunction,
     /// The same stage 2 built for two blocks per SM, for batches of more rows than SMs.
     stage_rows_two_per_sm: CudaFunction,
+    /// The two stage-2 builds for quiet steps, which finish their undecided rows themselves.
+    stage_rows_quiet: CudaFunction,
+    stage_rows_quiet_two_per_sm: CudaFunction,
     /// SMs of the device (`abi::rows_two_per_sm`).
     sm_count: u32,
     exact_histogram: CudaFunction,
@@ -478,6 +491,8 @@ impl GpuSampler {
             mass_scan_blocks,
             stage_rows: gpu.function("sample_rows")?,
             stage_rows_two_per_sm: gpu.function("sample_rows_two_per_sm")?,
+            stage_rows_quiet: gpu.function("sample_rows_quiet")?,
+            stage_rows_quiet_two_per_sm: gpu.function("sample_rows_quiet_two_per_sm")?,
             sm_count,
             exact_histogram,
             exact_bins: gpu.function("exact_bins")?,
@@ -759,22 +774,22 @@ impl GpuSampler {
         Ok(())
     }
 
-    /// How a step launches its exact pass, `OneLaunch` or `FourLaunches`: the configured one,
-    /// or under `BySettings` the one for a `quiet` step or not.
-    fn exact_launch(&self, quiet: bool) -> ExactPassLaunch {
+    /// How a step runs its exact pass: the configured launches, or under `BySettings` none
+    /// for a `quiet` step and four for another.
+    fn exact_launch(&self, quiet: bool) -> StepExactPass {
         match self.config.exact_pass {
-            ExactPassLaunch::BySettings if quiet => ExactPassLaunch::OneLaunch,
-            ExactPassLaunch::BySettings => ExactPassLaunch::FourLaunches,
-            fixed => fixed,
+            ExactPassLaunch::BySettings if quiet => StepExactPass::InStageTwo,
+            ExactPassLaunch::BySettings | ExactPassLaunch::FourLaunches => StepExactPass::FourLaunches,
+            ExactPassLaunch::OneLaunch => StepExactPass::OneLaunch,
         }
     }
 
     /// Enqueues the kernels of one step for `rows` grid rows (the upload says how many are
-    /// active): stage 1 (two), stage 2, and the exact pass (one or four launches, as `exact`
-    /// says, in the order [`ExactPassOrder`] says), as `kernels` says: without
-    /// `sample_tiles_mass`, or `sample_tiles_greedy` alone, which finishes the rows. Nothing
-    /// here synchronizes or allocates.
-    fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: ExactPassLaunch) -> Result<()> {
+    /// active): stage 1 (two), stage 2, and the exact pass (one or four launches in the order
+    /// [`ExactPassOrder`] says, or none, with stage 2's quiet build, as `exact` says), as
+    /// `kernels` says: without `sample_tiles_mass`, or `sample_tiles_greedy` alone, which
+    /// finishes the rows. Nothing here synchronizes or allocates.
+    fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: StepExactPass) -> Result<()> {
         if rows == 0 {
             return Ok(());
         }
@@ -809,10 +824,12 @@ impl GpuSampler {
             shared_mem_bytes,
         };
         let split_rows = (rows as u32).min(self.exact_slots);
-        let (stage_rows, exact_finish) = if rows_two_per_sm(rows as u32, self.sm_count) {
-            (&self.stage_rows_two_per_sm, &self.exact_finish_two_per_sm)
-        } else {
-            (&self.stage_rows, &self.exact_finish)
+        let two_per_sm = rows_two_per_sm(rows as u32, self.sm_count);
+        let (stage_rows, exact_finish) = match (exact, two_per_sm) {
+            (StepExactPass::InStageTwo, true) => (&self.stage_rows_quiet_two_per_sm, &self.exact_finish_two_per_sm),
+            (StepExactPass::InStageTwo, false) => (&self.stage_rows_quiet, &self.exact_finish),
+            (_, true) => (&self.stage_rows_two_per_sm, &self.exact_finish_two_per_sm),
+            (_, false) => (&self.stage_rows, &self.exact_finish),
         };
         // The first kernel waits for the upload (and the previous step) in stream order; each
         // later one may overlap its predecessor's tail: all of them call
@@ -838,15 +855,13 @@ impl GpuSampler {
             (exact_finish, exact_cfg(SAMPLER_SHARED_BYTES, rows as u32), "launching exact_finish"),
         ];
         let exact_pass: &[_] = match exact {
-            ExactPassLaunch::OneLaunch => &exact_pass_one,
-            _ => &exact_pass_four,
+            StepExactPass::OneLaunch => &exact_pass_one,
+            StepExactPass::FourLaunches => &exact_pass_four,
+            StepExactPass::InStageTwo => &[],
         };
-        // A quiet step's one launch is predicted idle: FirstSerial's reason, the cost of an
-        // overlapped first kernel in steps that list rows, does not apply to it.
-        let quiet_one = self.config.exact_pass == ExactPassLaunch::BySettings && exact == ExactPassLaunch::OneLaunch;
         let exact_order = |j: usize| match self.config.exact_pass_order {
             ExactPassOrder::Overlapped => later,
-            ExactPassOrder::FirstSerial if j > 0 || quiet_one => later,
+            ExactPassOrder::FirstSerial if j > 0 => later,
             _ => LaunchOrder::Serial,
         };
         let no_mass_scan = [stages[0], stages[2]];
@@ -893,9 +908,12 @@ impl GpuSampler {
         let all = self.capture(logits, rows, StepKernels::All, busy)?;
         let no_mass_scan = self.capture(logits, rows, StepKernels::NoMassScan, busy)?;
         let greedy = self.capture(logits, rows, StepKernels::Greedy, busy)?;
-        let quiet = if self.exact_launch(true) != busy {
-            let one = ExactPassLaunch::OneLaunch;
-            Some((self.capture(logits, rows, StepKernels::All, one)?, self.capture(logits, rows, StepKernels::NoMassScan, one)?))
+        let quiet_exact = self.exact_launch(true);
+        let quiet = if quiet_exact != busy {
+            Some((
+                self.capture(logits, rows, StepKernels::All, quiet_exact)?,
+                self.capture(logits, rows, StepKernels::NoMassScan, quiet_exact)?,
+            ))
         } else {
             None
         };
@@ -903,7 +921,7 @@ impl GpuSampler {
     }
 
     /// One captured graph of [`Self::enqueue`]'s launches.
-    fn capture(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: ExactPassLaunch) -> Result<CudaGraph> {
+    fn capture(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: StepExactPass) -> Result<CudaGraph> {
         let gpu_stream = self.gpu.stream().clone();
         gpu_stream
             .begin_capture(cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
@@ -934,7 +952,7 @@ impl GpuSampler {
         chosen.launch().map_err(cuda_err("replaying the step graph"))?;
         let exact = match kernels {
             StepKernels::Greedy => None,
-            _ if quiet_graphs.is_some() => Some(ExactPassLaunch::OneLaunch),
+            _ if quiet_graphs.is_some() => Some(self.exact_launch(true)),
             _ => Some(self.exact_launch(false)),
         };
         graph.last.set(Some((kernels, exact)));

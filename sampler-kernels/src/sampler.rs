@@ -1075,7 +1075,8 @@ unsafe fn merge_candidates(p: &StepParams, row: u32, k_hint: u32) -> Option<(u32
 }
 
 /// Stage 2: one block per row; see the module header. Built at up to 128 registers (one
-/// 512-thread block per SM, no spills): the host launches it for batches of one wave.
+/// 512-thread block per SM, no spills): the host launches it for batches of one wave. A row it
+/// cannot decide goes on the exact-pass list.
 ///
 /// # Safety
 /// Launch with grid `(rows)`, `SAMPLER_THREADS` threads and `SAMPLER_SHARED_BYTES` of dynamic
@@ -1083,33 +1084,97 @@ unsafe fn merge_candidates(p: &StepParams, row: u32, k_hint: u32) -> Option<(u32
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { sample_rows_body(&p) }
+    unsafe { sample_rows_body::<false>(&p) };
 }
 
-/// [`sample_rows`] built for two 512-thread blocks per SM (64 registers, with spills): the
-/// host launches it for batches of more rows than SMs (`abi::rows_two_per_sm`).
+/// [`sample_rows`] built for two 512-thread blocks per SM (64 registers, no spills): the host
+/// launches it for batches of more rows than SMs (`abi::rows_two_per_sm`).
 ///
 /// # Safety
 /// As for [`sample_rows`].
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_rows_two_per_sm(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { sample_rows_body(&p) }
+    unsafe { sample_rows_body::<false>(&p) };
 }
 
-/// The body of both stage-2 entry points.
+/// Stage 2 for a step that launches no exact pass (a quiet step, whose rows stage 2 seldom
+/// leaves undecided: the host's `ExactPassLaunch::BySettings`): a row it cannot decide is
+/// finished by the same block with the single-block pass ([`exact_single`]), so that an idle
+/// exact pass costs no launch. Otherwise [`sample_rows`].
+///
+/// # Safety
+/// As for [`sample_rows`]; no exact-pass kernel may follow it in the step.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn sample_rows_quiet(p: StepParams) {
+    // SAFETY: forwarded.
+    unsafe { sample_rows_finishing(&p) }
+}
+
+/// [`sample_rows_quiet`] built for two 512-thread blocks per SM, as [`sample_rows_two_per_sm`].
+///
+/// # Safety
+/// As for [`sample_rows_quiet`].
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn sample_rows_quiet_two_per_sm(p: StepParams) {
+    // SAFETY: forwarded.
+    unsafe { sample_rows_finishing(&p) }
+}
+
+/// The quiet builds' body: stage 2, then the single-block pass for a row it left undecided.
+///
+/// # Safety
+/// As for [`sample_rows_quiet`].
+#[inline(always)]
+unsafe fn sample_rows_finishing(p: &StepParams) {
+    // SAFETY: the body's answer is block-uniform, so the whole block runs the pass, on a row
+    // below the active count that the body validated and flagged.
+    unsafe {
+        if sample_rows_body::<true>(p) {
+            // The pass reuses shared memory that stage 2's last reads used.
+            sync_threads();
+            exact_single(p, block_idx_x());
+        }
+    }
+}
+
+/// A row stage 2 cannot decide: on the exact-pass list ([`flag_exact`]; returns false), or, in
+/// a quiet step's stage 2 (`FINISHES`), flagged for the single-block pass (the flag is what the
+/// host's `exact_paths_last_step` counts) and returned as true for the entry point to finish:
+/// one call site keeps one copy of that pass in the kernel (one per site was 3.7 MB of SASS).
+///
+/// # Safety
+/// The whole block calls it together, as it would call [`flag_exact`].
+#[inline(always)]
+unsafe fn leave_undecided<const FINISHES: bool>(p: &StepParams, row: u32, s: &RowSettings, sum: &Summary, top_written: bool) -> bool {
+    // SAFETY: the whole block is here; row < rows.
+    unsafe {
+        if FINISHES {
+            if thread_idx_x() == 0 {
+                (p.exact_flags as *mut u32).add(row as usize).write(EXACT_SINGLE);
+            }
+        } else {
+            flag_exact(p, row, s, sum, top_written);
+        }
+    }
+    FINISHES
+}
+
+/// The body of the stage-2 entry points; `FINISHES`: [`sample_rows_quiet`]'s. Returns whether
+/// the row is left undecided for the caller to finish (block-uniform; never without
+/// `FINISHES`).
 ///
 /// # Safety
 /// As for [`sample_rows`].
 #[inline(always)]
-unsafe fn sample_rows_body(p: &StepParams) {
+unsafe fn sample_rows_body<const FINISHES: bool>(p: &StepParams) -> bool {
     let p = *p;
     // SAFETY: a wait, no access; everything below follows it.
     unsafe { follow_previous_kernel() };
     let row = block_idx_x();
     // SAFETY: one u32 read.
     if block_dim_x() != SAMPLER_THREADS || row >= unsafe { active_rows(&p) } {
-        return;
+        return false;
     }
     let tid = thread_idx_x();
     // SAFETY: row < rows.
@@ -1121,7 +1186,7 @@ unsafe fn sample_rows_body(p: &StepParams) {
         if !row_valid(&p, &s) {
             finish(&p, row, 0, NO_TOKEN, STATUS_INVALID_SETTINGS, f32::NAN);
             write_top(&p, row, 0, 0, &empty_summary(), 0.0);
-            return;
+            return false;
         }
         let r = row_setup(&p, row, s);
         let sum = summarize(&p, row);
@@ -1130,32 +1195,30 @@ unsafe fn sample_rows_body(p: &StepParams) {
         if sum.duplicate_bias {
             finish(&p, row, 0, NO_TOKEN, STATUS_INVALID_SETTINGS, f32::NAN);
             write_top(&p, row, 0, 0, &empty_summary(), 0.0);
-            return;
+            return false;
         }
         if sum.max_key == 0 {
             finish(&p, row, s.slot, NO_TOKEN, STATUS_NO_VALID_TOKEN, f32::NAN);
             write_top(&p, row, 0, 0, &sum, 0.0);
-            return;
+            return false;
         }
         let greedy = s.temperature == 0.0;
         // Stage 1 computes the row mass only for rows that may need it (log-probabilities, or
         // no top-k); a decision below that needs it anyway sends the row to the exact pass.
         if (want_lp || n_top > 0) && !sum.mass_ok {
-            flag_exact(&p, row, &s, &sum, false);
-            return;
+            return leave_undecided::<FINISHES>(&p, row, &s, &sum, false);
         }
         let ln_z = if sum.infinite_row() || !sum.mass_ok { 0.0 } else { ln_mass(sum.z) };
         let lp_of = |key: u64| if want_lp { sum.logprob_of(key, ln_z) } else { f32::NAN };
         if greedy && n_top == 0 {
             finish(&p, row, s.slot, key_index(sum.max_key) as i32, STATUS_OK, lp_of(sum.max_key));
-            return;
+            return false;
         }
         // A top-p row whose nucleus no merge of the lists could hold (most flat rows) goes to the
         // exact pass now: the merge and its sort would only find that out.
         if n_top == 0 && top_p_alone(&s, &sum) && !top_p_within(p.tiles * CANDIDATES, sum.z, top_p_units(s.top_p)) {
             write_top(&p, row, 0, 0, &sum, ln_z);
-            flag_exact(&p, row, &s, &sum, true);
-            return;
+            return leave_undecided::<FINISHES>(&p, row, &s, &sum, true);
         }
         // The merge needs only the keys that can be among the first top_k (and top-logprob) ones.
         let k_hint = if greedy {
@@ -1169,13 +1232,12 @@ unsafe fn sample_rows_body(p: &StepParams) {
         // valid token: with an empty prefix, the steps below go to the walk over tile masses.
         let merged = if needs_candidates(&s) { merge_candidates(&p, row, k_hint) } else { Some((0, false, 0)) };
         let Some((n_s, complete, _)) = merged else {
-            flag_exact(&p, row, &s, &sum, false);
-            return;
+            return leave_undecided::<FINISHES>(&p, row, &s, &sum, false);
         };
         write_top(&p, row, n_top, n_s, &sum, ln_z);
         if greedy {
             finish(&p, row, s.slot, key_index(sum.max_key) as i32, STATUS_OK, lp_of(sum.max_key));
-            return;
+            return false;
         }
 
         // Weights and inclusive prefix masses of the merged list; thread t owns positions
@@ -1196,8 +1258,7 @@ unsafe fn sample_rows_body(p: &StepParams) {
         let l_m = if min_p_on { c_m } else { sum.valid };
         let k_eff = if s.top_k == 0 || s.top_k > sum.valid { sum.valid } else { s.top_k };
         if !min_p_known && k_eff > n_s {
-            flag_exact(&p, row, &s, &sum, true);
-            return;
+            return leave_undecided::<FINISHES>(&p, row, &s, &sum, true);
         }
         let l1 = if min_p_known && l_m < k_eff { l_m } else { k_eff };
         let z1 = if l1 <= n_s {
@@ -1211,8 +1272,7 @@ unsafe fn sample_rows_body(p: &StepParams) {
         } else if l1 == sum.valid && sum.mass_ok {
             sum.z
         } else {
-            flag_exact(&p, row, &s, &sum, true);
-            return;
+            return leave_undecided::<FINISHES>(&p, row, &s, &sum, true);
         };
 
         // top-p: the first position whose prefix mass reaches p·Z1.
@@ -1230,15 +1290,13 @@ unsafe fn sample_rows_body(p: &StepParams) {
             });
             let hit = block_min_u32(hit);
             if hit == u32::MAX {
-                flag_exact(&p, row, &s, &sum, true);
-                return;
+                return leave_undecided::<FINISHES>(&p, row, &s, &sum, true);
             }
             hit + 1
         };
 
         if kept > n_s && !sum.mass_ok {
-            flag_exact(&p, row, &s, &sum, true);
-            return;
+            return leave_undecided::<FINISHES>(&p, row, &s, &sum, true);
         }
         let r64 = draw(&p, s.slot);
         let key = if kept <= n_s {
@@ -1301,6 +1359,7 @@ unsafe fn sample_rows_body(p: &StepParams) {
             walk_whole_row(&p, &r, &sum, draw_target(sum.z, r64))
         };
         finish_chosen(&p, row, s.slot, key, if want_lp { sum.logprob_of(key, ln_z) } else { f32::NAN });
+        false
     }
 }
 

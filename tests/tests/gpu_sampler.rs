@@ -6,7 +6,7 @@
 
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, Batch, BatchRow};
-use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig, StepKernels};
+use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig, StepExactPass, StepKernels};
 use sampler_host::logits::LogitsDtype;
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
@@ -299,12 +299,14 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
     // steps that list every row and steps that list some: what one replay leaves in the
     // exact pass's scratch and queue must not reach the next. Each step replays the graph its
     // rows call for (`StepKernels`): greedy rows alone `sample_tiles_greedy` alone, no flat
-    // row the step without the mass scan, else every kernel; under `BySettings`, the exact pass
-    // in one launch when no row is flat top-p (kind 4's top-k 100 rows of equal logits are
-    // listed all the same: such a quiet step's one launch has work). Each launch order of the
-    // pass; then eager steps of each kind.
+    // row the step without the mass scan, else every kernel; under `BySettings`, no exact-pass
+    // launch when no row is flat top-p (kind 4's top-k 100 rows of equal logits are left
+    // undecided all the same: such a quiet step's stage 2 finishes them). Each launch order of
+    // the pass; then eager steps of each kind.
     for &(vocab, batch, dtype, exact_pass, exact_pass_order) in &[
         (151_936usize, 4usize, LogitsDtype::F16, ExactPassLaunch::BySettings, ExactPassOrder::FirstSerial),
+        // More rows than the H200's SMs: the two-per-SM builds of stage 2, the quiet one too.
+        (32_000, sized(150, 6), LogitsDtype::F32, ExactPassLaunch::BySettings, ExactPassOrder::FirstSerial),
         (50_257, 3, LogitsDtype::F32, ExactPassLaunch::FourLaunches, ExactPassOrder::FirstSerial),
         (151_936, 5, LogitsDtype::Bf16, ExactPassLaunch::OneLaunch, ExactPassOrder::FirstSerial),
         (50_257, 3, LogitsDtype::F16, ExactPassLaunch::FourLaunches, ExactPassOrder::Overlapped),
@@ -389,9 +391,9 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             assert_eq!(graph.last_replay_kernels(), Some(expect_kernels), "V={vocab} replay {replay}: the graph replayed");
             let expect_exact = match (expect_kernels, exact_pass) {
                 (StepKernels::Greedy, _) => None,
-                (_, ExactPassLaunch::BySettings) if flat_rows == 0 => Some(ExactPassLaunch::OneLaunch),
-                (_, ExactPassLaunch::BySettings) => Some(ExactPassLaunch::FourLaunches),
-                (_, fixed) => Some(fixed),
+                (_, ExactPassLaunch::BySettings) if flat_rows == 0 => Some(StepExactPass::InStageTwo),
+                (_, ExactPassLaunch::OneLaunch) => Some(StepExactPass::OneLaunch),
+                _ => Some(StepExactPass::FourLaunches),
             };
             assert_eq!(graph.last_replay_exact_pass(), expect_exact, "V={vocab} replay {replay}: the exact pass replayed");
             let g = gpu.read_outputs().expect("outputs");

@@ -595,7 +595,7 @@ fn main() -> BenchResult<()> {
         kernels = match exact_pass {
             ExactPassLaunch::OneLaunch => "four kernels (three when no row needs the row mass; one, sample_tiles_greedy, for greedy rows alone; each its own graph): the exact pass in one launch, --exact-pass one",
             ExactPassLaunch::FourLaunches => "seven kernels (six when no row needs the row mass; one, sample_tiles_greedy, for greedy rows alone; each its own graph): the exact pass in four launches, --exact-pass four",
-            ExactPassLaunch::BySettings => "seven kernels, or four when every row is greedy, top-k up to 128 or untruncated (the exact pass in one launch, overlapped with stage 2); one fewer when no row needs the row mass; one, sample_tiles_greedy, for greedy rows alone; each its own graph",
+            ExactPassLaunch::BySettings => "seven kernels, or three when every row is greedy, top-k up to 128 or untruncated (no exact-pass launch: sample_rows_quiet finishes any row it cannot decide); one fewer when no row needs the row mass; one, sample_tiles_greedy, for greedy rows alone; each its own graph",
         },
     );
     let md = if verify_md.is_empty() {
