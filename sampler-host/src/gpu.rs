@@ -272,6 +272,9 @@ pub enum StepKernels {
     /// No row needs the row mass (`decide::needs_row_mass`): the same without
     /// `sample_tiles_mass`, which would have nothing to scan.
     NoMassScan,
+    /// Every row needs the row mass: the same without `sample_tiles`, whose every warp would
+    /// find its row left to `sample_tiles_mass`.
+    MassScanOnly,
     /// A greedy step, every row one that `decide::stage2_always_decides`: `sample_tiles_greedy`
     /// alone, which finishes the rows.
     Greedy,
@@ -303,23 +306,21 @@ fn plan_step(settings: &[RowSettings]) -> (StepPlan, Vec<u32>) {
         StepKernels::Greedy
     } else if mass_rows.is_empty() {
         StepKernels::NoMassScan
+    } else if mass_rows.len() == settings.len() {
+        StepKernels::MassScanOnly
     } else {
         StepKernels::All
     };
     (StepPlan { kernels, quiet }, mass_rows)
 }
 
-/// A step captured in CUDA graphs, one per [`StepKernels`] and exact-pass launch (six disabled
-/// kernel nodes still cost about 3 µs of a replay: session 18). Replaying it samples `rows` rows
-/// of the logits it was captured with (whose contents may change between replays), with the
-/// settings of the last [`GpuSampler::upload_step`].
+/// A step captured in CUDA graphs, one per [`StepKernels`] and way to run the exact pass
+/// (six disabled kernel nodes still cost about 3 µs of a replay: session 18). Replaying it
+/// samples `rows` rows of the logits it was captured with (whose contents may change between
+/// replays), with the settings of the last [`GpuSampler::upload_step`].
 pub struct StepGraph {
-    all: CudaGraph,
-    no_mass_scan: CudaGraph,
-    greedy: CudaGraph,
-    /// `ExactPassLaunch::BySettings` only: `all` and `no_mass_scan` for quiet steps (no exact
-    /// pass launched).
-    quiet: Option<(CudaGraph, CudaGraph)>,
+    /// Every (kernels, exact pass) a replay may need (`None`: a greedy step, which has none).
+    graphs: Vec<(StepKernels, Option<StepExactPass>, CudaGraph)>,
     rows: usize,
     /// The graph the last replay launched (`None` before the first): its kernels, and how it
     /// runs the exact pass (`None` for a greedy step, which has none).
@@ -865,10 +866,12 @@ impl GpuSampler {
             _ => LaunchOrder::Serial,
         };
         let no_mass_scan = [stages[0], stages[2]];
+        let mass_scan_only = [stages[1], stages[2]];
         let greedy_step = [(&self.stage_tiles_greedy, tiles_cfg, "launching sample_tiles_greedy")];
         let (stages, exact_pass): (&[_], &[_]) = match kernels {
             StepKernels::All => (&stages, exact_pass),
             StepKernels::NoMassScan => (&no_mass_scan, exact_pass),
+            StepKernels::MassScanOnly => (&mass_scan_only, exact_pass),
             StepKernels::Greedy => (&greedy_step, &[]),
         };
         let launches = stages.iter().map(|l| (l, later)).chain(exact_pass.iter().enumerate().map(|(j, l)| (l, exact_order(j))));
@@ -904,20 +907,15 @@ impl GpuSampler {
     /// replays).
     pub unsafe fn capture_step(&mut self, logits: &DeviceLogits<'_>, rows: usize) -> Result<StepGraph> {
         self.check_logits(logits, rows)?;
-        let busy = self.exact_launch(false);
-        let all = self.capture(logits, rows, StepKernels::All, busy)?;
-        let no_mass_scan = self.capture(logits, rows, StepKernels::NoMassScan, busy)?;
-        let greedy = self.capture(logits, rows, StepKernels::Greedy, busy)?;
-        let quiet_exact = self.exact_launch(true);
-        let quiet = if quiet_exact != busy {
-            Some((
-                self.capture(logits, rows, StepKernels::All, quiet_exact)?,
-                self.capture(logits, rows, StepKernels::NoMassScan, quiet_exact)?,
-            ))
-        } else {
-            None
-        };
-        Ok(StepGraph { all, no_mass_scan, greedy, quiet, rows, last: Cell::new(None) })
+        let (busy, quiet) = (self.exact_launch(false), self.exact_launch(true));
+        let mut graphs = Vec::new();
+        for kernels in [StepKernels::All, StepKernels::NoMassScan, StepKernels::MassScanOnly] {
+            for exact in if quiet == busy { vec![busy] } else { vec![busy, quiet] } {
+                graphs.push((kernels, Some(exact), self.capture(logits, rows, kernels, exact)?));
+            }
+        }
+        graphs.push((StepKernels::Greedy, None, self.capture(logits, rows, StepKernels::Greedy, busy)?));
+        Ok(StepGraph { graphs, rows, last: Cell::new(None) })
     }
 
     /// One captured graph of [`Self::enqueue`]'s launches.
@@ -941,20 +939,13 @@ impl GpuSampler {
             return Err(Error::CapacityExceeded { what: "rows uploaded for this graph", requested: self.uploaded.len(), capacity: graph.rows });
         }
         let StepPlan { kernels, quiet } = self.step_plan;
-        let quiet_graphs = graph.quiet.as_ref().filter(|_| quiet);
-        let chosen = match (kernels, quiet_graphs) {
-            (StepKernels::All, Some((all, _))) => all,
-            (StepKernels::NoMassScan, Some((_, no_mass_scan))) => no_mass_scan,
-            (StepKernels::All, None) => &graph.all,
-            (StepKernels::NoMassScan, None) => &graph.no_mass_scan,
-            (StepKernels::Greedy, _) => &graph.greedy,
-        };
-        chosen.launch().map_err(cuda_err("replaying the step graph"))?;
-        let exact = match kernels {
-            StepKernels::Greedy => None,
-            _ if quiet_graphs.is_some() => Some(self.exact_launch(true)),
-            _ => Some(self.exact_launch(false)),
-        };
+        let exact = if kernels == StepKernels::Greedy { None } else { Some(self.exact_launch(quiet)) };
+        let chosen = graph
+            .graphs
+            .iter()
+            .find(|(k, e, _)| (*k, *e) == (kernels, exact))
+            .ok_or(Error::Cuda { op: "replaying the step graph", detail: format!("no graph captured for {kernels:?}, {exact:?}") })?;
+        chosen.2.launch().map_err(cuda_err("replaying the step graph"))?;
         graph.last.set(Some((kernels, exact)));
         Ok(())
     }
@@ -1198,7 +1189,8 @@ mod tests {
 
     /// Each kernel set, and the mass list, from the rows' settings: greedy rows alone (with
     /// penalties' fields or not) are a greedy step; a greedy row wanting log-probabilities, or a
-    /// random row without top-k, needs the mass scan; top-k rows among greedy ones do not. A
+    /// random row without top-k, needs the mass scan; top-k rows among greedy ones do not; rows
+    /// that all need it skip `sample_tiles`. A
     /// step is quiet while every row is greedy, small top-k or untruncated; one top-p row or
     /// one large top-k row makes it busy.
     #[test]
@@ -1217,7 +1209,8 @@ mod tests {
         assert_eq!(plan_step(&[top_k, greedy_lp, greedy, full]), (plan(StepKernels::All, true), vec![1, 3]));
         assert_eq!(plan_step(&[top_k, greedy_lp, top_p, full]), (plan(StepKernels::All, false), vec![1, 2, 3]));
         assert_eq!(plan_step(&[greedy_top, greedy]), (plan(StepKernels::All, true), vec![0]));
-        assert_eq!(plan_step(&[full]), (plan(StepKernels::All, true), vec![0]));
+        assert_eq!(plan_step(&[full]), (plan(StepKernels::MassScanOnly, true), vec![0]));
+        assert_eq!(plan_step(&[top_p, greedy_lp, full]), (plan(StepKernels::MassScanOnly, false), vec![0, 1, 2]));
     }
 }
 

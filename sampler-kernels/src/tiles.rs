@@ -1391,14 +1391,8 @@ pub unsafe extern "ptx-kernel" fn sample_tiles_greedy(p: StepParams) {
 #[inline(always)]
 unsafe fn sample_tiles_body<const GREEDY_STEP: bool>(p: &StepParams) {
     let p = *p;
-    if block_idx_x() == 0 && thread_idx_x() == 0 {
-        // SAFETY: the exact-pass list's head (the count and `exact_tail`'s queue); stage 2 appends
-        // to the list after this kernel.
-        unsafe {
-            (p.exact_list as *mut u32).write(0);
-            (p.exact_list as *mut u32).add(1).write(0);
-        }
-    }
+    // SAFETY: forwarded (a stage-1 kernel).
+    unsafe { clear_exact_list_head(&p) };
     if block_dim_x() != SCAN_THREADS || p.tiles == 0 {
         return;
     }
@@ -1416,6 +1410,24 @@ unsafe fn sample_tiles_body<const GREEDY_STEP: bool>(p: &StepParams) {
     }
 }
 
+/// Clears the exact-pass list's head (the count and `exact_tail`'s queue) for this step, from
+/// block 0's thread 0. Each stage-1 kernel does: a step whose rows all need the row mass
+/// launches `sample_tiles_mass` alone, and one with none of them `sample_tiles` alone.
+///
+/// # Safety
+/// Called from a stage-1 kernel: stage 2, which appends to the list, starts after it (and
+/// the step's first kernel waited for the step before, whose exact pass read the list).
+#[inline(always)]
+unsafe fn clear_exact_list_head(p: &StepParams) {
+    if block_idx_x() == 0 && thread_idx_x() == 0 {
+        // SAFETY: the list holds EXACT_LIST_HEAD + rows words; see the function's contract.
+        unsafe {
+            (p.exact_list as *mut u32).write(0);
+            (p.exact_list as *mut u32).add(1).write(0);
+        }
+    }
+}
+
 /// Stage 1 for rows that need the row mass (no top-k, or log-probabilities). Persistent: the
 /// grid is at most what fits on the GPU at once, and each group of `parts` consecutive warps
 /// strides over the (row, tile) items of the rows the host listed (`StepParams::mass_rows`),
@@ -1423,10 +1435,11 @@ unsafe fn sample_tiles_body<const GREEDY_STEP: bool>(p: &StepParams) {
 /// kernel's shared memory, and every warp gets the same number of items give or take one
 /// (`abi::mass_split` picks the parts, 1, 2 or 4, from their count).
 ///
-/// Launched overlapped after `sample_tiles`, it runs alongside it: the two kernels read the
-/// same inputs (logits, settings, counts: none written in the step before stage 2) and write
-/// the records of disjoint rows, so it waits for `sample_tiles` only at its end, so that a
-/// kernel waiting for this one also waits for that.
+/// In a step with rows of both kinds it is launched overlapped after `sample_tiles` and runs
+/// alongside it: the two kernels read the same inputs (logits, settings, counts: none written
+/// in the step before stage 2) and write the records of disjoint rows, so it waits for
+/// `sample_tiles` only at its end, so that a kernel waiting for this one also waits for that.
+/// A step whose rows all need the mass launches it first, without `sample_tiles`.
 ///
 /// # Safety
 /// Launch with `MASS_SCAN_THREADS` threads, any number of blocks, and `MASS_SCAN_SHARED_BYTES`
@@ -1435,8 +1448,9 @@ unsafe fn sample_tiles_body<const GREEDY_STEP: bool>(p: &StepParams) {
 pub unsafe extern "ptx-kernel" fn sample_tiles_mass(p: StepParams) {
     // No early `launch_dependents`: `sample_rows` placed beside this kernel slowed it (measured,
     // ARCHITECTURE.md), so the next launch waits for its blocks to exit.
-    // SAFETY: forwarded.
+    // SAFETY: forwarded; a stage-1 kernel.
     unsafe {
+        clear_exact_list_head(&p);
         scan_mass_items(&p);
         wait_for_prior_grids();
     }

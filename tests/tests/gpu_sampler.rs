@@ -299,7 +299,8 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
     // steps that list every row and steps that list some: what one replay leaves in the
     // exact pass's scratch and queue must not reach the next. Each step replays the graph its
     // rows call for (`StepKernels`): greedy rows alone `sample_tiles_greedy` alone, no flat
-    // row the step without the mass scan, else every kernel; under `BySettings`, no exact-pass
+    // row the step without the mass scan, flat rows alone the step without `sample_tiles`,
+    // else every kernel; under `BySettings`, no exact-pass
     // launch when no row is flat top-p (kind 4's top-k 100 rows of equal logits are left
     // undecided all the same: such a quiet step's stage 2 finishes them). Each launch order of
     // the pass; then eager steps of each kind.
@@ -383,6 +384,8 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             // Flat top-p rows need the row mass; greedy and top-k 50 rows do not.
             let expect_kernels = if all_greedy {
                 StepKernels::Greedy
+            } else if flat_rows == batch {
+                StepKernels::MassScanOnly
             } else if flat_rows > 0 {
                 StepKernels::All
             } else {
