@@ -101,9 +101,9 @@ pub const SELDOM_LISTED_TOP_K: u32 = 128;
 /// with top-k up to [`SELDOM_LISTED_TOP_K`] (top-p and min-p then act inside the top-k
 /// prefix), or a random row with no truncation (drawn from the tile masses). A top-p or min-p
 /// row without such a top-k is listed whenever its kept set is wider than the merge, as most
-/// flat rows' are. A prediction, not a promise: the host launches the exact pass as one idle
-/// kernel for a step of such rows (`ExactPassLaunch::BySettings`), which still finishes any
-/// row that is listed, only more slowly.
+/// flat rows' are. A prediction, not a promise: for a step of such rows the host launches no
+/// exact pass (`ExactPassLaunch::BySettings`), and stage 2's quiet build finishes a row it
+/// cannot decide itself, with the single-block pass, only more slowly.
 #[inline]
 pub fn stage2_seldom_lists(s: &crate::abi::RowSettings) -> bool {
     let untruncated = s.top_k == 0 && top_p_disabled(s.top_p) && !(s.min_p > 0.0);
