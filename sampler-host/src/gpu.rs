@@ -100,12 +100,11 @@ pub enum ExactPassLaunch {
     /// greedy without log-probabilities (then the step has no exact pass).
     FourLaunches,
     /// `exact_tail` alone: one launch, one 512-thread block per SM, every phase's items from
-    /// one queue. Against the five launches of session 10, a step that lists no row was faster
-    /// and one that lists rows slower (ARCHITECTURE.md, "Why these choices"); not measured
-    /// against the four of session 16. For deployments whose rows rarely leave stage 2
-    /// undecided (steps of greedy rows without log-probabilities skip the exact pass either
-    /// way); in a real model's rows at T 0.7 with top-p 0.9 no nucleus passed 128 tokens
-    /// (issue #4's measurement).
+    /// one queue. Against the four launches, 0.92–0.96× the time in quiet steps and 1.22–1.32×
+    /// in steps that list rows (session 26, run 1); `BySettings` does better in quiet steps
+    /// and keeps the four in the others. For comparisons, and for deployments whose rows rarely
+    /// leave stage 2 undecided (steps of greedy rows without log-probabilities skip the exact
+    /// pass either way).
     OneLaunch,
 }
 
