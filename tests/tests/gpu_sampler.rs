@@ -299,8 +299,8 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
     // steps that list every row and steps that list some: what one replay leaves in the
     // exact pass's scratch and queue must not reach the next. Each step replays the graph its
     // rows call for (`StepKernels`): greedy rows alone `sample_tiles_greedy` alone, no flat
-    // row the step without the mass scan, flat rows alone the step without `sample_tiles`,
-    // else every kernel; under `BySettings`, no exact-pass
+    // row the step without the mass scan, rows that all need the mass the step without
+    // `sample_tiles`, else every kernel; under `BySettings`, no exact-pass
     // launch when no row is flat top-p (kind 4's top-k 100 rows of equal logits are left
     // undecided all the same: such a quiet step's stage 2 finishes them). Each launch order of
     // the pass; then eager steps of each kind.
@@ -338,12 +338,15 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
         };
         let mut mismatches = 0;
         // 0: no row listed, 1: every row, 2: a random subset (at least one), 3: greedy rows alone,
-        // 4: top-k 100 rows of equal logits listed (at least one), no flat top-p row.
-        for (replay, &kind) in [3u32, 1, 0, 4, 3, 2, 1, 3, 0, 4, 2].iter().enumerate() {
+        // 4: top-k 100 rows of equal logits listed (at least one), no flat top-p row; 5: quiet
+        // rows that need the row mass (untruncated, greedy with log-probabilities; at least one)
+        // and maybe top-k 50 rows, none listed.
+        for (replay, &kind) in [3u32, 1, 0, 4, 3, 5, 2, 1, 3, 0, 4, 5, 2].iter().enumerate() {
             let chosen = below(&mut rng, batch as u64) as usize;
             let mut values = Vec::with_capacity(batch * vocab);
             let mut expect_listed = 0;
             let mut flat_rows = 0;
+            let mut mass_rows = 0;
             // Kind 0 may draw greedy rows alone too; the switch follows the rows, not the kind.
             let mut all_greedy = true;
             for id in 0..batch {
@@ -356,16 +359,31 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
                 let params = if wide {
                     expect_listed += 1;
                     flat_rows += 1;
+                    mass_rows += 1;
                     SamplingParams::random(1.0, seed).with_top_p(0.95)
                 } else if equal {
                     expect_listed += 1;
                     SamplingParams::random(0.7, seed).with_top_k(100)
+                } else if kind == 5 {
+                    // Untruncated rows are drawn from the tile masses, greedy rows with
+                    // log-probabilities take the maximum: stage 2 decides both.
+                    match if id == chosen { 0 } else { below(&mut rng, 3) } {
+                        0 => {
+                            mass_rows += 1;
+                            SamplingParams::random(1.0, seed)
+                        }
+                        1 => {
+                            mass_rows += 1;
+                            SamplingParams::greedy().with_logprobs(3)
+                        }
+                        _ => SamplingParams::random(0.7, seed).with_top_k(50),
+                    }
                 } else if kind == 3 || below(&mut rng, 2) == 0 {
                     SamplingParams::greedy()
                 } else {
                     SamplingParams::random(0.7, seed).with_top_k(50)
                 };
-                all_greedy &= params.temperature == 0.0;
+                all_greedy &= params.temperature == 0.0 && !params.logprobs;
                 gpu.update_request(id as u64, params.clone()).expect("update");
                 cpu.update_request(id as u64, params).expect("update");
                 if equal {
@@ -384,9 +402,9 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             // Flat top-p rows need the row mass; greedy and top-k 50 rows do not.
             let expect_kernels = if all_greedy {
                 StepKernels::Greedy
-            } else if flat_rows == batch {
+            } else if mass_rows == batch {
                 StepKernels::MassScanOnly
-            } else if flat_rows > 0 {
+            } else if mass_rows > 0 {
                 StepKernels::All
             } else {
                 StepKernels::NoMassScan
