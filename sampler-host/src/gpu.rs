@@ -1,11 +1,13 @@
-//! The GPU sampler: device state, the per-step upload, the seven-kernel step (each kernel after
-//! the first launched overlapped with its predecessor, `GpuSamplerConfig::overlap_kernels`, but
-//! the exact pass's first, `ExactPassOrder`), graph capture, and the [`Backend`]
-//! implementation. A greedy step (every row greedy without log-probabilities,
-//! `decide::stage2_always_decides`) is one kernel, `sample_tiles_greedy`, which finishes its
-//! rows, and a step with no row that needs the row mass leaves `sample_tiles_mass` out
-//! ([`StepKernels`]); a captured step is a graph of each, and a replay launches the one the
-//! upload calls for.
+//! The GPU sampler: device state, the per-step upload, the step of up to seven kernels (each
+//! kernel after the first launched overlapped with its predecessor,
+//! `GpuSamplerConfig::overlap_kernels`, but the exact pass's first, `ExactPassOrder`), graph
+//! capture, and the [`Backend`] implementation. A greedy step (every row greedy without
+//! log-probabilities, `decide::stage2_always_decides`) is one kernel, `sample_tiles_greedy`,
+//! which finishes its rows; a step with no row that needs the row mass leaves
+//! `sample_tiles_mass` out, and one whose rows all need it `sample_tiles` ([`StepKernels`]); a
+//! quiet step (`decide::stage2_seldom_lists` for every row) launches no exact pass under
+//! `ExactPassLaunch::BySettings` ([`StepExactPass`]). A captured step is a graph of each, and
+//! a replay launches the one the upload calls for.
 //!
 //! Memory is allocated once, in [`GpuSampler::new`], for the capacity fixed there (rows per
 //! step, live requests, vocab, bias entries per step). A step allocates nothing and never
@@ -59,8 +61,8 @@ pub struct GpuSamplerConfig {
     /// launch overlaps the previous one's tail. Off gives the plain stream order, which the
     /// benchmark compares against (`sonic-bench --serial-launches`).
     pub overlap_kernels: bool,
-    /// How the exact pass is launched ([`ExactPassLaunch`]; `sonic-bench --exact-pass one|four`
-    /// compares them).
+    /// How the exact pass is launched ([`ExactPassLaunch`]; `sonic-bench --exact-pass
+    /// settings|one|four` compares them).
     pub exact_pass: ExactPassLaunch,
     /// Which of the exact pass's launches overlap their predecessor (with `overlap_kernels`).
     pub exact_pass_order: ExactPassOrder,
@@ -284,7 +286,7 @@ pub enum StepKernels {
 struct StepPlan {
     kernels: StepKernels,
     /// Every row is one stage 2 seldom leaves undecided (`decide::stage2_seldom_lists`):
-    /// `ExactPassLaunch::BySettings` launches the exact pass as one kernel.
+    /// `ExactPassLaunch::BySettings` launches no exact pass ([`StepExactPass::InStageTwo`]).
     quiet: bool,
 }
 
@@ -896,8 +898,9 @@ impl GpuSampler {
     }
 
     /// Captures a step for up to `rows` rows of `logits` into CUDA graphs, one per
-    /// [`StepKernels`] and, under `ExactPassLaunch::BySettings`, exact-pass launch. Replays use the logits' contents, settings, seeds and penalty state
-    /// current at replay time.
+    /// [`StepKernels`] and, under `ExactPassLaunch::BySettings`, [`StepExactPass`] (seven
+    /// graphs; four otherwise). Replays use the logits' contents, settings, seeds and penalty
+    /// state current at replay time.
     ///
     /// # Safety
     /// The graph keeps the logits' device address. The caller keeps that memory allocated,

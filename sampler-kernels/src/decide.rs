@@ -91,9 +91,9 @@ pub fn stage2_always_decides(temperature: f32, flags: u32) -> bool {
     temperature == 0.0 && flags & ROW_WANT_LOGPROB == 0 && top_logprobs(flags) == 0
 }
 
-/// The largest top-k that [`stage2_seldom_lists`] counts on stage 2 to settle: the issue's
-/// `k_c`. Up to the 32 keys of one tile list a merge always holds the first `k` keys; past
-/// that it holds them unless the row's largest keys crowd into few tiles.
+/// The largest top-k that [`stage2_seldom_lists`] counts on stage 2 to settle (the design's
+/// candidate count, `k_c` = 128). Up to the 32 keys of one tile list a merge always holds the
+/// first `k` keys; past that it holds them unless the row's largest keys crowd into few tiles.
 pub const SELDOM_LISTED_TOP_K: u32 = 128;
 
 /// Whether stage 2 leaves a row with these settings to the exact pass only on unusual logits

@@ -113,7 +113,7 @@ fn parse_options() -> SoakResult<Options> {
     while i < args.len() {
         if !known.contains(&args[i].as_str()) {
             return Err(format!(
-                "unknown argument {:?}\nusage: sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--verify-every M] [--exact-pass one|four] [--quick] [--out DIR]",
+                "unknown argument {:?}\nusage: sonic-soak [--seconds N] [--replays N] [--check-every K] [--check-rows R] [--verify-every M] [--exact-pass settings|one|four] [--quick] [--out DIR]",
                 args[i]
             )
             .into());
