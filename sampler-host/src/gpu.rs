@@ -19,7 +19,7 @@
 //! counters stay on the device and the kernels advance them.
 
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
 
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
@@ -93,7 +93,10 @@ pub enum ExactPassLaunch {
     /// truncation), launches no exact pass: its stage 2 (`sample_rows_quiet`) finishes a row it
     /// cannot decide itself, with the single-block pass, so that an idle pass costs nothing and
     /// a listed row costs that block more time. Other steps (top-p or min-p rows without a
-    /// small top-k, which flat logits list) take [`Self::FourLaunches`].
+    /// small top-k, which flat logits list) take [`Self::FourLaunches`], and so does a step
+    /// with a request whose row was left undecided in its last step (read by `read_outputs`),
+    /// so that logits that defeat the prediction pay the single-block pass once, not every
+    /// step.
     #[default]
     BySettings,
     /// `exact_histogram`, `exact_bins`, `exact_gather` and `exact_finish` (which also runs the
@@ -291,14 +294,16 @@ struct StepPlan {
 }
 
 /// The plan for a step of these rows, and the rows `sample_tiles_mass` scans
-/// (`decide::needs_row_mass`, ascending): one walk over the settings.
-fn plan_step(settings: &[RowSettings]) -> (StepPlan, Vec<u32>) {
+/// (`decide::needs_row_mass`, ascending): one walk over the settings. `undecided[i]`: row `i`'s
+/// request was left undecided by stage 2 in its last step, which makes the step busy (below,
+/// `GpuSampler::undecided`).
+fn plan_step(settings: &[RowSettings], undecided: &[bool]) -> (StepPlan, Vec<u32>) {
     let mut all_greedy = true;
     let mut quiet = true;
     let mut mass_rows = Vec::new();
     for (i, s) in settings.iter().enumerate() {
         all_greedy &= stage2_always_decides(s.temperature, s.flags);
-        quiet &= stage2_seldom_lists(s);
+        quiet &= stage2_seldom_lists(s) && !undecided.get(i).copied().unwrap_or(false);
         if needs_row_mass(s) {
             mass_rows.push(i as u32);
         }
@@ -422,6 +427,16 @@ pub struct GpuSampler {
     /// them, and replays launch their graph. `All`, not quiet, after a raw write of settings,
     /// which the host cannot see.
     step_plan: StepPlan,
+    /// How the last eager step ran its exact pass (`None` before the first and for a greedy
+    /// step); a test hook.
+    last_eager_exact: Option<StepExactPass>,
+    /// Requests whose row stage 2 left undecided in the last step whose outputs were read
+    /// (`read_outputs` reads the rows' exact-pass flags). Such a request's next step is not
+    /// quiet: a row whose logits defeat the prediction (a top-k over 32 whose largest keys
+    /// crowd into few tiles, as in a vocabulary ordered by frequency) takes the split pass
+    /// after its first miss, not the single-block pass every step. New settings, a reset or a
+    /// drop forget it.
+    undecided: HashSet<u64>,
 }
 
 /// Entry point `name`, allowed `bytes` of dynamic shared memory per block (above the 48 KiB a
@@ -558,6 +573,8 @@ impl GpuSampler {
             layout,
             uploaded: Vec::new(),
             step_plan: StepPlan { kernels: StepKernels::All, quiet: false },
+            last_eager_exact: None,
+            undecided: HashSet::new(),
         };
         sampler.gpu.synchronize()?;
         Ok(sampler)
@@ -664,7 +681,8 @@ impl GpuSampler {
         let put = |staging: &mut Vec<u8>, at: usize, bytes: &[u8]| staging[at..at + bytes.len()].copy_from_slice(bytes);
         put(staging, l.settings, as_bytes(&settings));
         // The rows `sample_tiles_mass` scans, so that its warps share out their tiles alone.
-        let (step_plan, mass_rows) = plan_step(&settings);
+        let undecided: Vec<bool> = uploaded.iter().map(|&(request, _, _)| self.undecided.contains(&request)).collect();
+        let (step_plan, mass_rows) = plan_step(&settings, &undecided);
         put(staging, l.mass_rows, &(mass_rows.len() as u32).to_le_bytes());
         put(staging, l.mass_rows + 4, as_bytes(&mass_rows));
         put(staging, l.bias_tokens, as_bytes(&bias_tokens));
@@ -894,7 +912,17 @@ impl GpuSampler {
         let rows = self.uploaded.len();
         self.check_logits(logits, rows)?;
         let plan = self.step_plan;
-        self.enqueue(logits, rows, plan.kernels, self.exact_launch(plan.quiet))
+        let exact = self.exact_launch(plan.quiet);
+        self.enqueue(logits, rows, plan.kernels, exact)?;
+        self.last_eager_exact = if plan.kernels == StepKernels::Greedy { None } else { Some(exact) };
+        Ok(())
+    }
+
+    /// How the last eager step ([`Self::enqueue_step`]) ran its exact pass (`None` before the
+    /// first and for a greedy step). Not API: the GPU tests check the choice with it.
+    #[doc(hidden)]
+    pub fn last_step_exact_pass(&self) -> Option<StepExactPass> {
+        self.last_eager_exact
     }
 
     /// Captures a step for up to `rows` rows of `logits` into CUDA graphs, one per
@@ -963,6 +991,7 @@ impl GpuSampler {
         let top_n = MAX_TOP_LOGPROBS as usize;
         let top_tokens = stream.clone_dtoh(&self.out_top_tokens.slice(0..n * top_n)).map_err(dl)?;
         let top_lps = stream.clone_dtoh(&self.out_top_logprobs.slice(0..n * top_n)).map_err(dl)?;
+        let flags = stream.clone_dtoh(&self.exact_flags.slice(0..n)).map_err(dl)?;
         let mut out = Vec::with_capacity(n);
         for (i, &(request, want_lp, top)) in self.uploaded.iter().enumerate() {
             let ok = status[i] == STATUS_OK;
@@ -980,6 +1009,11 @@ impl GpuSampler {
             }
             if let Some(state) = self.table.get_mut(request) {
                 state.record(row.token);
+            }
+            if flags[i] != 0 {
+                self.undecided.insert(request);
+            } else {
+                self.undecided.remove(&request);
             }
             out.push(row);
         }
@@ -1143,6 +1177,7 @@ impl Backend for GpuSampler {
     fn reset_request(&mut self, id: u64, prompt: &[u32]) -> Result<()> {
         let slot = self.slot_of(id)?;
         self.table.reset(id, prompt)?;
+        self.undecided.remove(&id);
         let seed = self.table.get(id).map(|s| s.params.seed).unwrap_or(0);
         self.write_slot(slot, prompt, seed)
     }
@@ -1151,6 +1186,7 @@ impl Backend for GpuSampler {
         let slot = self.slot_of(id)?;
         let seed = params.seed;
         self.table.update_params(id, params)?;
+        self.undecided.remove(&id);
         let s = slot as usize;
         let stream = self.gpu.stream().clone();
         stream.memcpy_htod(&[seed], &mut self.seeds.slice_mut(s..s + 1)).map_err(cuda_err("writing a seed"))?;
@@ -1160,6 +1196,7 @@ impl Backend for GpuSampler {
     fn drop_request(&mut self, id: u64) -> Result<()> {
         let slot = self.slot_of(id)?;
         self.table.drop_request(id)?;
+        self.undecided.remove(&id);
         self.slots.remove(&id);
         self.free_slots.push(slot);
         Ok(())
@@ -1205,14 +1242,19 @@ mod tests {
         let full = row(1.0, 0, 0);
         let top_p = RowSettings { top_p: 0.9, ..full };
         let plan = |kernels, quiet| StepPlan { kernels, quiet };
-        assert_eq!(plan_step(&[greedy, greedy, greedy]), (plan(StepKernels::Greedy, true), vec![]));
-        assert_eq!(plan_step(&[greedy, top_k, greedy]), (plan(StepKernels::NoMassScan, true), vec![]));
-        assert_eq!(plan_step(&[greedy, wide_top_k, top_k]), (plan(StepKernels::NoMassScan, false), vec![]));
-        assert_eq!(plan_step(&[top_k, greedy_lp, greedy, full]), (plan(StepKernels::All, true), vec![1, 3]));
-        assert_eq!(plan_step(&[top_k, greedy_lp, top_p, full]), (plan(StepKernels::All, false), vec![1, 2, 3]));
-        assert_eq!(plan_step(&[greedy_top, greedy]), (plan(StepKernels::All, true), vec![0]));
-        assert_eq!(plan_step(&[full]), (plan(StepKernels::MassScanOnly, true), vec![0]));
-        assert_eq!(plan_step(&[top_p, greedy_lp, full]), (plan(StepKernels::MassScanOnly, false), vec![0, 1, 2]));
+        assert_eq!(plan_step(&[greedy, greedy, greedy], &[]), (plan(StepKernels::Greedy, true), vec![]));
+        assert_eq!(plan_step(&[greedy, top_k, greedy], &[]), (plan(StepKernels::NoMassScan, true), vec![]));
+        assert_eq!(plan_step(&[greedy, wide_top_k, top_k], &[]), (plan(StepKernels::NoMassScan, false), vec![]));
+        assert_eq!(plan_step(&[top_k, greedy_lp, greedy, full], &[]), (plan(StepKernels::All, true), vec![1, 3]));
+        assert_eq!(plan_step(&[top_k, greedy_lp, top_p, full], &[]), (plan(StepKernels::All, false), vec![1, 2, 3]));
+        assert_eq!(plan_step(&[greedy_top, greedy], &[]), (plan(StepKernels::All, true), vec![0]));
+        assert_eq!(plan_step(&[full], &[]), (plan(StepKernels::MassScanOnly, true), vec![0]));
+        assert_eq!(plan_step(&[top_p, greedy_lp, full], &[]), (plan(StepKernels::MassScanOnly, false), vec![0, 1, 2]));
+        // A row left undecided in its request's last step makes the step busy, whatever its
+        // settings; the other rows' do not count.
+        assert_eq!(plan_step(&[greedy, top_k], &[false, true]), (plan(StepKernels::NoMassScan, false), vec![]));
+        assert_eq!(plan_step(&[greedy, top_k], &[false, false]), (plan(StepKernels::NoMassScan, true), vec![]));
+        assert_eq!(plan_step(&[greedy, greedy], &[true, true]), (plan(StepKernels::Greedy, false), vec![]));
     }
 }
 

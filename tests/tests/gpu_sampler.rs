@@ -453,9 +453,28 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             let b = Batch { logits: logits.host(batch, vocab, vocab), rows: rows.clone() };
             let (g, c) = (gpu.sample(&b).expect("gpu sample"), cpu.sample(&b).expect("cpu sample"));
             assert_eq!(gpu.exact_rows_last_step().expect("flags"), if kind == "greedy" { 0 } else { batch }, "eager {kind} rows listed");
+            if kind == "equal" && exact_pass == ExactPassLaunch::BySettings {
+                assert_eq!(gpu.last_step_exact_pass(), Some(StepExactPass::InStageTwo), "eager {kind} step");
+            }
             for (i, (g, c)) in g.iter().zip(&c).enumerate() {
                 assert!(compare(g, c).is_none(), "eager {kind} step row {i}: {:?}", compare(g, c));
             }
+        }
+        // The same requests again, settings unchanged: each was left undecided in its last
+        // step, so under `BySettings` this step is busy (the split pass, four launches).
+        let mut values = Vec::with_capacity(batch * vocab);
+        for _ in 0..batch {
+            values.extend(std::iter::repeat_n(normal(&mut rng, 1.0), vocab));
+        }
+        let logits = TypedRows::new(dtype, values);
+        let b = Batch { logits: logits.host(batch, vocab, vocab), rows: rows.clone() };
+        let (g, c) = (gpu.sample(&b).expect("gpu sample"), cpu.sample(&b).expect("cpu sample"));
+        assert_eq!(gpu.exact_rows_last_step().expect("flags"), batch, "eager repeated rows listed");
+        if exact_pass == ExactPassLaunch::BySettings {
+            assert_eq!(gpu.last_step_exact_pass(), Some(StepExactPass::FourLaunches), "eager repeated step");
+        }
+        for (i, (g, c)) in g.iter().zip(&c).enumerate() {
+            assert!(compare(g, c).is_none(), "eager repeated step row {i}: {:?}", compare(g, c));
         }
     }
 }
