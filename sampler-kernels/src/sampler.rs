@@ -8,7 +8,9 @@
 //!    with the same outputs). Random rows merge the tile lists, sort them, and decide min-p,
 //!    top-k and top-p exactly on the merged prefix that is provably complete; rows without
 //!    truncation sample by walking the tile masses and re-reading one tile. A row whose
-//!    decision needs tokens outside the lists goes on the exact-pass list.
+//!    decision needs tokens outside the lists goes on the exact-pass list, or, in a quiet step
+//!    (`sample_rows_quiet`, no exact pass launched), is finished by the same block with
+//!    `exact_single`.
 //! 3. The exact pass (`exact.rs`): the split pass over many blocks for most listed rows, and
 //!    `exact_single` here — every pass over the row in one block — for the rest.
 //!
