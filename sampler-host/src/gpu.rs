@@ -431,11 +431,11 @@ pub struct GpuSampler {
     /// step); a test hook.
     last_eager_exact: Option<StepExactPass>,
     /// Requests whose row stage 2 left undecided in the last step whose outputs were read
-    /// (`read_outputs` reads the rows' exact-pass flags). Such a request's next step is not
-    /// quiet: a row whose logits defeat the prediction (a top-k over 32 whose largest keys
-    /// crowd into few tiles, as in a vocabulary ordered by frequency) takes the split pass
-    /// after its first miss, not the single-block pass every step. New settings, a reset or a
-    /// drop forget it.
+    /// (`read_outputs` reads the rows' exact-pass flags under `BySettings`, after a step that
+    /// is not greedy). Such a request's next step is not quiet: a row whose logits defeat the
+    /// prediction (a top-k over 32 whose largest keys crowd into few tiles, as in a vocabulary
+    /// ordered by frequency) takes the split pass after its first miss, not the single-block
+    /// pass every step. New settings, a reset or a drop forget it.
     undecided: HashSet<u64>,
 }
 
@@ -991,7 +991,10 @@ impl GpuSampler {
         let top_n = MAX_TOP_LOGPROBS as usize;
         let top_tokens = stream.clone_dtoh(&self.out_top_tokens.slice(0..n * top_n)).map_err(dl)?;
         let top_lps = stream.clone_dtoh(&self.out_top_logprobs.slice(0..n * top_n)).map_err(dl)?;
-        let flags = stream.clone_dtoh(&self.exact_flags.slice(0..n)).map_err(dl)?;
+        // `undecided` steers only `BySettings`, and a greedy step leaves no row undecided: the
+        // flags are read (one more copy) only where they can change a plan.
+        let track = self.config.exact_pass == ExactPassLaunch::BySettings && self.step_plan.kernels != StepKernels::Greedy;
+        let flags = if track { stream.clone_dtoh(&self.exact_flags.slice(0..n)).map_err(dl)? } else { Vec::new() };
         let mut out = Vec::with_capacity(n);
         for (i, &(request, want_lp, top)) in self.uploaded.iter().enumerate() {
             let ok = status[i] == STATUS_OK;
@@ -1010,10 +1013,14 @@ impl GpuSampler {
             if let Some(state) = self.table.get_mut(request) {
                 state.record(row.token);
             }
-            if flags[i] != 0 {
-                self.undecided.insert(request);
-            } else {
-                self.undecided.remove(&request);
+            match flags.get(i) {
+                Some(&flag) if flag != 0 => {
+                    self.undecided.insert(request);
+                }
+                Some(_) => {
+                    self.undecided.remove(&request);
+                }
+                None => {}
             }
             out.push(row);
         }
