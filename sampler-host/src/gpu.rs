@@ -994,7 +994,7 @@ impl GpuSampler {
         // `undecided` steers only `BySettings`, and a greedy step leaves no row undecided: the
         // flags are read (one more copy) only where they can change a plan.
         let track = self.config.exact_pass == ExactPassLaunch::BySettings && self.step_plan.kernels != StepKernels::Greedy;
-        let flags = if track { stream.clone_dtoh(&self.exact_flags.slice(0..n)).map_err(dl)? } else { Vec::new() };
+        let flags = if track { self.exact_flags_last_step()? } else { Vec::new() };
         let mut out = Vec::with_capacity(n);
         for (i, &(request, want_lp, top)) in self.uploaded.iter().enumerate() {
             let ok = status[i] == STATUS_OK;
