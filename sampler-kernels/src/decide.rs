@@ -92,8 +92,9 @@ pub fn stage2_always_decides(temperature: f32, flags: u32) -> bool {
 }
 
 /// The largest top-k that [`stage2_seldom_lists`] counts on stage 2 to settle (the design's
-/// candidate count, `k_c` = 128). Up to the 32 keys of one tile list a merge always holds the
-/// first `k` keys; past that it holds them unless the row's largest keys crowd into few tiles.
+/// candidate count, `k_c` = 128). Up to the 32 keys of one tile list a merge holds the first
+/// `k` keys whenever it fits its 2048; past that, only unless the row's largest keys crowd into
+/// few tiles.
 pub const SELDOM_LISTED_TOP_K: u32 = 128;
 
 /// Whether stage 2 leaves a row with these settings to the exact pass only on unusual logits
