@@ -404,10 +404,15 @@ const _: () = assert!(core::mem::align_of::<CopyParams>() == 8);
 /// Row shapes `bench_fill_logits` draws.
 pub const FILL_PEAKED: u32 = 0;
 pub const FILL_FLAT: u32 = 1;
+/// `FILL_PEAKED` with about 60 more boosted tokens among the row's first `TILE_TOKENS` ids: a
+/// frequency-ordered vocabulary puts a row's likely tokens at low ids, so one tile holds most
+/// of its best keys (more than a tile list's 32 of a top 50).
+pub const FILL_CROWDED: u32 = 2;
 
 /// Parameters of `bench_fill_logits`: `rows × vocab` logits (row stride `row_stride`) of
 /// `dtype` (`DTYPE_F32` or `DTYPE_BF16`), drawn from Philox keyed by `seed`: approximately N(0, 2) with about 20 tokens per
-/// row boosted by +8..+14 (`FILL_PEAKED`), or N(0, 0.5) (`FILL_FLAT`).
+/// row boosted by +8..+14 (`FILL_PEAKED`; `FILL_CROWDED` adds about 60 in the first tile), or
+/// N(0, 0.5) (`FILL_FLAT`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FillParams {

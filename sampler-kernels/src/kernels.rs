@@ -135,7 +135,8 @@ pub unsafe extern "ptx-kernel" fn bench_fill_logits(p: crate::abi::FillParams) {
         let x = if p.shape == crate::abi::FILL_FLAT {
             0.5 * n
         } else {
-            let boost = (w[3] as u64 * p.vocab as u64) >> 32 < 20;
+            let crowded = p.shape == crate::abi::FILL_CROWDED && token < crate::abi::TILE_TOKENS;
+            let boost = if crowded { (w[3] as u64 * crate::abi::TILE_TOKENS as u64) >> 32 < 60 } else { (w[3] as u64 * p.vocab as u64) >> 32 < 20 };
             2.0 * n + if boost { 8.0 + 6.0 * unit(w[3].rotate_left(16)) } else { 0.0 }
         };
         let at = row as usize * p.row_stride as usize + token as usize;

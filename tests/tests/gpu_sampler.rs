@@ -662,3 +662,123 @@ fn gpu_greedy_steps_in_one_launch_equal_reference() {
     }
     assert_eq!(mismatches, 0, "greedy steps differ from the reference");
 }
+
+/// Whether the tile lists alone leave a top-`k` row short: some tile's list stops at its 32nd
+/// key (its tile holds more tokens) above the row's `k`-th key, so fewer than `k` keys lie at
+/// or above the largest such stop (stage 2's provably complete prefix). Raw values order the
+/// keys as the processed ones do for a row without penalties, bias or mask (positive T), up to
+/// ties that tempering makes.
+fn tile_lists_fall_short(row: &[f32], k: usize) -> bool {
+    const TILE: usize = 4096;
+    const LIST: usize = 32;
+    let key = |i: usize| (row[i], std::cmp::Reverse(i));
+    let above = |a: (f32, std::cmp::Reverse<usize>), b: (f32, std::cmp::Reverse<usize>)| a.0 > b.0 || (a.0 == b.0 && a.1 > b.1);
+    let mut stop: Option<usize> = None;
+    for start in (0..row.len()).step_by(TILE) {
+        let mut ids: Vec<usize> = (start..(start + TILE).min(row.len())).collect();
+        if ids.len() <= LIST {
+            continue;
+        }
+        ids.sort_by(|&a, &b| if above(key(a), key(b)) { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater });
+        let last = ids[LIST - 1];
+        if stop.is_none_or(|s| above(key(last), key(s))) {
+            stop = Some(last);
+        }
+    }
+    stop.is_some_and(|s| (0..row.len()).filter(|&i| i == s || above(key(i), key(s))).count() < k)
+}
+
+/// N(0, 2), then 33 to `k` + 32 boosted tokens (+8..+14) in one tile, up to 32 in each of up to
+/// two more, and up to 20 elsewhere: a row whose best tokens crowd into few tiles.
+fn crowded_row(rng: &mut impl Rng, vocab: usize, k: usize) -> Vec<f32> {
+    let tiles = vocab.div_ceil(4096) as u64;
+    let mut row: Vec<f32> = (0..vocab).map(|_| normal(rng, 2.0)).collect();
+    for crowded in 0..1 + below(rng, 3) {
+        let start = below(rng, tiles) as usize * 4096;
+        let width = (vocab - start).min(4096) as u64;
+        let boosted = if crowded == 0 { 33 + below(rng, k as u64) } else { below(rng, 33) };
+        for _ in 0..boosted {
+            row[start + below(rng, width) as usize] += 8.0 + 6.0 * unit(rng) as f32;
+        }
+    }
+    for _ in 0..below(rng, 21) {
+        row[below(rng, vocab as u64) as usize] += 8.0 + 6.0 * unit(rng) as f32;
+    }
+    row
+}
+
+#[test]
+fn gpu_crowded_top_k_rows_are_decided_in_stage_two() {
+    const TEST: &str = "gpu_crowded_top_k_rows_are_decided_in_stage_two";
+    let mut rng = fresh_rng(TEST);
+    // Rows whose best tokens crowd into few tiles, as a vocabulary ordered by frequency
+    // puts likely tokens at low ids: more than a tile list's 32 of the row's top k lie in one
+    // tile, so the lists' merged prefix is shorter than k. Stage 2 re-reads the crowded tiles
+    // and decides every such row with top-k up to 128 itself: a quiet step lists none.
+    let cases = [
+        (151_936usize, 3usize, LogitsDtype::F32),
+        (50_257, sized(257, 9), LogitsDtype::F32),
+        (128_256, sized(64, 5), LogitsDtype::Bf16),
+    ];
+    let (mut mismatches, mut short_rows, mut judged_rows) = (0usize, 0usize, 0usize);
+    for &(vocab, batch, dtype) in &cases {
+        let Some(device) = gpu_or_skip(TEST) else { return };
+        let mut gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+        let mut cpu = CpuReference::new(vocab, batch).expect("cpu reference");
+        for step in 0..sized(3, 1) {
+            let mut values = Vec::with_capacity(batch * vocab);
+            let mut judged = Vec::new();
+            for id in 0..batch as u64 {
+                let k = 33 + below(&mut rng, 96) as u32;
+                let t = 0.5 + unit(&mut rng) as f32;
+                let mut params = SamplingParams::random(t, rng.next_u64()).with_top_k(k);
+                match below(&mut rng, 4) {
+                    0 => params = params.with_top_p(0.5 + 0.49 * unit(&mut rng) as f32),
+                    1 => params = params.with_min_p(0.001 + 0.05 * unit(&mut rng) as f32),
+                    2 => params = params.with_logprobs(below(&mut rng, 6) as u32),
+                    _ => {}
+                }
+                let penalties = below(&mut rng, 4) == 0;
+                if penalties {
+                    params = params.with_penalties(1.1, 0.2, 0.1);
+                }
+                let prompt = if penalties { prompt(&mut rng, vocab) } else { Vec::new() };
+                if step == 0 {
+                    gpu.add_request(id, params.clone(), &prompt).expect("gpu add");
+                    cpu.add_request(id, params, &prompt).expect("cpu add");
+                } else {
+                    gpu.update_request(id, params.clone()).expect("update");
+                    cpu.update_request(id, params).expect("update");
+                }
+                let row = crowded_row(&mut rng, vocab, k as usize);
+                if !penalties {
+                    judged.push((values.len(), k as usize));
+                }
+                values.extend(row);
+            }
+            let logits = TypedRows::new(dtype, values);
+            for &(at, k) in &judged {
+                let row: Vec<f32> = match dtype {
+                    LogitsDtype::F32 => logits.f32s[at..at + vocab].to_vec(),
+                    _ => logits.bf16s[at..at + vocab].iter().map(|v| v.to_f32()).collect(),
+                };
+                judged_rows += 1;
+                short_rows += tile_lists_fall_short(&row, k) as usize;
+            }
+            let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
+            let b = Batch { logits: logits.host(batch, vocab, vocab), rows };
+            let (g, c) = (gpu.sample(&b).expect("gpu sample"), cpu.sample(&b).expect("cpu sample"));
+            assert_eq!(gpu.last_step_exact_pass(), Some(StepExactPass::InStageTwo), "V={vocab} step {step}: a quiet step");
+            assert_eq!(gpu.exact_rows_last_step().expect("flags"), 0, "V={vocab} B={batch} step {step}: rows left undecided");
+            for (i, (g, c)) in g.iter().zip(&c).enumerate() {
+                if let Some(diff) = compare(g, c) {
+                    mismatches += 1;
+                    eprintln!("V={vocab} B={batch} {dtype:?} step {step} row {i}: {diff}");
+                }
+            }
+        }
+    }
+    assert_eq!(mismatches, 0, "crowded rows differ from the reference");
+    // The rows must be crowded for the test to mean anything: most are short of k in the lists.
+    assert!(2 * short_rows > judged_rows, "only {short_rows} of {judged_rows} rows were short of their top-k in the tile lists");
+}

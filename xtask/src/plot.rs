@@ -352,8 +352,17 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(188, 189, 34),
 ];
 
-const WORKLOADS: [&str; 8] =
-    ["greedy", "topk50_topp09_t07", "heterogeneous", "topk128", "random_full", "peaked_topp095", "flat_topp095", "flat_full"];
+const WORKLOADS: [&str; 9] = [
+    "greedy",
+    "topk50_topp09_t07",
+    "heterogeneous",
+    "topk128",
+    "random_full",
+    "peaked_topp095",
+    "flat_topp095",
+    "flat_full",
+    "crowded_topk50",
+];
 
 /// A workload's place in the canonical order (and its colour); unknown ones go last.
 fn workload_rank(workload: &str) -> usize {

@@ -1,7 +1,8 @@
 //! Checks on the built PTX, run by `cargo xtask test`:
 //! - every entry point assembles for the target with ptxas (from the pinned PyPI package
 //!   nvidia-cuda-nvcc, so CI needs no CUDA install);
-//! - no spills and no stack frame (local memory is slow and hides runtime-indexed arrays);
+//! - no spills and no stack frame (local memory is slow and hides runtime-indexed arrays), but
+//!   within `SPILL_ALLOWANCE`;
 //! - no `.extern .func` (an unresolved call into `core`: the module would not load);
 //! - no `fma` outside inline assembly (a contracted multiply-add would round differently from
 //!   the CPU reference; `fixed::fused_mul_add`'s explicit one is inline assembly).
@@ -13,14 +14,29 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Kernels allowed a small stack frame and spills (bytes of stack + spill stores + spill loads
-/// per thread, as ptxas reports them), each with its reason. None is, since session 19: with
-/// the once-a-row weight arithmetic out of line (`sampler::key_weight`, `exact::classify_once`,
-/// `spec::residual_once`), every kernel fits its registers. Until then the allowances were
-/// `sample_rows_two_per_sm` (64 registers at two blocks per SM) 384 bytes, `verify_rows` 960,
-/// `exact_tail` 384, `verify_draws` 168 and `exact_finish` 96, each explained here (this
-/// comment's history). A kernel that spills again must earn an entry the same way.
-const SPILL_ALLOWANCE: &[(&str, u32)] = &[];
+/// Kernels allowed a stack frame and spills (bytes of stack + spill stores + spill loads per
+/// thread, their own and in the functions they call out of line, as ptxas reports them).
+///
+/// From session 19 to 26 this list was empty and the check said no kernel spilled. It was
+/// wrong: the parser gave each entry the figures of the last out-of-line function ptxas listed
+/// after it (`sampler::key_weight` and the like, which do not spill), so it missed the entries'
+/// own spills (found in session 27). These are the figures of session 26's final kernels.
+/// Where they fall:
+/// - the 64-register builds for two blocks per SM (`*_two_per_sm`): most in the single-block
+///   exact pass (`exact_single`), which `exact_finish_two_per_sm` and the quiet stage 2 inline;
+/// - the 128-register builds of the verification rows and draws, `exact_tail` and
+///   `exact_finish`: the same pass, or verification's per-row state, at 128 registers.
+///
+/// A kernel that spills more fails the check; shrinking these is open work.
+const SPILL_ALLOWANCE: &[(&str, u32)] = &[
+    ("verify_rows", 1712),
+    ("verify_draws", 424),
+    ("sample_rows_two_per_sm", 248),
+    ("sample_rows_quiet_two_per_sm", 2264),
+    ("exact_tail", 572),
+    ("exact_finish_two_per_sm", 4224),
+    ("exact_finish", 172),
+];
 
 use anyhow::{bail, Context, Result};
 
@@ -55,6 +71,9 @@ struct KernelReport {
     spill_loads: u32,
     static_smem: u32,
     barriers: u32,
+    /// For a function an entry calls (not inlined): that entry. ptxas compiles it once per
+    /// calling entry, within that entry's register budget.
+    callee_of: Option<String>,
 }
 
 /// Little-endian integer of `N` bytes at `at`, or an error past the end.
@@ -111,20 +130,39 @@ fn number_before(line: &str, suffix: &str) -> Option<u32> {
 
 fn parse_ptxas(log: &str) -> Vec<KernelReport> {
     let mut reports: Vec<KernelReport> = Vec::new();
+    // The function the next figures line belongs to. ptxas prints "Function properties" for the
+    // entry and then for each function it calls that is not inlined (`sampler::key_weight`,
+    // ...): those figures are the callee's, in its own report (`callee_of`).
+    let mut properties_of: Option<String> = None;
     for line in log.lines() {
         if let Some(start) = line.find("Compiling entry function '") {
             let rest = &line[start + 26..];
             let name = rest.split('\'').next().unwrap_or_default().to_string();
             reports.push(KernelReport { name, ..Default::default() });
+            properties_of = None;
             continue;
         }
-        let Some(current) = reports.last_mut() else { continue };
+        if let Some(start) = line.find("Function properties for ") {
+            properties_of = Some(line[start + 24..].trim().to_string());
+            continue;
+        }
+        let Some(entry) = reports.iter().rposition(|r| r.callee_of.is_none()) else { continue };
         if line.contains("stack frame") {
+            let Some(function) = properties_of.take() else { continue };
+            let index = if function == reports[entry].name {
+                entry
+            } else {
+                let callee_of = Some(reports[entry].name.clone());
+                reports.push(KernelReport { name: function, callee_of, ..Default::default() });
+                reports.len() - 1
+            };
+            let current = &mut reports[index];
             current.stack_bytes = number_before(line, " bytes stack frame").unwrap_or(0);
             current.spill_stores = number_before(line, " bytes spill stores").unwrap_or(0);
             current.spill_loads = number_before(line, " bytes spill loads").unwrap_or(0);
         }
         if line.contains("Used ") && line.contains("registers") {
+            let current = &mut reports[entry];
             current.registers = number_before(line, " registers").unwrap_or(0);
             current.barriers = number_before(line, " barriers").unwrap_or(0);
             current.static_smem = number_before(line, " bytes smem").unwrap_or(0);
@@ -195,9 +233,15 @@ pub fn check(ptx: &Path, sm: &str) -> Result<()> {
         }
     }
     println!("PTX check for {sm}: {} ({} entry points), ptxas {}", ptx.display(), entries.len(), ptxas.display());
-    println!("| kernel | registers | stack B | spill st B | spill ld B | static smem B | barriers | SASS KB | SASS instr |");
-    println!("|---|---|---|---|---|---|---|---|---|");
-    for r in &reports {
+    println!("| kernel | registers | stack B | spill st B | spill ld B | callees' stack + spills B | static smem B | barriers | SASS KB | SASS instr |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for r in reports.iter().filter(|r| r.callee_of.is_none()) {
+        // The functions it calls out of line, compiled within its register budget.
+        let in_callees: u32 = reports
+            .iter()
+            .filter(|c| c.callee_of.as_deref() == Some(r.name.as_str()))
+            .map(|c| c.stack_bytes + c.spill_stores + c.spill_loads)
+            .sum();
         let code = sizes.iter().find(|(name, _)| *name == r.name).map(|&(_, bytes)| bytes);
         let (kb, instructions) = match code {
             Some(bytes) => (format!("{:.1}", bytes as f64 / 1024.0), (bytes / 16).to_string()),
@@ -207,10 +251,10 @@ pub fn check(ptx: &Path, sm: &str) -> Result<()> {
             }
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            r.name, r.registers, r.stack_bytes, r.spill_stores, r.spill_loads, r.static_smem, r.barriers, kb, instructions
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.name, r.registers, r.stack_bytes, r.spill_stores, r.spill_loads, in_callees, r.static_smem, r.barriers, kb, instructions
         );
-        let spilled = r.stack_bytes + r.spill_stores + r.spill_loads;
+        let spilled = r.stack_bytes + r.spill_stores + r.spill_loads + in_callees;
         let allowance = SPILL_ALLOWANCE.iter().find(|(name, _)| *name == r.name).map_or(0, |&(_, bytes)| bytes);
         if spilled > allowance {
             problems.push(format!("{}: stack frame or spills ({spilled} B, allowed {allowance} B)", r.name));
@@ -243,6 +287,30 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert_eq!((r[0].registers, r[0].stack_bytes, r[0].spill_stores, r[0].spill_loads), (31, 8, 4, 12));
         assert_eq!((r[0].static_smem, r[0].barriers), (1024, 1));
+    }
+
+    /// The figures after "Function properties for f" are f's, not the entry's: until session 27
+    /// the parser gave each entry its last callee's, and missed the entries' own spills.
+    #[test]
+    fn keeps_callee_figures_apart_from_the_entry() {
+        let log = "ptxas info    : Compiling entry function 'k1' for 'sm_90'\n\
+                   ptxas info    : Function properties for k1\n    \
+                   64 bytes stack frame, 100 bytes spill stores, 144 bytes spill loads\n\
+                   ptxas info    : Used 64 registers, used 1 barriers\n\
+                   ptxas info    : Function properties for helper\n    \
+                   0 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n\
+                   ptxas info    : Compiling entry function 'k2' for 'sm_90'\n\
+                   ptxas info    : Function properties for k2\n    \
+                   0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+                   ptxas info    : Used 40 registers, used 0 barriers\n";
+        let r = parse_ptxas(log);
+        fn figures(r: &KernelReport) -> (&str, Option<&str>, u32, u32, u32, u32) {
+            (r.name.as_str(), r.callee_of.as_deref(), r.registers, r.stack_bytes, r.spill_stores, r.spill_loads)
+        }
+        assert_eq!(
+            r.iter().map(figures).collect::<Vec<_>>(),
+            [("k1", None, 64, 64, 100, 144), ("helper", Some("k1"), 0, 0, 8, 4), ("k2", None, 40, 0, 0, 0)]
+        );
     }
 
     /// A minimal ELF64 file: null section, `.shstrtab`, and `.text.k` of 48 bytes.

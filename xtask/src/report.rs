@@ -186,6 +186,8 @@ fn workload_notes(workload: &str) -> &'static str {
                                               No peer cell was run.",
         "flat_full" => "sonic only: T 1, no truncation, on flat_topp095's rows (stage 2 decides them: the fast \
                         path that the exact pass is measured against). No peer cell was run.",
+        "crowded_topk50" => "sonic only: topk50_topp09_t07's settings on rows whose best tokens crowd into the first \
+                             tile, as in a vocabulary ordered by frequency. No peer cell was run.",
         _ => "",
     }
 }

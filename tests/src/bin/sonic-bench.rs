@@ -37,7 +37,7 @@ use sampler_host::gpu_topk::{GpuTopK, TopKGraph};
 use sampler_host::logits::LogitsDtype;
 use sampler_host::logits_file::LogitsFile;
 use sampler_host::settings::SamplingParams;
-use sampler_kernels::abi::{DTYPE_BF16, DTYPE_F32, FILL_FLAT, FILL_PEAKED};
+use sampler_kernels::abi::{DTYPE_BF16, DTYPE_F32, FILL_CROWDED, FILL_FLAT, FILL_PEAKED};
 use rand_xoshiro::rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use sampler_tests::{below, bitmask_row, mixed_params, unit};
@@ -111,6 +111,9 @@ enum Workload {
     RandomFull,
     /// Top-k alone, k = 128, values and indices (`GpuTopK`), no sampling.
     TopK128,
+    /// `TopK50TopP09T07`'s settings on rows whose best tokens crowd into the first tile
+    /// (`FILL_CROWDED`): more than a tile list's 32 of a row's top 50 lie there.
+    CrowdedTopK50,
 }
 
 /// The k of the `topk128` workload (the peers use the same).
@@ -127,6 +130,7 @@ impl Workload {
             Workload::FlatFull => "flat_full",
             Workload::RandomFull => "random_full",
             Workload::TopK128 => "topk128",
+            Workload::CrowdedTopK50 => "crowded_topk50",
         }
     }
     /// The workload whose cell key seeds this one's generator (rows, settings' seeds): itself,
@@ -142,6 +146,8 @@ impl Workload {
     fn shape(self) -> u32 {
         if matches!(self, Workload::FlatTopP095 | Workload::FlatFull) {
             FILL_FLAT
+        } else if self == Workload::CrowdedTopK50 {
+            FILL_CROWDED
         } else {
             FILL_PEAKED
         }
@@ -150,7 +156,7 @@ impl Workload {
         let seed = rng.next_u64();
         match self {
             Workload::Greedy | Workload::TopK128 => SamplingParams::greedy(),
-            Workload::TopK50TopP09T07 => SamplingParams::random(0.7, seed).with_top_k(50).with_top_p(0.9),
+            Workload::TopK50TopP09T07 | Workload::CrowdedTopK50 => SamplingParams::random(0.7, seed).with_top_k(50).with_top_p(0.9),
             Workload::Heterogeneous => mixed_params(rng, vocab),
             Workload::PeakedTopP095 | Workload::FlatTopP095 => SamplingParams::random(1.0, seed).with_top_p(0.95),
             Workload::RandomFull | Workload::FlatFull => SamplingParams::random(1.0, seed),
@@ -428,7 +434,7 @@ fn main() -> BenchResult<()> {
     let exact_batches: &[usize] = if quick { &[64] } else { &[1, 64, 256] };
     for &vocab in exact_vocabs {
         for &batch in exact_batches {
-            for workload in [Workload::PeakedTopP095, Workload::FlatTopP095, Workload::FlatFull] {
+            for workload in [Workload::PeakedTopP095, Workload::FlatTopP095, Workload::FlatFull, Workload::CrowdedTopK50] {
                 cells.push(Cell { workload, dtype: LogitsDtype::F32, batch, vocab });
             }
         }
@@ -575,6 +581,9 @@ fn main() -> BenchResult<()> {
          greedy, top-k up to 4128, top-p, min-p, penalties with 100 prompt tokens, logit bias, and a grammar bitmask \
          on 30% of rows); random_full (T 1, no truncation); peaked_topp095 / flat_topp095 (T 1, top-p 0.95; flat rows force the exact pass); \
          flat_full (T 1, no truncation, on flat_topp095's rows and seeds: decided by stage 2, never the exact pass); \
+         crowded_topk50 (topk50_topp09_t07's settings on peaked rows with about 60 more boosted tokens among the \
+         first 4096 ids, as a vocabulary ordered by frequency puts a row's likely tokens at low ids: one tile holds \
+         more than its list's 32 of a row's 50 best); \
          topk128 (top-k alone: the 128 largest logits and their indices per row, sorted, exact; no sampling; \
          compare with torch.topk and FlashInfer's top-k in the peer files).\n\n\
          | workload | dtype | V | B | median µs | p10 – p90 µs | GB/s | of copy BW | exact rows |\n\
