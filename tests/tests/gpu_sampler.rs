@@ -354,7 +354,8 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
                 let equal = kind == 4 && (id == chosen || below(&mut rng, 3) == 0);
                 let seed = rng.next_u64();
                 // A flat row at T 1 and top-p 0.95 keeps thousands of tokens: stage 2 lists it.
-                // So does a top-k 100 row of equal logits: its merge holds tile 0's 32 keys.
+                // So does a top-k 100 row of equal logits: its merge holds tile 0's 32 keys, and
+                // the re-read of that crowded tile finds all 4096 above the next list's floor.
                 // Greedy and top-k 50 rows are decided in stage 2.
                 let params = if wide {
                     expect_listed += 1;
