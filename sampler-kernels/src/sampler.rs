@@ -1016,26 +1016,13 @@ unsafe fn kth_key_floor(p: &StepParams, row: u32, k: u32) -> u64 {
     }
 }
 
-/// Each tile's full-list floor for [`merge_candidates`]: the last key of a list that stopped at
-/// 32 keys (its tile holds more valid tokens), 0 for a list that holds its whole tile.
-const LIST_FLOORS: u32 = SM_HIST_LO;
-const _: () = assert!(SM_HIST_LO + MAX_TILES * 8 <= SM_HIST_HI);
-
-/// How many crowded tiles [`merge_candidates`] re-reads at most. After `j` re-reads the merge
-/// holds at least `32·(j+1)` keys (each re-read tile's 32 list keys and the next full list's),
-/// or every key down to the `k`-th's floor; so 3 settle every top-k that
-/// `decide::stage2_seldom_lists` counts on.
-const CROWDED_TILES_READ: u32 = 3;
-const _: () = assert!(CANDIDATES * (CROWDED_TILES_READ + 1) >= crate::decide::SELDOM_LISTED_TOP_K);
-
 /// Merges the tile lists: every key ≥ the largest "last candidate" of a full list, which is
 /// exactly the first `n` keys of the row in order; with `k_hint > 0`, only those that can be
-/// among the first `k_hint` (`kth_key_floor`). When that prefix is shorter than `k_hint`, one
-/// tile's list cut it short: the row's best keys crowd into that tile, as a vocabulary ordered
-/// by frequency puts likely tokens at low ids. The merge then re-reads that tile whole and
-/// lowers its floor to the next full list's last key (up to [`CROWDED_TILES_READ`] tiles, in
-/// order of their last keys), so such a row is decided here instead of listed. Leaves the keys
-/// sorted, largest first, in `SM_SORT` (padded with 0 to a power of two). Returns
+/// among the first `k_hint` (`kth_key_floor`). When that prefix is shorter than a `k_hint` up to
+/// `SELDOM_LISTED_TOP_K`, one tile's list cut it short: the row's best keys crowd into that
+/// tile, as a vocabulary ordered by frequency puts likely tokens at low ids. [`merge_crowded`]
+/// then re-reads such tiles whole, so the row is decided here instead of listed. Leaves the
+/// keys sorted, largest first, in `SM_SORT` (padded with 0 to a power of two). Returns
 /// `(n, complete, padded)` (complete: every valid key of the row is there), or `None` when more
 /// than `MERGE_CAPACITY` keys qualify.
 ///
@@ -1044,34 +1031,27 @@ const _: () = assert!(CANDIDATES * (CROWDED_TILES_READ + 1) >= crate::decide::SE
 #[inline(always)]
 unsafe fn merge_candidates(p: &StepParams, r: &Row, k_hint: u32) -> Option<(u32, bool, u32)> {
     let tid = thread_idx_x();
-    // SAFETY (whole block): record reads in bounds; tiles ≤ MAX_TILES ≤ threads, so one thread a
-    // tile fills LIST_FLOORS; SM_SORT holds MERGE_CAPACITY keys.
+    // SAFETY (whole block): record reads in bounds; SM_SORT holds MERGE_CAPACITY keys.
     unsafe {
-        let mut floor = 0u64;
-        if tid < p.tiles {
-            let v = tile_view(p, r.index, tid);
-            floor = if v.valid() > CANDIDATES { v.candidate(CANDIDATES - 1) } else { 0 };
-            st_shared_u64(smem(LIST_FLOORS + tid * 8), floor);
+        let mut tau = 0u64;
+        let mut t = tid;
+        while t < p.tiles {
+            let v = tile_view(p, r.index, t);
+            if v.valid() > CANDIDATES {
+                let last = v.candidate(CANDIDATES - 1);
+                tau = if last > tau { last } else { tau };
+            }
+            t += SAMPLER_THREADS;
         }
-        // Its barriers also publish LIST_FLOORS.
-        let tau = block_max_u64(floor);
+        let tau = block_max_u64(tau);
         let tau_k = if k_hint > 0 { kth_key_floor(p, r.index, k_hint) } else { 0 };
         let mut lower = if tau_k > tau { tau_k } else { tau };
-        // The tiles whose list floor is at least `cut` are re-read whole (none at first). One
-        // call site: a second copy of the gather cost registers in the two-per-SM builds.
-        let (mut reread_from, mut cut, mut reads) = (None, tau, 0);
-        let n = loop {
-            let n = gather_keys(p, r, lower, reread_from);
-            if n > MERGE_CAPACITY || n >= k_hint || cut <= tau_k || reads == CROWDED_TILES_READ {
-                break n;
-            }
-            let mine = if tid < p.tiles { ld_shared_u64(smem(LIST_FLOORS + tid * 8)) } else { 0 };
-            let next = block_max_u64(if mine < cut { mine } else { 0 });
-            lower = if tau_k > next { tau_k } else { next };
-            reread_from = Some(cut);
-            cut = next;
-            reads += 1;
-        };
+        let mut n = gather_list_keys(p, r.index, lower);
+        // Below tau_k (or a k past the bound) a short prefix is not crowding.
+        if n < k_hint && k_hint <= crate::decide::SELDOM_LISTED_TOP_K && tau > tau_k {
+            let merged = merge_crowded(*p, *r, k_hint, tau, tau_k);
+            (n, lower) = ((merged >> 64) as u32, merged as u64);
+        }
         if n > MERGE_CAPACITY {
             return None;
         }
@@ -1087,18 +1067,103 @@ unsafe fn merge_candidates(p: &StepParams, r: &Row, k_hint: u32) -> Option<(u32,
     }
 }
 
-/// Gathers into `SM_SORT` (unsorted) every valid key ≥ `lower` of the row: from the tile lists,
-/// and, with `reread_from`, by reading whole the tiles whose list floor (`LIST_FLOORS`) is at
-/// least that, in place of their lists. The caller picks `lower` at or above every list floor
-/// it does not re-read, so each list read holds all of its tile's keys ≥ `lower`. Returns how
+/// Gathers into `SM_SORT` (unsorted) every key ≥ `lower` of the row's tile lists. Returns how
 /// many there are; only the first `MERGE_CAPACITY` are stored.
+///
+/// # Safety
+/// The whole block calls it together with the same arguments.
+#[inline(always)]
+unsafe fn gather_list_keys(p: &StepParams, row: u32, lower: u64) -> u32 {
+    let tid = thread_idx_x();
+    // SAFETY (whole block): record reads in bounds; stores only below MERGE_CAPACITY.
+    unsafe {
+        if tid == 0 {
+            st_shared_u32(smem(RES_COUNTER), 0);
+        }
+        sync_threads();
+        let total = p.tiles * CANDIDATES;
+        let mut i = tid;
+        while i < total {
+            let key = tile_view(p, row, i / CANDIDATES).candidate(i % CANDIDATES);
+            if key != 0 && key >= lower {
+                let pos = atom_add_shared_u32(smem(RES_COUNTER), 1);
+                if pos < MERGE_CAPACITY {
+                    st_shared_u64(smem(SM_SORT + pos * 8), key);
+                }
+            }
+            i += SAMPLER_THREADS;
+        }
+        sync_threads();
+        let n = ld_shared_u32(smem(RES_COUNTER));
+        sync_threads();
+        n
+    }
+}
+
+/// Each tile's full-list floor for [`merge_crowded`]: the last key of a list that stopped at
+/// 32 keys (its tile holds more valid tokens), 0 for a list that holds its whole tile.
+const LIST_FLOORS: u32 = SM_HIST_LO;
+const _: () = assert!(SM_HIST_LO + MAX_TILES * 8 <= SM_HIST_HI);
+
+/// How many crowded tiles [`merge_crowded`] re-reads at most. After `j` re-reads the merge
+/// holds at least `32·(j+1)` keys (each re-read tile's 32 list keys and the next full list's),
+/// or every key down to the `k`-th's floor; so 3 settle every top-k up to `SELDOM_LISTED_TOP_K`.
+const CROWDED_TILES_READ: u32 = 3;
+const _: () = assert!(CANDIDATES * (CROWDED_TILES_READ + 1) >= crate::decide::SELDOM_LISTED_TOP_K);
+
+/// The merge of a row whose tile lists stop short of `k_hint` keys (`tau`, the largest list
+/// floor, lies above `tau_k`, the `k`-th key's floor): re-reads whole the tile whose list floor
+/// is `tau` and lowers the merge's floor to the next list's (or to `tau_k`); while the merge is
+/// still short, the next tile too, up to [`CROWDED_TILES_READ`]. Each round gathers afresh.
+/// Returns the count of merged keys (as [`gather_list_keys`]) in the high 64 bits, their floor
+/// in the low ones. Not inlined: stage 2 runs it only for crowded rows, and inlined it cost
+/// the common path's registers and code layout.
+///
+/// # Safety
+/// The whole block calls it together with the same arguments, for a row whose settings are
+/// valid; `SM_SORT` and `LIST_FLOORS` are free.
+#[inline(never)]
+// Both sides are this crate's code, built together: `Row` needs no C layout to cross.
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn merge_crowded(p: StepParams, r: Row, k_hint: u32, tau: u64, tau_k: u64) -> u128 {
+    let (p, r) = (&p, &r);
+    let tid = thread_idx_x();
+    // SAFETY (whole block): tiles ≤ MAX_TILES ≤ threads, so one thread a tile fills
+    // LIST_FLOORS; the first block_max's barriers publish it.
+    unsafe {
+        let mine = if tid < p.tiles {
+            let v = tile_view(p, r.index, tid);
+            let floor = if v.valid() > CANDIDATES { v.candidate(CANDIDATES - 1) } else { 0 };
+            st_shared_u64(smem(LIST_FLOORS + tid * 8), floor);
+            floor
+        } else {
+            0
+        };
+        let (mut cut, mut reads) = (tau, 0);
+        loop {
+            // The tiles whose floor is ≥ cut are re-read; the merge's floor is the next one's.
+            let next = block_max_u64(if mine < cut { mine } else { 0 });
+            let lower = if tau_k > next { tau_k } else { next };
+            let n = gather_keys_rereading(p, r, lower, cut);
+            reads += 1;
+            if n > MERGE_CAPACITY || n >= k_hint || next <= tau_k || reads == CROWDED_TILES_READ {
+                return ((n as u128) << 64) | lower as u128;
+            }
+            cut = next;
+        }
+    }
+}
+
+/// [`gather_list_keys`], but the tiles whose list floor (`LIST_FLOORS`) is ≥ `cut` are read
+/// whole instead of through their lists. The caller picks `lower` at or above every list floor
+/// below `cut`, so each list read holds all of its tile's keys ≥ `lower`.
 ///
 /// # Safety
 /// The whole block calls it together with the same arguments; `LIST_FLOORS` is filled.
 #[inline(always)]
-unsafe fn gather_keys(p: &StepParams, r: &Row, lower: u64, reread_from: Option<u64>) -> u32 {
+unsafe fn gather_keys_rereading(p: &StepParams, r: &Row, lower: u64, cut: u64) -> u32 {
     let tid = thread_idx_x();
-    let reread = |floor: u64| matches!(reread_from, Some(cut) if floor != 0 && floor >= cut);
+    let reread = |floor: u64| floor != 0 && floor >= cut;
     // SAFETY (whole block): record reads in bounds; stores only below MERGE_CAPACITY; the loop
     // over re-read tiles is uniform (every thread reads the same LIST_FLOORS after a barrier),
     // as process8 needs.
@@ -1124,15 +1189,13 @@ unsafe fn gather_keys(p: &StepParams, r: &Row, lower: u64, reread_from: Option<u
             }
             i += SAMPLER_THREADS;
         }
-        if reread_from.is_some() {
-            let mut tile = 0;
-            while tile < p.tiles {
-                if reread(ld_shared_u64(smem(LIST_FLOORS + tile * 8))) {
-                    let keys = keys8(&process8(p, r, tile), tile * TILE_TOKENS + tid * TOKENS_PER_THREAD);
-                    each8(|j| append(keys[j]));
-                }
-                tile += 1;
+        let mut tile = 0;
+        while tile < p.tiles {
+            if reread(ld_shared_u64(smem(LIST_FLOORS + tile * 8))) {
+                let keys = keys8(&process8(p, r, tile), tile * TILE_TOKENS + tid * TOKENS_PER_THREAD);
+                each8(|j| append(keys[j]));
             }
+            tile += 1;
         }
         sync_threads();
         let n = ld_shared_u32(smem(RES_COUNTER));
