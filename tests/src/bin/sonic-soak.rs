@@ -9,7 +9,8 @@
 //! graph captured for 256 rows.
 //! Every replay: some requests are dropped, added, reset or given new settings and seeds; a new
 //! batch of 1..=256 rows is drawn from the live requests in a random order (so rows move between
-//! requests and slots are reused); new logits are generated on the GPU (`fill_logits`); the
+//! requests and slots are reused); new logits are generated on the GPU (`fill_logits`: peaked,
+//! crowded into the first tile, or flat); the
 //! settings are uploaded and the graph replayed for the active rows. Every row's outputs are
 //! checked for the cheap invariants (status 0 or 1, token in range and allowed by its bitmask,
 //! logprobs present as asked), and folded into a host model of every request's state.
@@ -49,7 +50,7 @@ use sampler_host::logits::HostLogits;
 use sampler_host::reference::sample_row;
 use sampler_host::state::{RequestState, RequestTable};
 use sampler_host::verify::{verify_request, VerifyOutput, VerifyRequest};
-use sampler_kernels::abi::{DTYPE_F32, FILL_FLAT, FILL_PEAKED};
+use sampler_kernels::abi::{DTYPE_F32, FILL_CROWDED, FILL_FLAT, FILL_PEAKED};
 use sampler_kernels::logit::bitmask_allows;
 use sampler_kernels::status::{NO_TOKEN, STATUS_NO_VALID_TOKEN, STATUS_OK};
 use sampler_tests::{
@@ -396,7 +397,12 @@ fn drive(
             })
             .collect();
 
-        let shape = if below(rng, 100) < 85 { FILL_PEAKED } else { FILL_FLAT };
+        // Crowded steps put a top-k row's best tokens in the first tile (stage 2 re-reads it).
+        let shape = match below(rng, 100) {
+            0..70 => FILL_PEAKED,
+            70..85 => FILL_CROWDED,
+            _ => FILL_FLAT,
+        };
         soak.gpu.device().fill_logits(logits, DTYPE_F32, b, VOCAB, VOCAB, rng.next_u64(), shape)?;
         soak.gpu.sampler_mut().upload_step(&rows)?;
 
