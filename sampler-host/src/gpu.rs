@@ -433,9 +433,10 @@ pub struct GpuSampler {
     /// Requests whose row stage 2 left undecided in the last step whose outputs were read
     /// (`read_outputs` reads the rows' exact-pass flags under `BySettings`, after a step that
     /// is not greedy). Such a request's next step is not quiet: a row whose logits defeat the
-    /// prediction (a top-k over 32 whose largest keys crowd into few tiles, as in a vocabulary
-    /// ordered by frequency) takes the split pass after its first miss, not the single-block
-    /// pass every step. New settings, a reset or a drop forget it.
+    /// prediction (a top-k row of thousands of equal values, which overflows stage 2's merge;
+    /// crowded tiles no longer do, since stage 2 re-reads them) takes the split pass after its
+    /// first miss, not the single-block pass every step. New settings, a reset or a drop forget
+    /// it.
     undecided: HashSet<u64>,
 }
 

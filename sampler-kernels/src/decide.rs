@@ -93,8 +93,9 @@ pub fn stage2_always_decides(temperature: f32, flags: u32) -> bool {
 
 /// The largest top-k that [`stage2_seldom_lists`] counts on stage 2 to settle (the design's
 /// candidate count, `k_c` = 128). Up to the 32 keys of one tile list a merge holds the first
-/// `k` keys whenever it fits its 2048; past that, only unless the row's largest keys crowd into
-/// few tiles.
+/// `k` keys whenever it fits its 2048; past that, when the row's largest keys crowd into few
+/// tiles, stage 2 re-reads up to three of them (`sampler::merge_crowded`), which settles any
+/// `k` up to this one.
 pub const SELDOM_LISTED_TOP_K: u32 = 128;
 
 /// Whether stage 2 leaves a row with these settings to the exact pass only on unusual logits
