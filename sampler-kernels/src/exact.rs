@@ -1181,7 +1181,8 @@ pub unsafe extern "ptx-kernel" fn exact_finish(p: StepParams) {
     unsafe { exact_finish_body(&p) }
 }
 
-/// [`exact_finish`] built for two 512-thread blocks per SM (64 registers, no spills): the host
+/// [`exact_finish`] built for two 512-thread blocks per SM (64 registers, with spills within the
+/// PTX check's allowance: 4224 bytes a thread, session 27): the host
 /// launches it for batches of more rows than SMs (`abi::rows_two_per_sm`), whose listed rows
 /// one block per SM would finish in two waves. A row's finish is a latency chain on one block,
 /// so two of them share an SM well.

@@ -4,8 +4,8 @@
 //! covers only a few, so each one is spelled out here with the PTX it emits. Everything is
 //! `#[inline(always)]`: these are single instructions, and a call that survived inlining
 //! would cost a call and return around each. (The few functions kept out of line on purpose
-//! are `extern "C"` with scalar arguments, so they need no stack frame, which the PTX check
-//! rejects: see ARCHITECTURE.md, "Heavy per-position arithmetic out of line".)
+//! are `extern "C"` with scalar or by-value arguments, so they need no stack frame, which the
+//! PTX check rejects: see ARCHITECTURE.md, "Heavy per-position arithmetic out of line".)
 //!
 //! Safety, in general: these are only meaningful inside a kernel launch. Warp-synchronous
 //! instructions (`*.sync` with a member mask) require every lane named in the mask to execute

@@ -1218,8 +1218,9 @@ pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
     unsafe { sample_rows_body::<false>(&p) };
 }
 
-/// [`sample_rows`] built for two 512-thread blocks per SM (64 registers, no spills): the host
-/// launches it for batches of more rows than SMs (`abi::rows_two_per_sm`).
+/// [`sample_rows`] built for two 512-thread blocks per SM (64 registers, with spills within the
+/// PTX check's allowance): the host launches it for batches of more rows than SMs
+/// (`abi::rows_two_per_sm`).
 ///
 /// # Safety
 /// As for [`sample_rows`].
