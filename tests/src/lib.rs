@@ -161,6 +161,19 @@ pub fn bitmask_row(rng: &mut impl Rng, vocab: usize, allow: f64) -> Vec<i32> {
         .collect()
 }
 
+/// One batch row per mask, request `i` for the `i`-th, with its grammar bitmask where it has one.
+pub fn rows_with_masks(masks: &[Option<Vec<i32>>]) -> Vec<sampler_host::backend::BatchRow<'_>> {
+    use sampler_host::backend::BatchRow;
+    masks
+        .iter()
+        .enumerate()
+        .map(|(i, m)| match m {
+            Some(m) => BatchRow::with_bitmask(i as u64, m),
+            None => BatchRow::new(i as u64),
+        })
+        .collect()
+}
+
 /// Random prompt tokens.
 pub fn prompt(rng: &mut impl Rng, vocab: usize) -> Vec<u32> {
     let n = (rng.next_u64() % 64) as usize;

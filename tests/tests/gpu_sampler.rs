@@ -11,7 +11,7 @@ use sampler_host::logits::LogitsDtype;
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
 use sampler_tests::{
-    TypedRows, RowShape, bitmask_row, compare_outputs as compare, random_masks, random_rows, below, fresh_rng, gpu_or_skip, logit_row, mixed_params,
+    TypedRows, RowShape, bitmask_row, compare_outputs as compare, random_masks, random_rows, rows_with_masks, below, fresh_rng, gpu_or_skip, logit_row, mixed_params,
     normal, prompt, sized, unit,
 };
 
@@ -776,15 +776,7 @@ fn gpu_crowded_top_k_rows_are_decided_in_stage_two() {
                 judged_rows += 1;
                 short_rows += tile_lists_fall_short(&row, k) as usize;
             }
-            let rows: Vec<BatchRow> = masks
-                .iter()
-                .enumerate()
-                .map(|(id, m)| match m {
-                    Some(m) => BatchRow::with_bitmask(id as u64, m),
-                    None => BatchRow::new(id as u64),
-                })
-                .collect();
-            let b = Batch { logits: logits.host(batch, vocab, vocab), rows };
+            let b = Batch { logits: logits.host(batch, vocab, vocab), rows: rows_with_masks(&masks) };
             let (g, c) = (gpu.sample(&b).expect("gpu sample"), cpu.sample(&b).expect("cpu sample"));
             assert_eq!(gpu.last_step_exact_pass(), Some(StepExactPass::InStageTwo), "V={vocab} step {step}: a quiet step");
             assert_eq!(gpu.exact_rows_last_step().expect("flags"), 0, "V={vocab} B={batch} step {step}: rows left undecided");

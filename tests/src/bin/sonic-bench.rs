@@ -30,7 +30,7 @@ use std::path::PathBuf;
 
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use rand_xoshiro::rand_core::Rng;
-use sampler_host::backend::{Backend, BatchRow};
+use sampler_host::backend::Backend;
 use sampler_host::cuda::GpuDevice;
 use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig, StepGraph};
 use sampler_host::gpu_topk::{GpuTopK, TopKGraph};
@@ -40,7 +40,7 @@ use sampler_host::settings::SamplingParams;
 use sampler_kernels::abi::{DTYPE_BF16, DTYPE_F32, FILL_CROWDED, FILL_FLAT, FILL_PEAKED};
 use rand_xoshiro::rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
-use sampler_tests::{below, bitmask_row, mixed_params, unit};
+use sampler_tests::{below, bitmask_row, mixed_params, rows_with_masks, unit};
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -311,14 +311,7 @@ fn run_cell(
         })
         .collect();
     let mask_rows = masks.iter().filter(|m| m.is_some()).count();
-    let rows: Vec<BatchRow> = masks
-        .iter()
-        .enumerate()
-        .map(|(r, m)| match m {
-            Some(m) => BatchRow::with_bitmask(r as u64, m),
-            None => BatchRow::new(r as u64),
-        })
-        .collect();
+    let rows = rows_with_masks(&masks);
 
     let stream = sampler.device().stream().clone();
     let elements = batch * vocab;
