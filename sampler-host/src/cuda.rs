@@ -19,7 +19,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use crate::error::{Error, Result};
-use crate::ptx::{ENTRY_POINTS, SAMPLER_PTX};
+use crate::ptx::{cubin_runs_on, ENTRY_POINTS, SAMPLER_CUBIN, SAMPLER_PTX};
 use sampler_kernels::abi::{CopyParams, DemoReduceParams, FillParams, DEMO_BLOCK_THREADS, DEMO_SHARED_BYTES, DTYPE_F32};
 
 /// A kernel parameter struct from `sampler_kernels::abi`, passed by value.
@@ -114,15 +114,29 @@ pub fn device_count() -> Result<usize> {
     }
 }
 
+/// Which image of the sampler's module a [`GpuDevice`] loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ModuleImage {
+    /// The embedded cubin (`ptx::SAMPLER_CUBIN`): nothing for the driver to compile.
+    Cubin,
+    /// The embedded PTX, which the driver compiles on first load (about a minute for this
+    /// module, then cached by the driver on that machine).
+    Ptx,
+}
+
 /// One GPU as the sampler uses it: a context without event tracking, one stream, the module.
 pub struct GpuDevice {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
+    image: ModuleImage,
 }
 
 impl GpuDevice {
-    /// Opens device `ordinal`, creates the sampler's stream and loads the embedded PTX.
+    /// Opens device `ordinal`, creates the sampler's stream and loads the module: the embedded
+    /// cubin when the build has one for this device's SM (unless `SONIC_LOAD_PTX=1`), else, or
+    /// if the driver refuses it, the embedded PTX. Either way every entry point must be there.
     pub fn open(ordinal: usize) -> Result<Self> {
         let count = device_count()?;
         if ordinal >= count {
@@ -132,15 +146,36 @@ impl GpuDevice {
         // SAFETY: no slice or stream of this context exists yet, so no tracked event is pending.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(cuda_err("creating the stream"))?;
-        let module = ctx
-            .load_module(Ptx::from_src(SAMPLER_PTX))
-            .map_err(|e| Error::ModuleLoad { detail: e.to_string() })?;
-        for name in ENTRY_POINTS {
-            module
-                .load_function(name)
-                .map_err(|e| Error::ModuleLoad { detail: format!("entry point {name}: {e}") })?;
-        }
-        Ok(Self { ctx, stream, module })
+        let (major, minor) = ctx.compute_capability().map_err(cuda_err("reading the compute capability"))?;
+        let want_ptx = std::env::var("SONIC_LOAD_PTX").is_ok_and(|v| v == "1");
+        let cubin = if cubin_runs_on(major, minor) && !want_ptx {
+            // A refused cubin (a driver too old for its ELF ABI, say) leaves the PTX to load.
+            ctx.load_module(Ptx::from_binary(SAMPLER_CUBIN.to_vec()))
+                .ok()
+                .filter(|module| ENTRY_POINTS.iter().all(|name| module.load_function(name).is_ok()))
+        } else {
+            None
+        };
+        let (module, image) = match cubin {
+            Some(module) => (module, ModuleImage::Cubin),
+            None => {
+                let module = ctx
+                    .load_module(Ptx::from_src(SAMPLER_PTX))
+                    .map_err(|e| Error::ModuleLoad { detail: e.to_string() })?;
+                for name in ENTRY_POINTS {
+                    module
+                        .load_function(name)
+                        .map_err(|e| Error::ModuleLoad { detail: format!("entry point {name}: {e}") })?;
+                }
+                (module, ModuleImage::Ptx)
+            }
+        };
+        Ok(Self { ctx, stream, module, image })
+    }
+
+    /// Which image of the module was loaded.
+    pub fn module_image(&self) -> ModuleImage {
+        self.image
     }
 
     /// The context (event tracking off).

@@ -1,8 +1,10 @@
 //! GPU infrastructure test: a Rust kernel (16-byte loads, warp shuffles, dynamic shared memory,
 //! barriers) runs on fresh random rows and must match the host exactly, eagerly and replayed
-//! from a CUDA graph with new inputs.
+//! from a CUDA graph with new inputs; and the module loaded is the cubin where the build has one
+//! for this GPU.
 
 use sampler_kernels::demo::{row_max, row_sum};
+use sampler_host::cuda::ModuleImage;
 use sampler_tests::{fresh_rng, gpu_or_skip, random_u32s};
 
 fn expected(host: &[u32], rows: usize, row_len: usize, stride: usize) -> Vec<u32> {
@@ -58,4 +60,22 @@ fn no_device_is_a_clean_error_or_a_working_device() {
     }
     // An ordinal past the last device is refused the same way everywhere.
     assert!(matches!(sampler_host::cuda::GpuDevice::open(4096), Err(sampler_host::Error::NoCudaDevice { .. })));
+}
+
+/// A build with a cubin for this GPU's SM loads it (the driver compiles nothing; `cargo xtask
+/// bundle` embeds one for sm_90); any other build or GPU loads the PTX. Either way every entry
+/// point is there (`GpuDevice::open` checks) and the other GPU tests run on it.
+#[test]
+fn module_is_the_cubin_where_it_runs() {
+    let Some(gpu) = gpu_or_skip("module_is_the_cubin_where_it_runs") else { return };
+    let (major, minor) = gpu.context().compute_capability().expect("compute capability");
+    let forced_ptx = std::env::var("SONIC_LOAD_PTX").is_ok_and(|v| v == "1");
+    let want = if sampler_host::ptx::cubin_runs_on(major, minor) && !forced_ptx { ModuleImage::Cubin } else { ModuleImage::Ptx };
+    eprintln!(
+        "sm_{major}{minor}, cubin of {} bytes for {}: loaded {:?}",
+        sampler_host::ptx::SAMPLER_CUBIN.len(),
+        sampler_host::ptx::SAMPLER_TARGET,
+        gpu.module_image()
+    );
+    assert_eq!(gpu.module_image(), want);
 }

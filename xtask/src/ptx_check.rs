@@ -198,8 +198,9 @@ fn line_problems(text: &str) -> Vec<String> {
     problems
 }
 
-/// Assembles `ptx` for `sm`, checks it, and prints the resource table.
-pub fn check(ptx: &Path, sm: &str) -> Result<()> {
+/// Assembles `ptx` for `sm`, checks it, and prints the resource table. Returns the cubin
+/// ptxas wrote (next to `ptx`), which `cargo xtask bundle` embeds.
+pub fn check(ptx: &Path, sm: &str) -> Result<PathBuf> {
     let text = std::fs::read_to_string(ptx).with_context(|| format!("reading {}", ptx.display()))?;
     let mut problems = line_problems(&text);
     let entries: Vec<&str> = text
@@ -271,7 +272,7 @@ pub fn check(ptx: &Path, sm: &str) -> Result<()> {
     } else {
         println!("PTX check passed: no extern calls, no contracted fma; spills only within their allowance: {}", allowed.join(", "));
     }
-    Ok(())
+    Ok(cubin)
 }
 
 #[cfg(test)]

@@ -370,7 +370,7 @@ fn main() -> BenchResult<()> {
         let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
         Xoshiro256PlusPlus::seed_from_u64(base_seed ^ hash)
     };
-    eprintln!("sonic-bench: SONIC_BENCH_SEED={base_seed} (per-cell generators)");
+    eprintln!("sonic-bench: SONIC_BENCH_SEED={base_seed} (per-cell generators), module loaded from {:?}", gpu.module_image());
     let mut flush = stream.alloc_zeros::<u8>(FLUSH_BYTES)?;
 
     // Ceilings: 1 GiB copies (bytes read + written), and the empty kernel.
