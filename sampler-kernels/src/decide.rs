@@ -108,7 +108,9 @@ pub const SELDOM_LISTED_TOP_K: u32 = 128;
 /// cannot decide itself, with the single-block pass, only more slowly.
 #[inline]
 pub fn stage2_seldom_lists(s: &crate::abi::RowSettings) -> bool {
-    let untruncated = s.top_k == 0 && top_p_disabled(s.top_p) && !(s.min_p > 0.0);
+    // min-p is off unless it is a number above 0 (0, negative or NaN: off).
+    let min_p_on = matches!(s.min_p.partial_cmp(&0.0), Some(core::cmp::Ordering::Greater));
+    let untruncated = s.top_k == 0 && top_p_disabled(s.top_p) && !min_p_on;
     s.temperature == 0.0 || (s.top_k > 0 && s.top_k <= SELDOM_LISTED_TOP_K) || untruncated
 }
 
@@ -187,7 +189,7 @@ mod tests {
     fn top_p_within_never_refuses_a_prefix_that_reaches() {
         use crate::fixed::tests::split_mix64;
         use crate::fixed::{soft_ceil, weight};
-        let mut next = split_mix64(0x70b_9_1d);
+        let mut next = split_mix64(0x70b91d);
         let mut normal = move || {
             let (a, b) = ((next() >> 11) as f64 / (1u64 << 53) as f64, (next() >> 11) as f64 / (1u64 << 53) as f64);
             ((-2.0 * (1.0 - a).ln()).sqrt() * (2.0 * core::f64::consts::PI * b).cos()) as f32
@@ -244,6 +246,9 @@ mod tests {
         assert!(!stage2_seldom_lists(&row(1.0, SELDOM_LISTED_TOP_K + 1, 1.0, 0.0)));
         assert!(!stage2_seldom_lists(&row(1.0, 0, 0.95, 0.0)));
         assert!(!stage2_seldom_lists(&row(1.0, 0, 1.0, 0.05)));
+        // A min-p that is no number above 0 is off: the row is untruncated.
+        assert!(stage2_seldom_lists(&row(1.0, 0, 1.0, f32::NAN)));
+        assert!(stage2_seldom_lists(&row(1.0, 0, 1.0, -0.5)));
     }
 
     #[test]
