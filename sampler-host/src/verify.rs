@@ -22,7 +22,7 @@ use crate::backend::Backend;
 use crate::error::{Error, Field, Result};
 use crate::logits::HostLogits;
 use crate::reference::{
-    draw, greedy_choice, kept_set, logprobs, process_row, CpuReference, KeptSet,
+    draw, greedy_choice, in_runs, kept_set, logprobs, process_row, CpuReference, KeptSet,
 };
 use crate::state::{RequestState, RequestTable};
 
@@ -439,14 +439,19 @@ impl Verifier for CpuReference {
     fn verify(&mut self, batch: &VerifyBatch<'_>) -> Result<Vec<VerifyOutput>> {
         validate_verify_batch(batch, self.table(), self.max_batch(), MAX_DRAFTS)?;
         let offsets = batch.row_offsets();
-        let mut outs = Vec::with_capacity(batch.requests.len());
-        for (r, first) in batch.requests.iter().zip(&offsets) {
-            let state = self
-                .table()
-                .get(r.request)
-                .ok_or(Error::UnknownRequest { request: r.request })?;
-            outs.push(verify_request(&batch.logits, *first, r, state));
-        }
+        let table = self.table();
+        // Requests are independent until the state update below: large calls on several
+        // threads, in request order.
+        let tokens = batch.logits.rows().saturating_mul(table.vocab());
+        let outs = in_runs(batch.requests.len(), tokens, |range| {
+            range
+                .map(|i| {
+                    let r = &batch.requests[i];
+                    let state = table.get(r.request).ok_or(Error::UnknownRequest { request: r.request })?;
+                    Ok(verify_request(&batch.logits, offsets[i], r, state))
+                })
+                .collect()
+        })?;
         // State changes only once every request is done: one step per call, emitted tokens
         // counted (rejected drafts leave no trace).
         for (r, out) in batch.requests.iter().zip(&outs) {

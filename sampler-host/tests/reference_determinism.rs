@@ -136,3 +136,42 @@ fn independent_of_batch_gpt2_vocab() {
 fn independent_of_batch_qwen_vocab() {
     check(151_936, &[3], 2, "independent_of_batch_qwen_vocab");
 }
+
+/// A batch large enough to be split among threads (`reference::sample_rows`: at least 2^20
+/// tokens a thread) gives every row the outputs it gets alone, step after step, with mixed
+/// settings, penalties and bitmasks: the runs keep row order and read only their rows' state.
+#[test]
+fn rows_split_among_threads_equal_rows_alone() {
+    let mut rng = common::rng("rows_split_among_threads_equal_rows_alone");
+    let (vocab, size, steps) = (50_257usize, 47usize, 2);
+    let requests: Vec<Other> = (0..size)
+        .map(|_| Other {
+            params: rng.params(vocab),
+            prompt: (0..rng.below(20)).map(|_| rng.token(vocab)).collect(),
+            mask: if rng.below(3) == 0 { Some(rng.bitmask(vocab, 0.5)) } else { None },
+            row: rng.llm_row(vocab),
+        })
+        .collect();
+    let mut together = CpuReference::new(vocab, size).expect("backend");
+    for (i, o) in requests.iter().enumerate() {
+        together.add_request(i as u64, o.params.clone(), &o.prompt).expect("add");
+    }
+    let data: Vec<f32> = requests.iter().flat_map(|o| o.row.iter().copied()).collect();
+    let rows: Vec<BatchRow> = (0..size).map(|i| BatchRow { request: i as u64, bitmask: requests[i].mask.as_deref() }).collect();
+    let batch = Batch { logits: HostLogits::f32(&data, size, vocab).expect("logits"), rows };
+    let batched: Vec<Vec<RowOutput>> = (0..steps).map(|_| together.sample(&batch).expect("sample")).collect();
+    for (i, o) in requests.iter().enumerate() {
+        let mut alone = CpuReference::new(vocab, 1).expect("backend");
+        alone.add_request(i as u64, o.params.clone(), &o.prompt).expect("add");
+        let one = Batch {
+            logits: HostLogits::f32(&o.row, 1, vocab).expect("logits"),
+            rows: vec![BatchRow { request: i as u64, bitmask: o.mask.as_deref() }],
+        };
+        for (step, outs) in batched.iter().enumerate() {
+            assert_eq!(alone.sample(&one).expect("sample")[0], outs[i], "row {i}, step {step}");
+        }
+    }
+    // The rows are not all alike, so a run that read a neighbour's row would be seen.
+    let tokens: std::collections::HashSet<i32> = batched[0].iter().map(|o| o.token).collect();
+    assert!(tokens.len() > size / 2, "only {} distinct tokens in {size} rows", tokens.len());
+}

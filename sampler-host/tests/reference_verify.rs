@@ -402,15 +402,26 @@ fn logprobs_are_those_of_each_position() {
 
 #[test]
 fn results_do_not_depend_on_the_batch() {
-    let mut rng = common::rng("results_do_not_depend_on_the_batch");
-    let v = 70;
-    let reqs = 6;
+    every_request_gets_what_it_gets_alone("results_do_not_depend_on_the_batch", 70, 6, 0);
+}
+
+/// A call large enough to be split among threads (`reference::in_runs`: at least 2^20 tokens
+/// a thread; here at least 48 rows of 50257) gives every request what it gets alone.
+#[test]
+fn requests_split_among_threads_equal_requests_alone() {
+    every_request_gets_what_it_gets_alone("requests_split_among_threads_equal_requests_alone", 50_257, 24, 1);
+}
+
+/// `reqs` requests of `min_drafts` to `min_drafts + 3` drafts, verified in one call in reverse
+/// order, each against the same request verified alone.
+fn every_request_gets_what_it_gets_alone(test: &str, v: usize, reqs: usize, min_drafts: usize) {
+    let mut rng = common::rng(test);
     let mut all_rows = Vec::new();
     let mut drafts: Vec<Vec<u32>> = Vec::new();
     let mut qs: Vec<Vec<f32>> = Vec::new();
     let mut params = Vec::new();
     for _ in 0..reqs {
-        let n = rng.below(4) as usize;
+        let n = min_drafts + rng.below(4) as usize;
         let rows: Vec<f32> = (0..=n).flat_map(|_| rng.llm_row(v)).collect();
         drafts.push(
             (0..n)
