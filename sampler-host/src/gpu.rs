@@ -988,10 +988,20 @@ impl GpuSampler {
         let dl = |e| Error::Cuda { op: "reading the outputs", detail: format!("{e}") };
         let tokens = stream.clone_dtoh(&self.out_tokens.slice(0..n)).map_err(dl)?;
         let status = stream.clone_dtoh(&self.out_status.slice(0..n)).map_err(dl)?;
-        let logprobs = stream.clone_dtoh(&self.out_logprobs.slice(0..n)).map_err(dl)?;
+        // Each copy is a synchronous round trip: the log-probability arrays only when a row
+        // asked for them (a row's entries are read below only then).
+        let wants_logprob = self.uploaded.iter().any(|&(_, want_lp, _)| want_lp);
+        let wants_top = self.uploaded.iter().any(|&(_, _, top)| top > 0);
+        let logprobs = if wants_logprob { stream.clone_dtoh(&self.out_logprobs.slice(0..n)).map_err(dl)? } else { Vec::new() };
         let top_n = MAX_TOP_LOGPROBS as usize;
-        let top_tokens = stream.clone_dtoh(&self.out_top_tokens.slice(0..n * top_n)).map_err(dl)?;
-        let top_lps = stream.clone_dtoh(&self.out_top_logprobs.slice(0..n * top_n)).map_err(dl)?;
+        let (top_tokens, top_lps) = if wants_top {
+            (
+                stream.clone_dtoh(&self.out_top_tokens.slice(0..n * top_n)).map_err(dl)?,
+                stream.clone_dtoh(&self.out_top_logprobs.slice(0..n * top_n)).map_err(dl)?,
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
         // `undecided` steers only `BySettings`, and a greedy step leaves no row undecided: the
         // flags are read (one more copy) only where they can change a plan.
         let track = self.config.exact_pass == ExactPassLaunch::BySettings && self.step_plan.kernels != StepKernels::Greedy;

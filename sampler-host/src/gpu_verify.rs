@@ -585,7 +585,12 @@ impl GpuVerifier {
         let read = cuda_err("reading the verification outputs");
         let status = stream.clone_dtoh(&self.out_status.slice(0..n)).map_err(read)?;
         let read = cuda_err("reading the verification outputs");
-        let logprobs = stream.clone_dtoh(&self.out_logprobs.slice(0..n * width)).map_err(read)?;
+        // A synchronous round trip, only when a request asked for log-probabilities.
+        let logprobs = if self.uploaded.iter().any(|u| u.want_logprobs) {
+            stream.clone_dtoh(&self.out_logprobs.slice(0..n * width)).map_err(read)?
+        } else {
+            Vec::new()
+        };
         let mut outs = Vec::with_capacity(n);
         for (i, u) in self.uploaded.iter().enumerate() {
             let row = tokens.get(i * width..i * width + u.drafts + 1).unwrap_or(&[]).to_vec();
