@@ -240,13 +240,31 @@ pub fn first_argmax(x: &[f32]) -> u32 {
 
 /// `rows` rows of `vocab` logits, `row_stride` apart: 70% peaked, 30% flat (the flat ones take
 /// the exact pass). The gaps between strided rows hold NaN, so a kernel that reads them is
-/// caught rather than fed zeros.
+/// caught rather than fed zeros. Each row comes from its own generator, seeded from `rng` in
+/// row order, and the rows are filled on several threads: the GPU tests draw hundreds of
+/// millions of values, a few seconds of a device call each on one thread. The rows do not
+/// depend on the number of threads.
 pub fn random_rows(rng: &mut impl Rng, rows: usize, vocab: usize, row_stride: usize) -> Vec<f32> {
+    assert!(row_stride >= vocab, "row stride {row_stride} below the vocab {vocab}");
     let mut all = vec![f32::NAN; (rows.max(1) - 1) * row_stride + vocab];
-    for r in 0..rows {
-        let shape = if below(rng, 10) < 7 { RowShape::Peaked } else { RowShape::Flat };
-        all[r * row_stride..r * row_stride + vocab].copy_from_slice(&logit_row(rng, shape, vocab));
+    if rows == 0 {
+        return all;
     }
+    let plan: Vec<(RowShape, u64)> = (0..rows)
+        .map(|_| (if below(rng, 10) < 7 { RowShape::Peaked } else { RowShape::Flat }, rng.next_u64()))
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(rows);
+    let per_thread = rows.div_ceil(threads);
+    std::thread::scope(|scope| {
+        for (run, part) in all.chunks_mut(per_thread * row_stride).zip(plan.chunks(per_thread)) {
+            scope.spawn(move || {
+                for (i, &(shape, seed)) in part.iter().enumerate() {
+                    let mut row_rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+                    run[i * row_stride..i * row_stride + vocab].copy_from_slice(&logit_row(&mut row_rng, shape, vocab));
+                }
+            });
+        }
+    });
     all
 }
 
@@ -326,4 +344,32 @@ pub fn sample_weights(rng: &mut impl Rng, q: &[f32]) -> u32 {
         }
     }
     (q.len() - 1) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `random_rows` fills row `r` with the row its own generator gives, whatever thread took
+    /// it, leaves the strided gaps NaN, and mixes both shapes.
+    #[test]
+    fn random_rows_are_each_rows_own_draw() {
+        let (rows, vocab, stride) = (37usize, 1000usize, 1003usize);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(77);
+        let mut replay = rng.clone();
+        let all = random_rows(&mut rng, rows, vocab, stride);
+        assert_eq!(all.len(), (rows - 1) * stride + vocab);
+        let mut flat = 0;
+        for r in 0..rows {
+            let shape = if below(&mut replay, 10) < 7 { RowShape::Peaked } else { RowShape::Flat };
+            flat += (shape == RowShape::Flat) as usize;
+            let mut row_rng = Xoshiro256PlusPlus::seed_from_u64(replay.next_u64());
+            assert_eq!(&all[r * stride..r * stride + vocab], &logit_row(&mut row_rng, shape, vocab)[..], "row {r}");
+            if r + 1 < rows {
+                assert!(all[r * stride + vocab..(r + 1) * stride].iter().all(|v| v.is_nan()), "gap after row {r}");
+            }
+        }
+        assert!(flat > 0 && flat < rows, "{flat} flat rows of {rows}");
+        assert!(random_rows(&mut rng, 0, vocab, stride).iter().all(|v| v.is_nan()));
+    }
 }
