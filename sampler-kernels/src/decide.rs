@@ -109,7 +109,7 @@ pub const SELDOM_LISTED_TOP_K: u32 = 128;
 #[inline]
 pub fn stage2_seldom_lists(s: &crate::abi::RowSettings) -> bool {
     // min-p is off unless it is a number above 0 (0, negative or NaN: off).
-    let min_p_on = matches!(s.min_p.partial_cmp(&0.0), Some(core::cmp::Ordering::Greater));
+    let min_p_on = s.min_p > 0.0;
     let untruncated = s.top_k == 0 && top_p_disabled(s.top_p) && !min_p_on;
     s.temperature == 0.0 || (s.top_k > 0 && s.top_k <= SELDOM_LISTED_TOP_K) || untruncated
 }
