@@ -52,6 +52,11 @@ pub const ENTRY_POINTS: &[&str] =
 mod tests {
     use super::{cubin_runs_on, ENTRY_POINTS, SAMPLER_CUBIN, SAMPLER_PTX, SAMPLER_TARGET};
 
+    /// The SM number of `sm_90` or `sm_90a`: 90.
+    fn target_sm() -> u32 {
+        SAMPLER_TARGET.trim_start_matches("sm_").trim_end_matches('a').parse().expect("sm_XY")
+    }
+
     /// The target is the PTX's, and the cubin is tried on that SM alone.
     #[test]
     fn the_cubin_is_tried_on_the_modules_target_alone() {
@@ -60,7 +65,7 @@ mod tests {
             assert!(!cubin_runs_on(9, 0), "no cubin to run");
             return;
         }
-        let sm: i32 = SAMPLER_TARGET.trim_start_matches("sm_").trim_end_matches('a').parse().expect("sm_XY");
+        let sm = target_sm() as i32;
         assert!(cubin_runs_on(sm / 10, sm % 10));
         assert!(!cubin_runs_on(sm / 10, sm % 10 + 1) && !cubin_runs_on(sm / 10 + 1, sm % 10));
     }
@@ -78,8 +83,7 @@ mod tests {
         // before.
         let flags = u32::from_le_bytes([SAMPLER_CUBIN[48], SAMPLER_CUBIN[49], SAMPLER_CUBIN[50], SAMPLER_CUBIN[51]]);
         let elf_sm = if SAMPLER_CUBIN[8] >= 8 { (flags >> 8) & 0xff } else { flags & 0xff };
-        let sm: u32 = SAMPLER_TARGET.trim_start_matches("sm_").trim_end_matches('a').parse().expect("sm_XY");
-        assert_eq!(elf_sm, sm, "the cubin is for another SM than the PTX's {SAMPLER_TARGET}");
+        assert_eq!(elf_sm, target_sm(), "the cubin is for another SM than the PTX's {SAMPLER_TARGET}");
         for name in ENTRY_POINTS {
             let section = format!(".text.{name}\0");
             assert!(SAMPLER_CUBIN.windows(section.len()).any(|w| w == section.as_bytes()), "no code for {name}");

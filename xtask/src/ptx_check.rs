@@ -25,8 +25,9 @@ use std::process::Command;
 /// 298 and 2228 B with the crowded-tile merge). Which kernels: the 64-register builds for two
 /// blocks per SM (`*_two_per_sm`; the builds that inline the single-block exact pass,
 /// `exact_single`, spill several times what `sample_rows_two_per_sm` does), and the
-/// 128-register `verify_rows`, `verify_draws`, `exact_tail` and `exact_finish`. Where in their
-/// code, and what it costs, is not measured.
+/// 128-register `verify_rows`, `verify_draws`, `exact_tail` and `exact_finish`. What they cost
+/// is measured for `exact_finish_two_per_sm` alone (session 28, flat top-p 0.95 at B = 256:
+/// local loads and stores are 3.7% of its instructions and 6.2% of its stall samples).
 ///
 /// A kernel that spills more fails the check; shrinking these is open work.
 const SPILL_ALLOWANCE: &[(&str, u32)] = &[
