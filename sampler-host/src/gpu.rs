@@ -28,7 +28,7 @@ use sampler_kernels::abi::{
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, EXACT_SUB_BINS, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
-    TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_split, EXACT_LIST_HEAD,
+    TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_split, EXACT_LIST_BLOCK_ROWS, EXACT_LIST_HEAD,
 };
 use sampler_kernels::decide::{needs_row_mass, stage2_always_decides, stage2_seldom_lists};
 use sampler_kernels::logit::bitmask_words;
@@ -1129,6 +1129,18 @@ impl GpuSampler {
             flags.get(row) == Some(&EXACT_SPLIT)
         };
         Ok((0..listed).filter(|&pos| split(pos) && band_mode(pos)).count())
+    }
+
+    /// How many of the last step's split rows were not warp rows (band mode without logit
+    /// bias): 0 when `exact_histogram` and `exact_gather` took its rows a warp per tile part,
+    /// and any other count when they took them a block per tile. Synchronous; for tests.
+    pub fn exact_block_rows_last_step(&self) -> Result<u32> {
+        let head = self
+            .gpu
+            .stream()
+            .clone_dtoh(&self.exact_list.slice(0..EXACT_LIST_HEAD as usize))
+            .map_err(cuda_err("reading the exact-pass list"))?;
+        Ok(head.get(EXACT_LIST_BLOCK_ROWS as usize).copied().unwrap_or(0))
     }
 
     fn stage_host_logits(&mut self, batch: &Batch<'_>) -> Result<DeviceLogits<'static>> {

@@ -155,8 +155,9 @@ pub struct StepParams {
     /// `u32[rows]`: how stage 2 left the row to the exact pass (`EXACT_*`; 0 = it did not).
     pub exact_flags: u64,
     /// `u32[EXACT_LIST_HEAD + rows]`: how many rows stage 2 left to the exact pass, how many
-    /// items `exact_tail` has handed out, then the rows' indices (in no particular order).
-    /// `sample_tiles` clears both counts.
+    /// items `exact_tail` has handed out, how many of the split rows are not warp rows
+    /// (`EXACT_LIST_BLOCK_ROWS`), then the rows' indices (in no particular order). Stage 1
+    /// clears the three counts.
     pub exact_list: u64,
     /// Scratch of the split exact pass, per list position below `exact_slots`: `ExactJob[slots]`,
     /// histogram counts `u32[slots][EXACT_BINS]` and fraction sums `u64[slots][EXACT_BINS]`
@@ -218,9 +219,13 @@ pub const SAMPLER_SHARED_BYTES: u32 = 40 * 1024;
 pub const EXACT_SINGLE: u32 = 1;
 /// The split exact pass finishes the row.
 pub const EXACT_SPLIT: u32 = 2;
-/// Words before the row indices in `StepParams::exact_list`: the listed count and
-/// `exact_tail`'s queue.
-pub const EXACT_LIST_HEAD: u32 = 2;
+/// Words before the row indices in `StepParams::exact_list`: the listed count,
+/// `exact_tail`'s queue, and the count of split rows that are not warp rows.
+pub const EXACT_LIST_HEAD: u32 = 3;
+/// The word of `StepParams::exact_list` that counts the split rows that are not *warp rows*
+/// (band mode without logit bias). While it is 0, `exact_histogram` and `exact_gather` take
+/// each row a warp per tile part instead of a block per tile.
+pub const EXACT_LIST_BLOCK_ROWS: u32 = 2;
 /// Histogram bins per mass band (1/128 nat wide): a bin of a flat 262144-token row holds
 /// about 1,700 tokens, so the boundary bins fit `EXACT_GATHER_KEYS`.
 pub const EXACT_SUB_BINS: u32 = crate::fixed::EXACT_SUB_BINS;

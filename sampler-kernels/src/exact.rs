@@ -42,9 +42,10 @@ use crate::intrinsics::*;
 use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
 use crate::logprob::ln_mass;
 use crate::sampler::{
-    active_rows, draw, exact_single, finish, finish_chosen, load_raw8, process_raw8, read_settings, recorded_band_mass, row_logits,
-    row_setup, walk_tile, Row, Summary,
+    active_rows, draw, exact_single, finish, finish_chosen, load_raw8, process_raw8, prologue8, read_settings, recorded_band_mass,
+    row_logits, row_setup, walk_tile, Row, Summary,
 };
+use crate::tiles::{load_bits8, widen8, RawBits, NAN_WORD};
 use crate::status::{NO_TOKEN, STATUS_NO_VALID_TOKEN};
 
 // ---------------------------------------------------------------------------------------------
@@ -97,6 +98,17 @@ const _: () = assert!(GATHER >= 2 * 2 * THREADS);
 const G_STAGE: u32 = SM_SORT;
 const G_STAGE_WARP_BYTES: u32 = 32 * 4 * 8;
 const _: () = assert!(G_STAGE + (THREADS / 32) * G_STAGE_WARP_BYTES <= SAMPLER_SHARED_BYTES);
+
+// Warp rows (`EXACT_LIST_BLOCK_ROWS` is 0): `exact_histogram`'s per-warp sub-bins and spare
+// bins, two words each as in the block histogram.
+const WARP_BINS: u32 = SUB + 32;
+const WH_COUNT: u32 = SM_SORT;
+const WH_WARP_BYTES: u32 = WARP_BINS * 8;
+const _: () = assert!(WH_COUNT + (THREADS / 32) * WH_WARP_BYTES <= EXACT_HIST_SHARED_BYTES);
+/// Rounds of a tile for a warp: 32 lanes of 8 tokens each.
+const ROUND: u32 = 32 * TOKENS_PER_THREAD;
+const TILE_ROUNDS: u32 = TILE_TOKENS / ROUND;
+const _: () = assert!(TILE_ROUNDS == 16 && SUB % 32 == 0);
 
 // `exact_bins`: the row's fraction sums (each thread its own run of bins).
 const B_SUMS: u32 = SM_HIST;
@@ -506,6 +518,187 @@ fn prefetch_tile(p: &StepParams, row: u32, tile: u32) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Warp rows: band mode without logit bias, a warp per tile part.
+
+/// Are all of the step's split rows warp rows (band mode, no logit bias)? Then
+/// `exact_histogram` and `exact_gather` take them a warp per tile part: a block item of one
+/// tile gave each thread 8 tokens between two barriers and the item's reads, and left the
+/// loads idle at every barrier (86 µs for the histogram of 256 flat rows, V = 128256, under
+/// Nsight, session 28, against about 34 µs to read them). A step with any other split row takes
+/// every row a block per tile, as before.
+///
+/// # Safety
+/// `p` describes the step's buffers; stage 2 has run.
+#[inline(always)]
+unsafe fn warp_rows_only(p: &StepParams) -> bool {
+    // SAFETY: a head word of the list, written by stage 1 and stage 2 (earlier kernels).
+    unsafe { (p.exact_list as *const u32).add(EXACT_LIST_BLOCK_ROWS as usize).read() == 0 }
+}
+
+/// Parts a tile is cut into for warp items: the fewest (1, 2, 4, 8 or 16) that give at least
+/// half of the launch's warps an item, so that a small batch still spreads over the grid.
+#[inline(always)]
+fn warp_item_parts(tiles: u32, warps: u32) -> u32 {
+    let mut parts = 1;
+    while parts < TILE_ROUNDS && tiles * parts * 2 < warps {
+        parts *= 2;
+    }
+    parts
+}
+
+/// Calls `f(position, row, tile, first_round, rounds, raw)` for this warp's items: the split
+/// rows' tiles cut into [`warp_item_parts`] parts of whole rounds, items taken by the grid's
+/// warps in turn, so the parts of a tile go to neighbouring warps; `raw` is the lane's part of
+/// the item's first round. Rows that are not (or no longer) split, or not warp rows, are
+/// skipped.
+///
+/// An item's reads go out in two round trips: its list entry, then the row's flag, job,
+/// settings and first logits together, before any of them is tested.
+///
+/// # Safety
+/// The whole warp calls it (every branch is warp-uniform); [`warp_rows_only`] holds.
+#[inline(always)]
+unsafe fn for_each_warp_item<F: FnMut(u32, &SplitRow, u32, u32, u32, RawBits)>(p: &StepParams, mut f: F) {
+    // SAFETY: list reads below the split count, flags of listed rows, jobs of positions with
+    // scratch (below `split`).
+    unsafe {
+        let (_, split) = listed(p);
+        let warps_per_block = THREADS / 32;
+        let parts = warp_item_parts(split * p.tiles, grid_dim_x() * warps_per_block);
+        let rounds = TILE_ROUNDS / parts;
+        let per_row = p.tiles * parts;
+        let items = split * per_row;
+        let mut item = block_idx_x() * warps_per_block + warp_id();
+        while item < items {
+            let (pos, within) = (item / per_row, item % per_row);
+            let (tile, part) = (within / parts, within % parts);
+            let row = listed_row(p, pos);
+            let listed = row < p.rows;
+            // A stale entry reads row 0's fields, which are not used.
+            let at = if listed { row } else { 0 };
+            let flag = flag_of(p, at);
+            let r = split_row_with(p, at, tile_job::<true>(p, pos), read_settings(p, at));
+            let first_round = part * rounds;
+            let raw = load_bits8(p, r.row.logits, r.row.vector_ok, tile * TILE_TOKENS + first_round * ROUND + lane_id() * TOKENS_PER_THREAD);
+            if listed && flag == EXACT_SPLIT && r.job.band != NONE && r.settings.bias_len == 0 {
+                f(pos, &r, tile, first_round, rounds, raw);
+            }
+            item += grid_dim_x() * warps_per_block;
+        }
+    }
+}
+
+/// Calls `f(base, x)` for the rounds `first_round .. first_round + rounds` of `tile`
+/// that start inside the vocab: `base` is this lane's first token, `x` its 8 processed values
+/// (-inf past the vocab). `first` is the first round's logits; the next round's are loaded
+/// before a round is processed.
+///
+/// # Safety
+/// The whole warp calls it; `r` is a split row without logit bias.
+#[inline(always)]
+unsafe fn for_each_warp_round<F: FnMut(u32, [f32; 8])>(
+    p: &StepParams,
+    r: &SplitRow,
+    (tile, first_round, rounds): (u32, u32, u32),
+    first: RawBits,
+    mut f: F,
+) {
+    let start = tile * TILE_TOKENS + first_round * ROUND;
+    let lane_base = start + lane_id() * TOKENS_PER_THREAD;
+    let (logits, vector_ok) = (r.row.logits, r.row.vector_ok);
+    // SAFETY: load_bits8 clips to the vocab; prologue8 reads the row's mask and counts for
+    // tokens inside it.
+    unsafe {
+        let load = |k: u32| if k < rounds { load_bits8(p, logits, vector_ok, lane_base + k * ROUND) } else { [NAN_WORD; 8] };
+        let mut now = first;
+        let mut k = 0;
+        while k < rounds && start + k * ROUND < p.vocab {
+            let next = load(k + 1);
+            let base = lane_base + k * ROUND;
+            let x = prologue8(p, &r.row, base, widen8(&now, p.dtype), false, |_| 0.0);
+            f(base, x);
+            now = next;
+            k += 1;
+        }
+    }
+}
+
+/// `exact_histogram` for warp rows: each warp bins its items' band tokens into its own sub-bins
+/// (and spare bins) in shared memory, then adds them to the tile's histogram: stored when a
+/// tile is one part, added with `red.global` when it is several (`exact_bins` leaves the
+/// histograms zero). The sums are the block path's: the two words of a bin add up over parts.
+///
+/// # Safety
+/// The whole block calls it, with `EXACT_HIST_SHARED_BYTES` of shared memory; [`warp_rows_only`]
+/// holds.
+#[inline(always)]
+unsafe fn histogram_warp_rows(p: &StepParams) {
+    let counts = WH_COUNT + warp_id() * WH_WARP_BYTES;
+    let los = counts + WARP_BINS * 4;
+    // SAFETY (whole warp, warp-uniform branches): the warp's own shared bins; global writes to
+    // the row's tile histograms (positions with scratch, tiles below `tiles`).
+    unsafe {
+        let mut b = lane_id();
+        while b < WARP_BINS {
+            st_shared_u32(smem(counts + b * 4), 0);
+            st_shared_u32(smem(los + b * 4), 0);
+            b += 32;
+        }
+        sync_warp(FULL_MASK);
+        for_each_warp_item(p, |pos, r, tile, first_round, rounds, raw| {
+            let single = rounds == TILE_ROUNDS;
+            // As in `histogram_tile`'s band mode: branch-free, a token outside the band adds to
+            // its lane's spare bin.
+            let c = r.mc - r.job.band as f32;
+            let below = c - 1.0;
+            let lane = lane_id();
+            let spare = SUB + lane;
+            for_each_warp_round(p, r, (tile, first_round, rounds), raw, |_, x| {
+                each8(|j| {
+                    let inside = x[j] > below && x[j] <= c;
+                    add_to_bin(counts, los, select_u32(inside, exact_sub_bin(x[j], c), spare), frac_weight(x[j] - c));
+                });
+            });
+            sync_warp(FULL_MASK);
+            let out = tile_bins(p, pos, tile);
+            each_n::<{ (SUB / 32) as usize }, _>(|q| {
+                let i = q as u32 * 32 + lane;
+                let packed = ld_shared_u32(smem(counts + i * 4));
+                if packed != 0 {
+                    let word = packed as u64 | (ld_shared_u32(smem(los + i * 4)) as u64) << 32;
+                    if single {
+                        out.add(i as usize).write(word);
+                    } else {
+                        red_add_global_u64(out.add(i as usize), word);
+                    }
+                    st_shared_u32(smem(counts + i * 4), 0);
+                    st_shared_u32(smem(los + i * 4), 0);
+                }
+            });
+            st_shared_u32(smem(counts + spare * 4), 0);
+            st_shared_u32(smem(los + spare * 4), 0);
+            sync_warp(FULL_MASK);
+        });
+    }
+}
+
+/// `exact_gather` for warp rows: `gather_band_tile` on each round of the warp's items (one
+/// atomic a round with keys, for the warp's run of the row's list).
+///
+/// # Safety
+/// The whole block calls it; [`warp_rows_only`] holds and `exact_bins` has chosen the rows'
+/// bins.
+#[inline(always)]
+unsafe fn gather_warp_rows(p: &StepParams) {
+    // SAFETY (whole warp): rounds of split rows in band mode whose bins are chosen.
+    unsafe {
+        for_each_warp_item(p, |pos, r, tile, first_round, rounds, raw| {
+            for_each_warp_round(p, r, (tile, first_round, rounds), raw, |base, x| gather_band_tile(p, lane_id(), pos, base, x, &r.job));
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // 1. The histogram.
 
 /// Split pass, step 1: each block takes (row, tile) items in turn and adds the tile's keys above
@@ -526,6 +719,10 @@ pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
     unsafe {
         // Most steps list no split row: a block without an item leaves before clearing 37 KiB.
         if block_idx_x() >= listed(&p).1 * p.tiles {
+            return;
+        }
+        if warp_rows_only(&p) {
+            histogram_warp_rows(&p);
             return;
         }
         clear_histogram();
@@ -955,6 +1152,14 @@ unsafe fn choose_band_bins(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
         }
         // The tile masses are written before thread 0's release below.
         sync_threads();
+        // Every read of the tile histograms is done: back to zero for the next step, since warp
+        // rows add their parts to them.
+        let histograms = tile_bins(p, pos, 0);
+        let mut i = tid;
+        while i < p.tiles * SUB {
+            histograms.add(i as usize).write(0);
+            i += THREADS;
+        }
         if tid == 0 {
             if ok {
                 let (lo, hi) = sub_bin_bounds_of_edges(lo, past);
@@ -1001,8 +1206,14 @@ pub unsafe extern "ptx-kernel" fn exact_gather(p: StepParams) {
         return;
     }
     let tid = thread_idx_x();
-    // SAFETY (whole block): the body's contract holds for the items handed out.
-    unsafe { for_each_split_tile::<false, _>(&p, |pos, row, tile, input| gather_tile(&p, tid, pos, row, tile, input)) }
+    // SAFETY (whole block): the bodies' contracts hold for the items handed out.
+    unsafe {
+        if warp_rows_only(&p) {
+            gather_warp_rows(&p);
+            return;
+        }
+        for_each_split_tile::<false, _>(&p, |pos, row, tile, input| gather_tile(&p, tid, pos, row, tile, input))
+    }
 }
 
 /// The row bands (`mc − ceil(x)`, as floats) of the tokens whose bins `exact_gather` must

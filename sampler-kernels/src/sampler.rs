@@ -302,6 +302,24 @@ pub(crate) unsafe fn process_raw8(p: &StepParams, r: &Row, tile: u32, raw: [f32;
             sync_threads();
         }
     }
+    let bias = |j: usize| {
+        // SAFETY: this thread's own slot of the bias table.
+        f32::from_bits(unsafe { ld_shared_u32(smem(SM_BIAS + (tid * TOKENS_PER_THREAD + j as u32) * 4)) })
+    };
+    // SAFETY: base..base+8 are this thread's tokens of a row of `p`.
+    unsafe { prologue8(p, r, base, raw, has_bias, bias) }
+}
+
+/// The prologue and the temperature of the 8 tokens from `base` (`base % 8 == 0`), loaded as
+/// `raw` (NaN past the vocab). `bias(j)` is token `base + j`'s bias, asked only with
+/// `has_bias`. Thread-local: [`process_raw8`] builds the bias table with the block first, and
+/// rows without bias take it directly (the split pass's warp items).
+///
+/// # Safety
+/// `r` is a row of `p`; `base` is below the vocab or the tokens are past it (then nothing is
+/// read for them).
+#[inline(always)]
+pub(crate) unsafe fn prologue8<B: Fn(usize) -> f32>(p: &StepParams, r: &Row, base: u32, raw: [f32; 8], has_bias: bool, bias: B) -> [f32; 8] {
     // A row with no bias, bitmask or penalty: two or three instructions a token, not the whole
     // prologue (the exact pass and the walks read every token of a row through here).
     // `temper_by` at the row's scale is `temper` on the prologue's values (`logit`'s tests).
@@ -330,12 +348,7 @@ pub(crate) unsafe fn process_raw8(p: &StepParams, r: &Row, tile: u32, raw: [f32;
     let mut x = [f32::NEG_INFINITY; 8];
     each8(|j| {
         let allowed = (mask_bits >> j) & 1 == 1;
-        let bias = if has_bias {
-            // SAFETY: this thread's own slot of the bias table.
-            f32::from_bits(unsafe { ld_shared_u32(smem(SM_BIAS + (tid * TOKENS_PER_THREAD + j as u32) * 4)) })
-        } else {
-            0.0
-        };
+        let bias = if has_bias { bias(j) } else { 0.0 };
         let c = counts[j];
         let y = process_untempered_with(raw[j], allowed, c != 0, c & 0x7fff_ffff, bias, &r.params, || inverse_repetition);
         x[j] = temper_by(y, scale);
@@ -722,6 +735,10 @@ unsafe fn flag_exact(p: &StepParams, row: u32, s: &RowSettings, sum: &Summary, t
         }
         let split = splittable && pos < p.exact_slots && pos < p.rows;
         (p.exact_flags as *mut u32).add(row as usize).write(if split { EXACT_SPLIT } else { EXACT_SINGLE });
+        if split && !(bounds.band != u32::MAX && s.bias_len == 0) {
+            // Not a warp row: the histogram and the gather take the step's rows a block per tile.
+            red_add_global_u32(list.add(EXACT_LIST_BLOCK_ROWS as usize), 1);
+        }
         if split {
             let z = if sum.mass_ok { sum.z } else { 0 };
             (p.exact_jobs as *mut ExactJob).add(pos as usize).write(ExactJob {

@@ -229,11 +229,11 @@ unsafe fn merge_sorted_top32(list: u64, ascending: u64) -> u64 {
 /// 16-bit values per word in words 0..4 (token `2i` in the low half of word `i`, as a 16-byte
 /// load gives them). Rounds are loaded ahead in this form and widened where they are used, so
 /// the widening is in the code once per loop instead of once per load.
-type RawBits = [u32; 8];
+pub(crate) type RawBits = [u32; 8];
 
 /// NaN read as f32, as bf16 pairs and as f16 pairs: what a token past the vocab loads as (the
 /// prologue makes any NaN -inf).
-const NAN_WORD: u32 = 0x7fff_7fff;
+pub(crate) const NAN_WORD: u32 = 0x7fff_7fff;
 
 /// [`RawBits`] of this lane's 8 tokens starting at `base` (`base % 8 == 0`); tokens past the
 /// vocab read as NaN. The same values as `sampler::load_raw8`, whose widening is [`widen8`].
@@ -242,7 +242,7 @@ const NAN_WORD: u32 = 0x7fff_7fff;
 /// `logits` is a row of `p` and `vector_ok` says whether it starts 16-byte aligned
 /// (`sampler::row_logits`).
 #[inline(always)]
-unsafe fn load_bits8(p: &StepParams, logits: u64, vector_ok: bool, base: u32) -> RawBits {
+pub(crate) unsafe fn load_bits8(p: &StepParams, logits: u64, vector_ok: bool, base: u32) -> RawBits {
     let mut w = [NAN_WORD; 8];
     if base >= p.vocab {
         return w;
@@ -292,7 +292,7 @@ unsafe fn load_bits8(p: &StepParams, logits: u64, vector_ok: bool, base: u32) ->
 
 /// The logits of [`RawBits`], widened exactly (`logit::widen_bf16`, `logit::widen_f16`).
 #[inline(always)]
-fn widen8(w: &RawBits, dtype: u32) -> [f32; 8] {
+pub(crate) fn widen8(w: &RawBits, dtype: u32) -> [f32; 8] {
     if dtype == DTYPE_F32 {
         let mut raw = [0.0f32; 8];
         each8(|j| raw[j] = f32::from_bits(w[j]));
@@ -1410,7 +1410,8 @@ unsafe fn sample_tiles_body<const GREEDY_STEP: bool>(p: &StepParams) {
     }
 }
 
-/// Clears the exact-pass list's head (the count and `exact_tail`'s queue) for this step, from
+/// Clears the exact-pass list's head (the count, `exact_tail`'s queue and the count of block
+/// rows) for this step, from
 /// block 0's thread 0. Each stage-1 kernel does: a step whose rows all need the row mass
 /// launches `sample_tiles_mass` alone, and one with none of them `sample_tiles` alone.
 ///
@@ -1424,6 +1425,7 @@ unsafe fn clear_exact_list_head(p: &StepParams) {
         unsafe {
             (p.exact_list as *mut u32).write(0);
             (p.exact_list as *mut u32).add(1).write(0);
+            (p.exact_list as *mut u32).add(EXACT_LIST_BLOCK_ROWS as usize).write(0);
         }
     }
 }

@@ -227,6 +227,72 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
     assert!(single_rows > 0, "{launch:?}: the single-block exact pass never ran");
 }
 
+/// Steps whose split rows are all in band mode without logit bias: `exact_histogram` and
+/// `exact_gather` take them a warp per tile part (one part per tile at B = 257, more at smaller
+/// batches), with penalties and bitmasks on some rows, half-width and unaligned rows (V = 50257
+/// packs rows at odd offsets) and a partial last tile. One more case adds a row with a logit
+/// bias, which sends the step's rows back to a block per tile.
+#[test]
+fn gpu_band_rows_taken_a_warp_per_tile_part_equal_reference() {
+    const TEST: &str = "gpu_band_rows_taken_a_warp_per_tile_part_equal_reference";
+    let mut rng = fresh_rng(TEST);
+    let cases = [
+        (151_936usize, 1usize, LogitsDtype::F32, false),
+        (50_257, 3, LogitsDtype::Bf16, false),
+        (128_256, sized(64, 24), LogitsDtype::F16, false),
+        (128_256, sized(257, 140), LogitsDtype::F32, false),
+        (50_257, sized(40, 12), LogitsDtype::F32, true),
+    ];
+    let (mut mismatches, mut rows_run, mut band_rows, mut block_steps) = (0usize, 0usize, 0usize, 0usize);
+    for &(vocab, batch, dtype, with_bias) in &cases {
+        let Some(device) = gpu_or_skip(TEST) else { return };
+        let mut gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+        let mut cpu = CpuReference::new(vocab, batch).expect("cpu reference");
+        for id in 0..batch {
+            let t = 0.8 + unit(&mut rng) as f32 * 0.5;
+            let params = SamplingParams::random(t, rng.next_u64()).with_top_p(0.8 + 0.19 * unit(&mut rng) as f32);
+            let params = if below(&mut rng, 3) == 0 { params.with_penalties(1.1, 0.2, 0.1) } else { params };
+            let params = if with_bias && id == batch / 2 { params.with_logit_bias(vec![(7, 0.5), (vocab as u32 - 1, -1.0)]) } else { params };
+            let prompt = prompt(&mut rng, vocab);
+            gpu.add_request(id as u64, params.clone(), &prompt).expect("gpu add");
+            cpu.add_request(id as u64, params, &prompt).expect("cpu add");
+        }
+        for step in 0..sized(2, 1) {
+            let values: Vec<f32> = (0..batch).flat_map(|_| logit_row(&mut rng, RowShape::Flat, vocab)).collect();
+            let logits = TypedRows::new(dtype, values);
+            let masks = random_masks(&mut rng, batch, vocab);
+            let b = Batch { logits: logits.host(batch, vocab, vocab), rows: rows_with_masks(&masks) };
+            let g = gpu.sample(&b).expect("gpu sample");
+            let c = cpu.sample(&b).expect("cpu sample");
+            for (i, (g, c)) in g.iter().zip(&c).enumerate() {
+                if let Some(diff) = compare(g, c) {
+                    mismatches += 1;
+                    eprintln!("V={vocab} B={batch} {dtype:?} step {step} row {i}: {diff}");
+                }
+            }
+            let (split, _) = gpu.exact_paths_last_step().expect("flags");
+            let band = gpu.exact_band_rows_last_step().expect("jobs");
+            let block = gpu.exact_block_rows_last_step().expect("list");
+            eprintln!("V={vocab} B={batch} {dtype:?} step {step}: {split} rows split, {band} in band mode, {block} block rows");
+            // Every split row is a top-p row without min-p or top-k: band mode, a warp row
+            // unless it has a bias.
+            assert_eq!(band, split, "V={vocab} B={batch}: a split row not in band mode");
+            if with_bias {
+                assert!(block <= 1, "V={vocab} B={batch}: {block} block rows, only the biased row may be one");
+                block_steps += block as usize;
+            } else {
+                assert_eq!(block, 0, "V={vocab} B={batch}: block rows in a step of warp rows");
+            }
+            rows_run += batch;
+            band_rows += band;
+        }
+    }
+    assert_eq!(mismatches, 0);
+    // Flat rows at these top-p values pass the tile lists: most rows reach the split pass.
+    assert!(band_rows * 2 > rows_run, "only {band_rows} of {rows_run} rows took the split pass in band mode");
+    assert!(block_steps > 0, "the biased row never sent a step's rows to a block per tile");
+}
+
 #[test]
 fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
     const TEST: &str = "gpu_strided_device_logits_and_graph_replay_equal_reference";

@@ -29,8 +29,14 @@ use std::process::Command;
 /// is measured for `exact_finish_two_per_sm` alone (session 28, flat top-p 0.95 at B = 256:
 /// local loads and stores are 3.7% of its instructions and 6.2% of its stall samples).
 ///
+/// `exact_histogram` and `exact_gather` (session 28) spill a few words of per-item set-up:
+/// their warp-row path and their block path share one kernel's 64 registers (each alone fits);
+/// the loads are once per item, not per token (read in the SASS).
+///
 /// A kernel that spills more fails the check; shrinking these is open work.
 const SPILL_ALLOWANCE: &[(&str, u32)] = &[
+    ("exact_histogram", 16),
+    ("exact_gather", 40),
     ("verify_rows", 1712),
     ("verify_draws", 424),
     ("sample_rows_two_per_sm", 298),
