@@ -28,7 +28,7 @@ use sampler_kernels::abi::{
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, EXACT_SUB_BINS, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
-    TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_split, EXACT_LIST_BLOCK_ROWS, EXACT_LIST_HEAD,
+    TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_split, warp_row_parts, EXACT_LIST_BLOCK_ROWS, EXACT_LIST_HEAD,
 };
 use sampler_kernels::decide::{needs_row_mass, stage2_always_decides, stage2_seldom_lists};
 use sampler_kernels::logit::bitmask_words;
@@ -1131,16 +1131,23 @@ impl GpuSampler {
         Ok((0..listed).filter(|&pos| split(pos) && band_mode(pos)).count())
     }
 
-    /// How many of the last step's split rows were not warp rows (band mode without logit
-    /// bias): 0 when `exact_histogram` and `exact_gather` took its rows a warp per tile part,
-    /// and any other count when they took them a block per tile. Synchronous; for tests.
-    pub fn exact_block_rows_last_step(&self) -> Result<u32> {
+    /// How `exact_histogram` and `exact_gather` took the last step's split rows: how many of
+    /// them were not warp rows (band mode without logit bias), and the parts a tile was cut
+    /// into for warp items (`abi::warp_row_parts` on the step's split rows and the grid those
+    /// kernels had), `None` when they took the rows a block per tile. Synchronous; for tests.
+    pub fn exact_warp_parts_last_step(&self) -> Result<(u32, Option<u32>)> {
         let head = self
             .gpu
             .stream()
             .clone_dtoh(&self.exact_list.slice(0..EXACT_LIST_HEAD as usize))
             .map_err(cuda_err("reading the exact-pass list"))?;
-        Ok(head.get(EXACT_LIST_BLOCK_ROWS as usize).copied().unwrap_or(0))
+        let rows = self.uploaded.len() as u32;
+        let split = head.first().copied().unwrap_or(0).min(rows).min(self.exact_slots);
+        let block_rows = head.get(EXACT_LIST_BLOCK_ROWS as usize).copied().unwrap_or(0);
+        // The grid `enqueue` gives both kernels, in warps.
+        let warps = self.exact_blocks.min(rows * self.tiles) * (SAMPLER_THREADS / 32);
+        let parts = if block_rows == 0 { warp_row_parts(split * self.tiles, warps) } else { None };
+        Ok((block_rows, parts))
     }
 
     fn stage_host_logits(&mut self, batch: &Batch<'_>) -> Result<DeviceLogits<'static>> {

@@ -224,7 +224,8 @@ pub const EXACT_SPLIT: u32 = 2;
 pub const EXACT_LIST_HEAD: u32 = 3;
 /// The word of `StepParams::exact_list` that counts the split rows that are not *warp rows*
 /// (band mode without logit bias). While it is 0, `exact_histogram` and `exact_gather` take
-/// each row a warp per tile part instead of a block per tile.
+/// the rows a warp per tile part instead of a block per tile, when the step has enough tiles
+/// ([`warp_row_parts`]).
 pub const EXACT_LIST_BLOCK_ROWS: u32 = 2;
 /// Histogram bins per mass band (1/128 nat wide): a bin of a flat 262144-token row holds
 /// about 1,700 tokens, so the boundary bins fit `EXACT_GATHER_KEYS`.
@@ -335,6 +336,25 @@ pub const fn overlap_stage1(rows: u32, items: u32, split: u32, resident: u32) ->
 /// every row fits one wave anyway.
 pub const fn rows_two_per_sm(rows: u32, sms: u32) -> bool {
     rows > sms
+}
+
+/// How `exact_histogram` and `exact_gather` take a step whose split rows are all warp rows
+/// (`EXACT_LIST_BLOCK_ROWS` is 0), for `split_tiles` tiles of split rows and `warps` warps in
+/// their launch: `Some(parts)` cuts each tile into `parts` (1, 2 or 4) warp items, the fewest
+/// that give about every warp one (seven eighths of them: at V = 128256, 64 rows are 2048
+/// tiles for the H200's 4224 warps, which two parts fill); `None`, with fewer than a quarter as
+/// many tiles as warps, takes them a block per tile. Cut finer, a tile's many parts waited on
+/// each other's atomics (the tile's bins, the row's gathered count): B = 1 measured 1.09×
+/// slower with 8 parts (session 28).
+pub const fn warp_row_parts(split_tiles: u32, warps: u32) -> Option<u32> {
+    if (split_tiles as u64) * 4 < warps as u64 {
+        return None;
+    }
+    let mut parts = 1u32;
+    while parts < 4 && (split_tiles as u64) * (parts as u64) * 8 < (warps as u64) * 7 {
+        parts *= 2;
+    }
+    Some(parts)
 }
 
 /// Item `(position, tile)` of a split exact-pass kernel moved on by a grid of `grid` blocks
@@ -671,6 +691,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `warp_row_parts` on the H200's grid (264 blocks of 16 warps): a block per tile for small
+    /// steps, then 4, 2 and 1 parts as the tiles grow, never fewer items than 7/8 of the warps
+    /// but at the cap of 4 parts.
+    #[test]
+    fn warp_row_parts_fill_the_grid_in_few_parts() {
+        let warps = 264 * 16;
+        assert_eq!(warp_row_parts(32, 32 * 16), None); // B = 1, V = 128256: 32 blocks
+        assert_eq!(warp_row_parts(256, warps), None); // B = 8
+        assert_eq!(warp_row_parts(100 * 13, warps), Some(4)); // B = 100, V = 50257
+        assert_eq!(warp_row_parts(64 * 32, warps), Some(2)); // B = 64, V = 128256
+        assert_eq!(warp_row_parts(64 * 38, warps), Some(2)); // B = 64, V = 151936
+        assert_eq!(warp_row_parts(256 * 32, warps), Some(1)); // B = 256
+        let mut last = 4;
+        for tiles in warps / 4..4 * warps {
+            let parts = warp_row_parts(tiles, warps).unwrap_or(0);
+            assert!(matches!(parts, 1 | 2 | 4), "tiles {tiles}: {parts}");
+            assert!(parts <= last, "not monotone at {tiles} tiles");
+            last = parts;
+            assert!(parts == 4 || tiles * parts * 8 >= warps * 7, "tiles {tiles}: {parts} parts leave warps idle");
+            assert!(parts == 1 || tiles * (parts / 2) * 8 < warps * 7, "tiles {tiles}: {parts} parts where fewer fill the grid");
+        }
+        assert_eq!(warp_row_parts(u32::MAX, warps), Some(1));
+        assert_eq!(warp_row_parts(0, 0), Some(1));
     }
 
     /// `scan_split` keeps every warp resident, splits as far as that allows, and gives one

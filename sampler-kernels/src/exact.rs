@@ -99,11 +99,10 @@ const G_STAGE: u32 = SM_SORT;
 const G_STAGE_WARP_BYTES: u32 = 32 * 4 * 8;
 const _: () = assert!(G_STAGE + (THREADS / 32) * G_STAGE_WARP_BYTES <= SAMPLER_SHARED_BYTES);
 
-// Warp rows (`EXACT_LIST_BLOCK_ROWS` is 0): `exact_histogram`'s per-warp sub-bins and spare
-// bins, two words each as in the block histogram.
-const WARP_BINS: u32 = SUB + 32;
+// Warp rows (`EXACT_LIST_BLOCK_ROWS` is 0): `exact_histogram`'s per-warp sub-bins, two words
+// each as in the block histogram.
 const WH_COUNT: u32 = SM_SORT;
-const WH_WARP_BYTES: u32 = WARP_BINS * 8;
+const WH_WARP_BYTES: u32 = SUB * 8;
 const _: () = assert!(WH_COUNT + (THREADS / 32) * WH_WARP_BYTES <= EXACT_HIST_SHARED_BYTES);
 /// Rounds of a tile for a warp: 32 lanes of 8 tokens each.
 const ROUND: u32 = 32 * TOKENS_PER_THREAD;
@@ -520,51 +519,43 @@ fn prefetch_tile(p: &StepParams, row: u32, tile: u32) {
 // ---------------------------------------------------------------------------------------------
 // Warp rows: band mode without logit bias, a warp per tile part.
 
-/// Are all of the step's split rows warp rows (band mode, no logit bias)? Then
-/// `exact_histogram` and `exact_gather` take them a warp per tile part: a block item of one
-/// tile gave each thread 8 tokens between two barriers and the item's reads, and left the
-/// loads idle at every barrier (86 µs for the histogram of 256 flat rows, V = 128256, under
-/// Nsight, session 28, against about 34 µs to read them). A step with any other split row takes
-/// every row a block per tile, as before.
+/// How `exact_histogram` and `exact_gather` take the step's split rows: the split count, and
+/// `Some(parts)` when they are all *warp rows* (band mode, no logit bias) and
+/// `abi::warp_row_parts` cuts their tiles for the launch's warps. A block item of one tile gave
+/// each thread 8 tokens between two barriers and the item's reads, and left the loads idle at
+/// every barrier; a warp item streams its rounds with the next one loading.
 ///
 /// # Safety
 /// `p` describes the step's buffers; stage 2 has run.
 #[inline(always)]
-unsafe fn warp_rows_only(p: &StepParams) -> bool {
-    // SAFETY: a head word of the list, written by stage 1 and stage 2 (earlier kernels).
-    unsafe { (p.exact_list as *const u32).add(EXACT_LIST_BLOCK_ROWS as usize).read() == 0 }
-}
-
-/// Parts a tile is cut into for warp items: the fewest (1, 2, 4, 8 or 16) that give at least
-/// half of the launch's warps an item, so that a small batch still spreads over the grid.
-#[inline(always)]
-fn warp_item_parts(tiles: u32, warps: u32) -> u32 {
-    let mut parts = 1;
-    while parts < TILE_ROUNDS && tiles * parts * 2 < warps {
-        parts *= 2;
+unsafe fn warp_row_parts(p: &StepParams) -> (u32, Option<u32>) {
+    // SAFETY: head words of the list, written by stage 1 and stage 2 (earlier kernels); both
+    // loads go out before either is used.
+    let (block_rows, (_, split)) = unsafe { ((p.exact_list as *const u32).add(EXACT_LIST_BLOCK_ROWS as usize).read(), listed(p)) };
+    if block_rows != 0 {
+        return (split, None);
     }
-    parts
+    (split, crate::abi::warp_row_parts(split * p.tiles, grid_dim_x() * (THREADS / 32)))
 }
 
-/// Calls `f(position, row, tile, first_round, rounds, raw)` for this warp's items: the split
-/// rows' tiles cut into [`warp_item_parts`] parts of whole rounds, items taken by the grid's
-/// warps in turn, so the parts of a tile go to neighbouring warps; `raw` is the lane's part of
-/// the item's first round. Rows that are not (or no longer) split, or not warp rows, are
-/// skipped.
+/// Calls `f(position, row, tile, first_round, rounds, raw)` for this warp's items: the `split`
+/// rows' tiles cut into `parts` parts of whole rounds ([`warp_row_parts`]), items taken by the
+/// grid's warps in turn, so the parts of a tile go to neighbouring warps; `raw` is the lane's
+/// part of the item's first round. Rows that are not (or no longer) split, or not warp rows,
+/// are skipped.
 ///
 /// An item's reads go out in two round trips: its list entry, then the row's flag, job,
 /// settings and first logits together, before any of them is tested.
 ///
 /// # Safety
-/// The whole warp calls it (every branch is warp-uniform); [`warp_rows_only`] holds.
+/// The whole warp calls it (every branch is warp-uniform); `(split, Some(parts))` is
+/// [`warp_row_parts`].
 #[inline(always)]
-unsafe fn for_each_warp_item<F: FnMut(u32, &SplitRow, u32, u32, u32, RawBits)>(p: &StepParams, mut f: F) {
+unsafe fn for_each_warp_item<F: FnMut(u32, &SplitRow, u32, u32, u32, RawBits)>(p: &StepParams, split: u32, parts: u32, mut f: F) {
     // SAFETY: list reads below the split count, flags of listed rows, jobs of positions with
     // scratch (below `split`).
     unsafe {
-        let (_, split) = listed(p);
         let warps_per_block = THREADS / 32;
-        let parts = warp_item_parts(split * p.tiles, grid_dim_x() * warps_per_block);
         let rounds = TILE_ROUNDS / parts;
         let per_row = p.tiles * parts;
         let items = split * per_row;
@@ -591,7 +582,8 @@ unsafe fn for_each_warp_item<F: FnMut(u32, &SplitRow, u32, u32, u32, RawBits)>(p
 /// Calls `f(base, x)` for the rounds `first_round .. first_round + rounds` of `tile`
 /// that start inside the vocab: `base` is this lane's first token, `x` its 8 processed values
 /// (-inf past the vocab). `first` is the first round's logits; the next round's are loaded
-/// before a round is processed.
+/// before a round is processed, and the one after is asked of L2 (no register: 64 registers
+/// did not hold a second round ahead without spills).
 ///
 /// # Safety
 /// The whole warp calls it; `r` is a split row without logit bias.
@@ -610,9 +602,14 @@ unsafe fn for_each_warp_round<F: FnMut(u32, [f32; 8])>(
     // tokens inside it.
     unsafe {
         let load = |k: u32| if k < rounds { load_bits8(p, logits, vector_ok, lane_base + k * ROUND) } else { [NAN_WORD; 8] };
+        let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
         let mut now = first;
         let mut k = 0;
         while k < rounds && start + k * ROUND < p.vocab {
+            let later = lane_base + (k + 2) * ROUND;
+            if k + 2 < rounds && later < p.vocab {
+                prefetch_global_l2((logits + later as u64 * element) as *const u8);
+            }
             let next = load(k + 1);
             let base = lane_base + k * ROUND;
             let x = prologue8(p, &r.row, base, widen8(&now, p.dtype), false, |_| 0.0);
@@ -624,49 +621,47 @@ unsafe fn for_each_warp_round<F: FnMut(u32, [f32; 8])>(
 }
 
 /// `exact_histogram` for warp rows: each warp bins its items' band tokens into its own sub-bins
-/// (and spare bins) in shared memory, then adds them to the tile's histogram: stored when a
-/// tile is one part, added with `red.global` when it is several (`exact_bins` leaves the
-/// histograms zero). The sums are the block path's: the two words of a bin add up over parts.
+/// in shared memory (a token outside the band adds nothing: the adds are predicated, so the
+/// loop has no branch), then adds them to the tile's histogram: stored when a tile is one part,
+/// added with `red.global` when it is several (`exact_bins` leaves the histograms zero). The sums
+/// are the block path's: the two words of a bin add up over parts.
 ///
 /// # Safety
-/// The whole block calls it, with `EXACT_HIST_SHARED_BYTES` of shared memory; [`warp_rows_only`]
-/// holds.
+/// The whole block calls it, with `EXACT_HIST_SHARED_BYTES` of shared memory; `(split,
+/// Some(parts))` is [`warp_row_parts`].
 #[inline(always)]
-unsafe fn histogram_warp_rows(p: &StepParams) {
+unsafe fn histogram_warp_rows(p: &StepParams, split: u32, parts: u32) {
     let counts = WH_COUNT + warp_id() * WH_WARP_BYTES;
-    let los = counts + WARP_BINS * 4;
+    let los = counts + SUB * 4;
     // SAFETY (whole warp, warp-uniform branches): the warp's own shared bins; global writes to
     // the row's tile histograms (positions with scratch, tiles below `tiles`).
     unsafe {
-        let mut b = lane_id();
-        while b < WARP_BINS {
-            st_shared_u32(smem(counts + b * 4), 0);
-            st_shared_u32(smem(los + b * 4), 0);
-            b += 32;
-        }
+        each_n::<{ (SUB / 32) as usize }, _>(|q| {
+            let i = q as u32 * 32 + lane_id();
+            st_shared_u32(smem(counts + i * 4), 0);
+            st_shared_u32(smem(los + i * 4), 0);
+        });
         sync_warp(FULL_MASK);
-        for_each_warp_item(p, |pos, r, tile, first_round, rounds, raw| {
-            let single = rounds == TILE_ROUNDS;
-            // As in `histogram_tile`'s band mode: branch-free, a token outside the band adds to
-            // its lane's spare bin.
+        for_each_warp_item(p, split, parts, |pos, r, tile, first_round, rounds, raw| {
             let c = r.mc - r.job.band as f32;
             let below = c - 1.0;
-            let lane = lane_id();
-            let spare = SUB + lane;
             for_each_warp_round(p, r, (tile, first_round, rounds), raw, |_, x| {
                 each8(|j| {
                     let inside = x[j] > below && x[j] <= c;
-                    add_to_bin(counts, los, select_u32(inside, exact_sub_bin(x[j], c), spare), frac_weight(x[j] - c));
+                    let bin = select_u32(inside, exact_sub_bin(x[j], c), 0);
+                    let frac = frac_weight(x[j] - c);
+                    red_add_shared_u32_if(inside, smem(counts + bin * 4), 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS));
+                    red_add_shared_u32_if(inside, smem(los + bin * 4), frac & ((1 << H_LO_BITS) - 1));
                 });
             });
             sync_warp(FULL_MASK);
             let out = tile_bins(p, pos, tile);
             each_n::<{ (SUB / 32) as usize }, _>(|q| {
-                let i = q as u32 * 32 + lane;
+                let i = q as u32 * 32 + lane_id();
                 let packed = ld_shared_u32(smem(counts + i * 4));
                 if packed != 0 {
                     let word = packed as u64 | (ld_shared_u32(smem(los + i * 4)) as u64) << 32;
-                    if single {
+                    if parts == 1 {
                         out.add(i as usize).write(word);
                     } else {
                         red_add_global_u64(out.add(i as usize), word);
@@ -675,8 +670,6 @@ unsafe fn histogram_warp_rows(p: &StepParams) {
                     st_shared_u32(smem(los + i * 4), 0);
                 }
             });
-            st_shared_u32(smem(counts + spare * 4), 0);
-            st_shared_u32(smem(los + spare * 4), 0);
             sync_warp(FULL_MASK);
         });
     }
@@ -686,13 +679,13 @@ unsafe fn histogram_warp_rows(p: &StepParams) {
 /// atomic a round with keys, for the warp's run of the row's list).
 ///
 /// # Safety
-/// The whole block calls it; [`warp_rows_only`] holds and `exact_bins` has chosen the rows'
-/// bins.
+/// The whole block calls it; `(split, Some(parts))` is [`warp_row_parts`] and `exact_bins` has
+/// chosen the rows' bins.
 #[inline(always)]
-unsafe fn gather_warp_rows(p: &StepParams) {
+unsafe fn gather_warp_rows(p: &StepParams, split: u32, parts: u32) {
     // SAFETY (whole warp): rounds of split rows in band mode whose bins are chosen.
     unsafe {
-        for_each_warp_item(p, |pos, r, tile, first_round, rounds, raw| {
+        for_each_warp_item(p, split, parts, |pos, r, tile, first_round, rounds, raw| {
             for_each_warp_round(p, r, (tile, first_round, rounds), raw, |base, x| gather_band_tile(p, lane_id(), pos, base, x, &r.job));
         });
     }
@@ -718,11 +711,12 @@ pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
     // items `for_each_split_tile` hands out.
     unsafe {
         // Most steps list no split row: a block without an item leaves before clearing 37 KiB.
-        if block_idx_x() >= listed(&p).1 * p.tiles {
+        let (split, warp_parts) = warp_row_parts(&p);
+        if block_idx_x() >= split * p.tiles {
             return;
         }
-        if warp_rows_only(&p) {
-            histogram_warp_rows(&p);
+        if let Some(parts) = warp_parts {
+            histogram_warp_rows(&p, split, parts);
             return;
         }
         clear_histogram();
@@ -1208,8 +1202,8 @@ pub unsafe extern "ptx-kernel" fn exact_gather(p: StepParams) {
     let tid = thread_idx_x();
     // SAFETY (whole block): the bodies' contracts hold for the items handed out.
     unsafe {
-        if warp_rows_only(&p) {
-            gather_warp_rows(&p);
+        if let (split, Some(parts)) = warp_row_parts(&p) {
+            gather_warp_rows(&p, split, parts);
             return;
         }
         for_each_split_tile::<false, _>(&p, |pos, row, tile, input| gather_tile(&p, tid, pos, row, tile, input))

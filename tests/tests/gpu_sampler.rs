@@ -227,11 +227,12 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
     assert!(single_rows > 0, "{launch:?}: the single-block exact pass never ran");
 }
 
-/// Steps whose split rows are all in band mode without logit bias: `exact_histogram` and
-/// `exact_gather` take them a warp per tile part (one part per tile at B = 257, more at smaller
-/// batches), with penalties and bitmasks on some rows, half-width and unaligned rows (V = 50257
-/// packs rows at odd offsets) and a partial last tile. One more case adds a row with a logit
-/// bias, which sends the step's rows back to a block per tile.
+/// Steps whose split rows are all in band mode without logit bias ("warp rows"):
+/// `exact_histogram` and `exact_gather` take them a warp per tile part once the step has enough
+/// tiles (`abi::warp_row_parts`: 1, 2 and 4 parts here, and a block per tile at B = 1 and 3),
+/// with penalties and bitmasks on some rows, half-width and unaligned rows (V = 50257 packs
+/// rows at odd offsets) and a partial last tile. One more case adds a row with a logit bias,
+/// which sends the step's rows back to a block per tile.
 #[test]
 fn gpu_band_rows_taken_a_warp_per_tile_part_equal_reference() {
     const TEST: &str = "gpu_band_rows_taken_a_warp_per_tile_part_equal_reference";
@@ -239,11 +240,13 @@ fn gpu_band_rows_taken_a_warp_per_tile_part_equal_reference() {
     let cases = [
         (151_936usize, 1usize, LogitsDtype::F32, false),
         (50_257, 3, LogitsDtype::Bf16, false),
-        (128_256, sized(64, 24), LogitsDtype::F16, false),
+        (128_256, 64, LogitsDtype::F16, false),
+        (50_257, 120, LogitsDtype::Bf16, false),
         (128_256, sized(257, 140), LogitsDtype::F32, false),
         (50_257, sized(40, 12), LogitsDtype::F32, true),
     ];
     let (mut mismatches, mut rows_run, mut band_rows, mut block_steps) = (0usize, 0usize, 0usize, 0usize);
+    let mut parts_seen = Vec::new();
     for &(vocab, batch, dtype, with_bias) in &cases {
         let Some(device) = gpu_or_skip(TEST) else { return };
         let mut gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
@@ -272,8 +275,8 @@ fn gpu_band_rows_taken_a_warp_per_tile_part_equal_reference() {
             }
             let (split, _) = gpu.exact_paths_last_step().expect("flags");
             let band = gpu.exact_band_rows_last_step().expect("jobs");
-            let block = gpu.exact_block_rows_last_step().expect("list");
-            eprintln!("V={vocab} B={batch} {dtype:?} step {step}: {split} rows split, {band} in band mode, {block} block rows");
+            let (block, parts) = gpu.exact_warp_parts_last_step().expect("list");
+            eprintln!("V={vocab} B={batch} {dtype:?} step {step}: {split} rows split, {band} in band mode, {block} block rows, parts {parts:?}");
             // Every split row is a top-p row without min-p or top-k: band mode, a warp row
             // unless it has a bias.
             assert_eq!(band, split, "V={vocab} B={batch}: a split row not in band mode");
@@ -283,6 +286,7 @@ fn gpu_band_rows_taken_a_warp_per_tile_part_equal_reference() {
             } else {
                 assert_eq!(block, 0, "V={vocab} B={batch}: block rows in a step of warp rows");
             }
+            parts_seen.push(parts);
             rows_run += batch;
             band_rows += band;
         }
@@ -291,6 +295,9 @@ fn gpu_band_rows_taken_a_warp_per_tile_part_equal_reference() {
     // Flat rows at these top-p values pass the tile lists: most rows reach the split pass.
     assert!(band_rows * 2 > rows_run, "only {band_rows} of {rows_run} rows took the split pass in band mode");
     assert!(block_steps > 0, "the biased row never sent a step's rows to a block per tile");
+    for want in [None, Some(1), Some(2), Some(4)] {
+        assert!(parts_seen.contains(&want), "no step took the tiles as {want:?} (saw {parts_seen:?})");
+    }
 }
 
 #[test]

