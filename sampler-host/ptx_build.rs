@@ -19,7 +19,7 @@ use std::process::Command;
 /// measured slower in session 7); `topk_chunks` streams the logits with two 512-thread blocks
 /// per SM (64); `verify_rows` must fit one 512-thread block (128); `sample_rows_two_per_sm` and
 /// `sample_rows_quiet_two_per_sm` two (64),
-/// `exact_gather` two (64), and `exact_finish_two_per_sm` two (64). The
+/// `exact_gather` two (64), and `exact_bins_two_per_sm` and `exact_finish_two_per_sm` two (64). The
 /// PTX check then proves ptxas met each budget without spilling, or within the allowance it
 /// lists with its reason.
 pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
@@ -42,6 +42,8 @@ pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
     ("sample_rows_quiet_two_per_sm", ".maxntid 512, 1, 1\n.minnctapersm 2"),
     ("exact_histogram", ".maxntid 512, 1, 1"),
     ("exact_bins", ".maxntid 512, 1, 1"),
+    // Two per SM for batches of more rows than SMs, as the finish (session 28).
+    ("exact_bins_two_per_sm", ".maxntid 512, 1, 1\n.minnctapersm 2"),
     // Two per SM (64 registers), as it always ran: with band mode's body, ptxas alone chose 64
     // and spilled, or 88 (one block per SM).
     ("exact_gather", ".maxntid 512, 1, 1\n.minnctapersm 2"),

@@ -382,6 +382,8 @@ pub struct GpuSampler {
     sm_count: u32,
     exact_histogram: CudaFunction,
     exact_bins: CudaFunction,
+    /// The same body two per SM, for batches of more rows than SMs (`abi::rows_two_per_sm`).
+    exact_bins_two_per_sm: CudaFunction,
     exact_gather: CudaFunction,
     exact_finish: CudaFunction,
     /// The same body two per SM, for batches of more rows than SMs (`abi::rows_two_per_sm`).
@@ -514,6 +516,7 @@ impl GpuSampler {
             sm_count,
             exact_histogram,
             exact_bins: gpu.function("exact_bins")?,
+            exact_bins_two_per_sm: gpu.function("exact_bins_two_per_sm")?,
             exact_gather: gpu.function("exact_gather")?,
             exact_finish: gpu.function("exact_finish")?,
             exact_finish_two_per_sm: gpu.function("exact_finish_two_per_sm")?,
@@ -846,6 +849,7 @@ impl GpuSampler {
         };
         let split_rows = (rows as u32).min(self.exact_slots);
         let two_per_sm = rows_two_per_sm(rows as u32, self.sm_count);
+        let exact_bins = if two_per_sm { &self.exact_bins_two_per_sm } else { &self.exact_bins };
         let (stage_rows, exact_finish) = match (exact, two_per_sm) {
             (StepExactPass::InStageTwo, true) => (&self.stage_rows_quiet_two_per_sm, &self.exact_finish_two_per_sm),
             (StepExactPass::InStageTwo, false) => (&self.stage_rows_quiet, &self.exact_finish),
@@ -870,7 +874,7 @@ impl GpuSampler {
         let exact_pass_one = [(&self.exact_tail, tail_cfg, "launching exact_tail")];
         let exact_pass_four = [
             (&self.exact_histogram, exact_cfg(EXACT_HIST_SHARED_BYTES, warps), "launching exact_histogram"),
-            (&self.exact_bins, exact_cfg(SAMPLER_SHARED_BYTES, split_rows), "launching exact_bins"),
+            (exact_bins, exact_cfg(SAMPLER_SHARED_BYTES, split_rows), "launching exact_bins"),
             (&self.exact_gather, exact_cfg(SAMPLER_SHARED_BYTES, warps), "launching exact_gather"),
             // Split rows and the single-block pass's rows, which may be any listed row.
             (exact_finish, exact_cfg(SAMPLER_SHARED_BYTES, rows as u32), "launching exact_finish"),

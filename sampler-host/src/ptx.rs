@@ -37,6 +37,7 @@ pub const ENTRY_POINTS: &[&str] =
         "sample_rows_quiet_two_per_sm",
         "exact_histogram",
         "exact_bins",
+        "exact_bins_two_per_sm",
         "exact_gather",
         "exact_finish",
         "exact_finish_two_per_sm",

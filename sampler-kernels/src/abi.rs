@@ -330,7 +330,7 @@ pub const fn overlap_stage1(rows: u32, items: u32, split: u32, resident: u32) ->
 }
 /// Whether stage 2 runs as `sample_rows_two_per_sm` (two 512-thread blocks per SM, 64
 /// registers) rather than `sample_rows` (one per SM) for `rows` rows on `sms` SMs, and the
-/// exact pass's finish as `exact_finish_two_per_sm` rather than `exact_finish`: when one block
+/// exact pass's `exact_bins` and finish as their `_two_per_sm` builds: when one block
 /// per SM leaves rows for a second wave. On the H200 the two-per-SM stage 2 measured 1.09–1.11×
 /// faster for top-k + top-p at B = 256 and 1024, and 4% slower at B = 1 and 2% at B = 64, where
 /// every row fits one wave anyway.

@@ -826,6 +826,31 @@ unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: T
 /// memory, after `exact_histogram` of the same step on the same stream.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn exact_bins(p: StepParams) {
+    // SAFETY: forwarded.
+    unsafe { exact_bins_body(&p) }
+}
+
+/// [`exact_bins`] built for two 512-thread blocks per SM (64 registers; it spills, within the
+/// PTX check's allowance): the host launches it for batches of more rows than SMs
+/// (`abi::rows_two_per_sm`), whose rows one block per SM (127 registers) chose in two waves
+/// (flat top-p 0.95, B = 256: 19.9 µs under Nsight, session 28). A row's choice is a latency
+/// chain on one block, as the finish's is, which the same split sped up in session 23.
+///
+/// # Safety
+/// As for [`exact_bins`].
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn exact_bins_two_per_sm(p: StepParams) {
+    // SAFETY: forwarded.
+    unsafe { exact_bins_body(&p) }
+}
+
+/// The body of both entry points above.
+///
+/// # Safety
+/// As for [`exact_bins`].
+#[inline(always)]
+unsafe fn exact_bins_body(p: &StepParams) {
+    let p = *p;
     // SAFETY: a wait, no access; everything below follows it.
     unsafe { follow_previous_kernel() };
     if block_dim_x() != THREADS {

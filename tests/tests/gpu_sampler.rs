@@ -163,7 +163,7 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
     let mut rng = fresh_rng(&format!("{test} {launch:?}"));
     let (mut split_rows, mut band_rows, mut single_rows, mut mismatches) = (0usize, 0usize, 0usize, 0usize);
     // More rows than the H200's 132 SMs in the last case: the host then launches the two-per-SM
-    // builds of stage 2 and of the finish.
+    // builds of stage 2, `exact_bins` and the finish.
     let cases = [
         (151_936usize, sized(48usize, 12), LogitsDtype::F32),
         (50_257, sized(21, 7), LogitsDtype::Bf16),
