@@ -41,12 +41,14 @@ pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
     ("sample_rows_quiet", ".maxntid 512, 1, 1"),
     ("sample_rows_quiet_two_per_sm", ".maxntid 512, 1, 1\n.minnctapersm 2"),
     ("exact_histogram", ".maxntid 512, 1, 1"),
+    ("exact_histogram_runs", ".maxntid 512, 1, 1"),
     ("exact_bins", ".maxntid 512, 1, 1"),
     // Two per SM for batches of more rows than SMs, as the finish (session 28).
     ("exact_bins_two_per_sm", ".maxntid 512, 1, 1\n.minnctapersm 2"),
     // Two per SM (64 registers), as it always ran: with band mode's body, ptxas alone chose 64
     // and spilled, or 88 (one block per SM).
     ("exact_gather", ".maxntid 512, 1, 1\n.minnctapersm 2"),
+    ("exact_gather_runs", ".maxntid 512, 1, 1\n.minnctapersm 2"),
     ("exact_finish", ".maxntid 512, 1, 1"),
     // Two per SM for batches of more rows than SMs: 64 registers. Session 23 read "no spills";
     // the PTX check misread ptxas then, and it spills (`SPILL_ALLOWANCE`, session 27).

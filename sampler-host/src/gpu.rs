@@ -28,7 +28,7 @@ use sampler_kernels::abi::{
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, EXACT_SUB_BINS, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
-    TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_split, warp_row_parts, EXACT_LIST_BLOCK_ROWS, EXACT_LIST_HEAD,
+    TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_split, warp_row_run, EXACT_LIST_BLOCK_ROWS, EXACT_LIST_HEAD,
 };
 use sampler_kernels::decide::{needs_row_mass, stage2_always_decides, stage2_seldom_lists};
 use sampler_kernels::logit::bitmask_words;
@@ -381,6 +381,10 @@ pub struct GpuSampler {
     /// SMs of the device (`abi::rows_two_per_sm`).
     sm_count: u32,
     exact_histogram: CudaFunction,
+    /// `exact_histogram` and `exact_gather` with the warp-row path, for steps of enough rows to
+    /// take it (`GpuSampler::takes_warp_runs`).
+    exact_histogram_runs: CudaFunction,
+    exact_gather_runs: CudaFunction,
     exact_bins: CudaFunction,
     /// The same body two per SM, for batches of more rows than SMs (`abi::rows_two_per_sm`).
     exact_bins_two_per_sm: CudaFunction,
@@ -492,6 +496,7 @@ impl GpuSampler {
         let stage_tiles_mass = function_with_shared(&gpu, "sample_tiles_mass", MASS_SCAN_SHARED_BYTES)?;
         // Its bin table too.
         let exact_histogram = function_with_shared(&gpu, "exact_histogram", EXACT_HIST_SHARED_BYTES)?;
+        let exact_histogram_runs = function_with_shared(&gpu, "exact_histogram_runs", EXACT_HIST_SHARED_BYTES)?;
         let exact_tail = function_with_shared(&gpu, "exact_tail", EXACT_HIST_SHARED_BYTES)?;
         let exact_tail_blocks =
             resident_blocks(&gpu, &exact_tail, SAMPLER_THREADS, EXACT_HIST_SHARED_BYTES, "reading exact_tail's occupancy")?;
@@ -515,6 +520,8 @@ impl GpuSampler {
             stage_rows_quiet_two_per_sm: gpu.function("sample_rows_quiet_two_per_sm")?,
             sm_count,
             exact_histogram,
+            exact_histogram_runs,
+            exact_gather_runs: gpu.function("exact_gather_runs")?,
             exact_bins: gpu.function("exact_bins")?,
             exact_bins_two_per_sm: gpu.function("exact_bins_two_per_sm")?,
             exact_gather: gpu.function("exact_gather")?,
@@ -850,6 +857,11 @@ impl GpuSampler {
         let split_rows = (rows as u32).min(self.exact_slots);
         let two_per_sm = rows_two_per_sm(rows as u32, self.sm_count);
         let exact_bins = if two_per_sm { &self.exact_bins_two_per_sm } else { &self.exact_bins };
+        let (exact_histogram, exact_gather) = if self.takes_warp_runs(rows as u32) {
+            (&self.exact_histogram_runs, &self.exact_gather_runs)
+        } else {
+            (&self.exact_histogram, &self.exact_gather)
+        };
         let (stage_rows, exact_finish) = match (exact, two_per_sm) {
             (StepExactPass::InStageTwo, true) => (&self.stage_rows_quiet_two_per_sm, &self.exact_finish_two_per_sm),
             (StepExactPass::InStageTwo, false) => (&self.stage_rows_quiet, &self.exact_finish),
@@ -873,9 +885,9 @@ impl GpuSampler {
         ];
         let exact_pass_one = [(&self.exact_tail, tail_cfg, "launching exact_tail")];
         let exact_pass_four = [
-            (&self.exact_histogram, exact_cfg(EXACT_HIST_SHARED_BYTES, warps), "launching exact_histogram"),
+            (exact_histogram, exact_cfg(EXACT_HIST_SHARED_BYTES, warps), "launching exact_histogram"),
             (exact_bins, exact_cfg(SAMPLER_SHARED_BYTES, split_rows), "launching exact_bins"),
-            (&self.exact_gather, exact_cfg(SAMPLER_SHARED_BYTES, warps), "launching exact_gather"),
+            (exact_gather, exact_cfg(SAMPLER_SHARED_BYTES, warps), "launching exact_gather"),
             // Split rows and the single-block pass's rows, which may be any listed row.
             (exact_finish, exact_cfg(SAMPLER_SHARED_BYTES, rows as u32), "launching exact_finish"),
         ];
@@ -1135,11 +1147,23 @@ impl GpuSampler {
         Ok((0..listed).filter(|&pos| split(pos) && band_mode(pos)).count())
     }
 
+    /// Warps in the grid `enqueue` gives `exact_histogram` and `exact_gather` for `rows` rows.
+    fn exact_grid_warps(&self, rows: u32) -> u32 {
+        self.exact_blocks.min(rows.saturating_mul(self.tiles)) * (SAMPLER_THREADS / 32)
+    }
+
+    /// Whether a step of `rows` rows launches the `_runs` builds of `exact_histogram` and
+    /// `exact_gather`: when its split rows, all of them warp rows, would be enough for warp
+    /// runs (`abi::warp_row_run`). The kernels decide from the step's split rows themselves.
+    fn takes_warp_runs(&self, rows: u32) -> bool {
+        warp_row_run(rows.min(self.exact_slots), self.tiles, self.exact_grid_warps(rows)).is_some()
+    }
+
     /// How `exact_histogram` and `exact_gather` took the last step's split rows: how many of
-    /// them were not warp rows (band mode without logit bias), and the parts a tile was cut
-    /// into for warp items (`abi::warp_row_parts` on the step's split rows and the grid those
-    /// kernels had), `None` when they took the rows a block per tile. Synchronous; for tests.
-    pub fn exact_warp_parts_last_step(&self) -> Result<(u32, Option<u32>)> {
+    /// them were not warp rows (band mode without logit bias), and the rounds each warp took
+    /// (`abi::warp_row_run` on the step's split rows and the grid those kernels had), `None`
+    /// when they took the rows a block per tile. Synchronous; for tests.
+    pub fn exact_warp_run_last_step(&self) -> Result<(u32, Option<u32>)> {
         let head = self
             .gpu
             .stream()
@@ -1148,10 +1172,12 @@ impl GpuSampler {
         let rows = self.uploaded.len() as u32;
         let split = head.first().copied().unwrap_or(0).min(rows).min(self.exact_slots);
         let block_rows = head.get(EXACT_LIST_BLOCK_ROWS as usize).copied().unwrap_or(0);
-        // The grid `enqueue` gives both kernels, in warps.
-        let warps = self.exact_blocks.min(rows * self.tiles) * (SAMPLER_THREADS / 32);
-        let parts = if block_rows == 0 { warp_row_parts(split * self.tiles, warps) } else { None };
-        Ok((block_rows, parts))
+        let run = if block_rows == 0 && self.takes_warp_runs(rows) {
+            warp_row_run(split, self.tiles, self.exact_grid_warps(rows))
+        } else {
+            None
+        };
+        Ok((block_rows, run))
     }
 
     fn stage_host_logits(&mut self, batch: &Batch<'_>) -> Result<DeviceLogits<'static>> {

@@ -224,8 +224,8 @@ pub const EXACT_SPLIT: u32 = 2;
 pub const EXACT_LIST_HEAD: u32 = 3;
 /// The word of `StepParams::exact_list` that counts the split rows that are not *warp rows*
 /// (band mode without logit bias). While it is 0, `exact_histogram` and `exact_gather` take
-/// the rows a warp per tile part instead of a block per tile, when the step has enough tiles
-/// ([`warp_row_parts`]).
+/// the rows a warp per run of rounds instead of a block per tile, when the step has enough
+/// rounds ([`warp_row_run`]).
 pub const EXACT_LIST_BLOCK_ROWS: u32 = 2;
 /// Histogram bins per mass band (1/128 nat wide): a bin of a flat 262144-token row holds
 /// about 1,700 tokens, so the boundary bins fit `EXACT_GATHER_KEYS`.
@@ -338,23 +338,38 @@ pub const fn rows_two_per_sm(rows: u32, sms: u32) -> bool {
     rows > sms
 }
 
-/// How `exact_histogram` and `exact_gather` take a step whose split rows are all warp rows
-/// (`EXACT_LIST_BLOCK_ROWS` is 0), for `split_tiles` tiles of split rows and `warps` warps in
-/// their launch: `Some(parts)` cuts each tile into `parts` (1, 2 or 4) warp items, the fewest
-/// that give about every warp one (seven eighths of them: at V = 128256, 64 rows are 2048
-/// tiles for the H200's 4224 warps, which two parts fill); `None`, with fewer than a quarter as
-/// many tiles as warps, takes them a block per tile. Cut finer, a tile's many parts waited on
-/// each other's atomics (the tile's bins, the row's gathered count): B = 1 measured 1.09×
-/// slower with 8 parts (session 28).
-pub const fn warp_row_parts(split_tiles: u32, warps: u32) -> Option<u32> {
-    if (split_tiles as u64) * 4 < warps as u64 {
+/// Tokens in a *round* of a warp item: 32 lanes of `TOKENS_PER_THREAD`.
+pub const WARP_ROUND_TOKENS: u32 = 32 * TOKENS_PER_THREAD;
+/// Rounds in a tile of `TILE_TOKENS`.
+pub const TILE_ROUNDS: u32 = TILE_TOKENS / WARP_ROUND_TOKENS;
+
+/// How `exact_histogram` and `exact_gather` take a step whose `split_rows` split rows are all
+/// warp rows (`EXACT_LIST_BLOCK_ROWS` is 0), for rows of `tiles` tiles and `warps` warps in
+/// their launch: `Some(run)` gives warp `w` the rounds `w · run .. (w + 1) · run` of the rows'
+/// rounds in a row (`tiles · TILE_ROUNDS` a row), so every warp but the last has the same
+/// share; `None`, with fewer than 4 rounds a warp, takes them a block per tile.
+///
+/// A run is rounded up to 4, 8 or a multiple of 16 when that adds at most 2 rounds: its items
+/// then never start or end inside a tile, and an item costs a warp two round trips of reads
+/// before its first round. Session 28's cut of each tile into 1, 2 or 4 parts left warps with
+/// two items where the tiles did not fill the grid evenly (V = 151936, B = 64: 4864 parts for
+/// 4224 warps); unrounded runs (session 29, run 4) were 2% slower than those parts at
+/// V = 128256, B = 64, where a run of 7 rounds often crossed a tile.
+pub const fn warp_row_run(split_rows: u32, tiles: u32, warps: u32) -> Option<u32> {
+    let rounds = (split_rows as u64 * tiles as u64).saturating_mul(TILE_ROUNDS as u64);
+    if warps == 0 || rounds < 4 * warps as u64 {
         return None;
     }
-    let mut parts = 1u32;
-    while parts < 4 && (split_tiles as u64) * (parts as u64) * 8 < (warps as u64) * 7 {
-        parts *= 2;
-    }
-    Some(parts)
+    let run = rounds.div_ceil(warps as u64);
+    let aligned = if run <= 4 {
+        4
+    } else if run <= 8 {
+        8
+    } else {
+        run.div_ceil(TILE_ROUNDS as u64).saturating_mul(TILE_ROUNDS as u64)
+    };
+    let run = if aligned.saturating_sub(run) <= 2 { aligned } else { run };
+    Some(if run > u32::MAX as u64 { u32::MAX } else { run as u32 })
 }
 
 /// Item `(position, tile)` of a split exact-pass kernel moved on by a grid of `grid` blocks
@@ -693,29 +708,35 @@ mod tests {
         }
     }
 
-    /// `warp_row_parts` on the H200's grid (264 blocks of 16 warps): a block per tile for small
-    /// steps, then 4, 2 and 1 parts as the tiles grow, never fewer items than 7/8 of the warps
-    /// but at the cap of 4 parts.
+    /// `warp_row_run` on the H200's grid (264 blocks of 16 warps): a block per tile for small
+    /// steps; else runs that cover every round once with no warp more than one run, rounded
+    /// to whole tiles or tile halves and quarters when that costs at most 2 rounds.
     #[test]
-    fn warp_row_parts_fill_the_grid_in_few_parts() {
+    fn warp_row_runs_share_the_rounds_evenly() {
         let warps = 264 * 16;
-        assert_eq!(warp_row_parts(32, 32 * 16), None); // B = 1, V = 128256: 32 blocks
-        assert_eq!(warp_row_parts(256, warps), None); // B = 8
-        assert_eq!(warp_row_parts(100 * 13, warps), Some(4)); // B = 100, V = 50257
-        assert_eq!(warp_row_parts(64 * 32, warps), Some(2)); // B = 64, V = 128256
-        assert_eq!(warp_row_parts(64 * 38, warps), Some(2)); // B = 64, V = 151936
-        assert_eq!(warp_row_parts(256 * 32, warps), Some(1)); // B = 256
-        let mut last = 4;
-        for tiles in warps / 4..4 * warps {
-            let parts = warp_row_parts(tiles, warps).unwrap_or(0);
-            assert!(matches!(parts, 1 | 2 | 4), "tiles {tiles}: {parts}");
-            assert!(parts <= last, "not monotone at {tiles} tiles");
-            last = parts;
-            assert!(parts == 4 || tiles * parts * 8 >= warps * 7, "tiles {tiles}: {parts} parts leave warps idle");
-            assert!(parts == 1 || tiles * (parts / 2) * 8 < warps * 7, "tiles {tiles}: {parts} parts where fewer fill the grid");
+        assert_eq!(warp_row_run(1, 32, 32 * 16), None); // B = 1, V = 128256: 32 blocks
+        assert_eq!(warp_row_run(8, 32, warps), None);
+        assert_eq!(warp_row_run(57, 32, warps), Some(8)); // 6.9 rounds a warp: half tiles
+        assert_eq!(warp_row_run(64, 38, warps), Some(10)); // V = 151936: 9.2, crossing tiles
+        assert_eq!(warp_row_run(256, 32, warps), Some(32)); // 31.03: two whole tiles
+        assert_eq!(warp_row_run(230, 32, warps), Some(28)); // 27.9: 32 would add 4
+        for &(rows, tiles) in &[(34u32, 32u32), (57, 32), (64, 38), (120, 13), (257, 64), (1000, 8), (256, MAX_TILES)] {
+            let rounds = rows as u64 * tiles as u64 * TILE_ROUNDS as u64;
+            let Some(run) = warp_row_run(rows, tiles, warps) else {
+                assert!(rounds < 4 * warps as u64, "{rows} rows of {tiles} tiles: no run for {rounds} rounds");
+                continue;
+            };
+            let (run, even) = (run as u64, rounds.div_ceil(warps as u64));
+            // Every round has a warp; rounding added at most 2 rounds to the even share.
+            assert!(run >= 4 && run * warps as u64 >= rounds, "{rows} rows of {tiles} tiles: run {run} for {rounds} rounds");
+            assert!(run >= even && run <= even + 2, "{rows} rows of {tiles} tiles: run {run}, even share {even}");
+            if run != even {
+                assert!(run == 4 || run == 8 || run % TILE_ROUNDS as u64 == 0, "{rows} rows of {tiles} tiles: rounded to {run}");
+            }
         }
-        assert_eq!(warp_row_parts(u32::MAX, warps), Some(1));
-        assert_eq!(warp_row_parts(0, 0), Some(1));
+        assert_eq!(warp_row_run(0, 32, warps), None);
+        assert_eq!(warp_row_run(5, 32, 0), None);
+        assert_eq!(warp_row_run(u32::MAX, u32::MAX, 1), Some(u32::MAX));
     }
 
     /// `scan_split` keeps every warp resident, splits as far as that allows, and gives one

@@ -104,10 +104,17 @@ const _: () = assert!(G_STAGE + (THREADS / 32) * G_STAGE_WARP_BYTES <= SAMPLER_S
 const WH_COUNT: u32 = SM_SORT;
 const WH_WARP_BYTES: u32 = SUB * 8;
 const _: () = assert!(WH_COUNT + (THREADS / 32) * WH_WARP_BYTES <= EXACT_HIST_SHARED_BYTES);
-/// Rounds of a tile for a warp: 32 lanes of 8 tokens each.
-const ROUND: u32 = 32 * TOKENS_PER_THREAD;
-const TILE_ROUNDS: u32 = TILE_TOKENS / ROUND;
-const _: () = assert!(TILE_ROUNDS == 16 && SUB % 32 == 0);
+// Warp rows, both kernels: where each warp's run ends, read once an item (in a register it was
+// spilled across the round loop).
+const W_END: u32 = WH_COUNT + (THREADS / 32) * WH_WARP_BYTES;
+const _: () = assert!(W_END + (THREADS / 32) * 4 <= EXACT_HIST_SHARED_BYTES && W_END + (THREADS / 32) * 4 <= SAMPLER_SHARED_BYTES);
+/// A warp item's round: 32 lanes of 8 tokens.
+const ROUND: u32 = WARP_ROUND_TOKENS;
+const _: () = assert!(ROUND == 32 * TOKENS_PER_THREAD && TILE_ROUNDS == 16 && SUB % 32 == 0);
+// A step's warp rounds fit u32 (`for_each_warp_item`).
+const _: () = assert!((EXACT_SLOTS_MAX as u64) * (MAX_TILES as u64) * (TILE_ROUNDS as u64) < 1 << 31);
+/// Rounds a warp item asks L2 for beyond the next one, which it holds in registers.
+const WARP_PREFETCH_ROUNDS: u32 = 1;
 
 // `exact_bins`: the row's fraction sums (each thread its own run of bins).
 const B_SUMS: u32 = SM_HIST;
@@ -517,99 +524,124 @@ fn prefetch_tile(p: &StepParams, row: u32, tile: u32) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Warp rows: band mode without logit bias, a warp per tile part.
+// Warp rows: band mode without logit bias, a warp per run of rounds.
 
 /// How `exact_histogram` and `exact_gather` take the step's split rows: the split count, and
-/// `Some(parts)` when they are all *warp rows* (band mode, no logit bias) and
-/// `abi::warp_row_parts` cuts their tiles for the launch's warps. A block item of one tile gave
-/// each thread 8 tokens between two barriers and the item's reads, and left the loads idle at
-/// every barrier; a warp item streams its rounds with the next one loading.
+/// `Some(run)` when they are all *warp rows* (band mode, no logit bias) and
+/// `abi::warp_row_run` gives each of the launch's warps `run` rounds of them. A block item of
+/// one tile gave each thread 8 tokens between two barriers and the item's reads, and left the
+/// loads idle at every barrier; a warp streams its rounds with the next ones loading.
 ///
 /// # Safety
 /// `p` describes the step's buffers; stage 2 has run.
 #[inline(always)]
-unsafe fn warp_row_parts(p: &StepParams) -> (u32, Option<u32>) {
+unsafe fn warp_row_run(p: &StepParams) -> (u32, Option<u32>) {
     // SAFETY: head words of the list, written by stage 1 and stage 2 (earlier kernels); both
     // loads go out before either is used.
     let (block_rows, (_, split)) = unsafe { ((p.exact_list as *const u32).add(EXACT_LIST_BLOCK_ROWS as usize).read(), listed(p)) };
     if block_rows != 0 {
         return (split, None);
     }
-    (split, crate::abi::warp_row_parts(split * p.tiles, grid_dim_x() * (THREADS / 32)))
+    (split, crate::abi::warp_row_run(split, p.tiles, grid_dim_x() * (THREADS / 32)))
 }
 
-/// Calls `f(position, row, tile, first_round, rounds, raw)` for this warp's items: the `split`
-/// rows' tiles cut into `parts` parts of whole rounds ([`warp_row_parts`]), items taken by the
-/// grid's warps in turn, so the parts of a tile go to neighbouring warps; `raw` is the lane's
-/// part of the item's first round. Rows that are not (or no longer) split, or not warp rows,
-/// are skipped.
+/// Part of a warp's run inside one tile: rounds `first_round .. first_round + rounds` of tile
+/// `tile` of the split row at list position `pos`. `whole` when they are all the tile's 16
+/// rounds (no other warp has any of them).
+struct WarpItem {
+    pos: u32,
+    tile: u32,
+    first_round: u32,
+    rounds: u32,
+    whole: bool,
+}
+
+/// Calls `f(item, row, raw)` for this warp's run ([`warp_row_run`]): rounds `warp · run ..` of
+/// the split rows' rounds in a row (`tiles · TILE_ROUNDS` a row, the last tile's rounds past
+/// the vocab skipped), cut where a tile ends, so a run is one to a few items; `raw` is the
+/// lane's part of the item's first round. Rows that
+/// are not (or no longer) split, or not warp rows, are skipped.
 ///
 /// An item's reads go out in two round trips: its list entry, then the row's flag, job,
 /// settings and first logits together, before any of them is tested.
 ///
 /// # Safety
-/// The whole warp calls it (every branch is warp-uniform); `(split, Some(parts))` is
-/// [`warp_row_parts`].
+/// The whole warp calls it (every branch is warp-uniform); `(split, Some(run))` is
+/// [`warp_row_run`].
 #[inline(always)]
-unsafe fn for_each_warp_item<F: FnMut(u32, &SplitRow, u32, u32, u32, RawBits)>(p: &StepParams, split: u32, parts: u32, mut f: F) {
+unsafe fn for_each_warp_item<F: FnMut(&WarpItem, &SplitRow, RawBits)>(p: &StepParams, split: u32, run: u32, mut f: F) {
     // SAFETY: list reads below the split count, flags of listed rows, jobs of positions with
     // scratch (below `split`).
     unsafe {
-        let warps_per_block = THREADS / 32;
-        let rounds = TILE_ROUNDS / parts;
-        let per_row = p.tiles * parts;
-        let items = split * per_row;
-        let mut item = block_idx_x() * warps_per_block + warp_id();
-        while item < items {
-            let (pos, within) = (item / per_row, item % per_row);
-            let (tile, part) = (within / parts, within % parts);
+        // Rounds in u32: at most EXACT_SLOTS_MAX · MAX_TILES · TILE_ROUNDS (2^20) a step.
+        let row_rounds = p.tiles * TILE_ROUNDS;
+        let total = split * row_rounds;
+        let first = (block_idx_x() * (THREADS / 32) + warp_id()).saturating_mul(run);
+        let end_slot = smem(W_END + warp_id() * 4);
+        st_shared_u32(end_slot, if first.saturating_add(run) < total { first + run } else { total });
+        let mut at = first;
+        while at < ld_shared_u32(end_slot) {
+            let pos = at / row_rounds;
+            let k = at - pos * row_rounds;
+            let (tile, first_round) = (k / TILE_ROUNDS, k % TILE_ROUNDS);
+            let left = ld_shared_u32(end_slot) - at;
+            let rounds = if TILE_ROUNDS - first_round < left { TILE_ROUNDS - first_round } else { left };
+            at += rounds;
+            let item = WarpItem { pos, tile, first_round, rounds, whole: rounds == TILE_ROUNDS };
+            if tile * TILE_TOKENS + first_round * ROUND >= p.vocab {
+                continue; // rounds of the last tile past the vocab
+            }
             let row = listed_row(p, pos);
             let listed = row < p.rows;
             // A stale entry reads row 0's fields, which are not used.
-            let at = if listed { row } else { 0 };
-            let flag = flag_of(p, at);
-            let r = split_row_with(p, at, tile_job::<true>(p, pos), read_settings(p, at));
-            let first_round = part * rounds;
+            let at_row = if listed { row } else { 0 };
+            let flag = flag_of(p, at_row);
+            let r = split_row_with(p, at_row, tile_job::<true>(p, pos), read_settings(p, at_row));
             let raw = load_bits8(p, r.row.logits, r.row.vector_ok, tile * TILE_TOKENS + first_round * ROUND + lane_id() * TOKENS_PER_THREAD);
             if listed && flag == EXACT_SPLIT && r.job.band != NONE && r.settings.bias_len == 0 {
-                f(pos, &r, tile, first_round, rounds, raw);
+                f(&item, &r, raw);
             }
-            item += grid_dim_x() * warps_per_block;
         }
     }
 }
 
-/// Calls `f(base, x)` for the rounds `first_round .. first_round + rounds` of `tile`
-/// that start inside the vocab: `base` is this lane's first token, `x` its 8 processed values
-/// (-inf past the vocab). `first` is the first round's logits; the next round's are loaded
-/// before a round is processed, and the one after is asked of L2 (no register: 64 registers
-/// did not hold a second round ahead without spills).
+/// Calls `f(base, x)` for the rounds of `item` that start inside the vocab: `base` is this
+/// lane's first token, `x` its 8 processed values (-inf past the vocab). `first` is the first
+/// round's logits; the next round's are loaded before a round is processed, and the
+/// `WARP_PREFETCH_ROUNDS` after it are asked of L2, each lane its own tokens (no register: 64
+/// registers did not hold a second round ahead without spills).
 ///
 /// # Safety
 /// The whole warp calls it; `r` is a split row without logit bias.
 #[inline(always)]
-unsafe fn for_each_warp_round<F: FnMut(u32, [f32; 8])>(
-    p: &StepParams,
-    r: &SplitRow,
-    (tile, first_round, rounds): (u32, u32, u32),
-    first: RawBits,
-    mut f: F,
-) {
-    let start = tile * TILE_TOKENS + first_round * ROUND;
+unsafe fn for_each_warp_round<F: FnMut(u32, [f32; 8])>(p: &StepParams, r: &SplitRow, item: &WarpItem, first: RawBits, mut f: F) {
+    let start = item.tile * TILE_TOKENS + item.first_round * ROUND;
+    let rounds = item.rounds;
     let lane_base = start + lane_id() * TOKENS_PER_THREAD;
     let (logits, vector_ok) = (r.row.logits, r.row.vector_ok);
+    let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
+    // The lane's own tokens of round `k` of the item asked of L2 (one sector: 32 bytes of f32,
+    // 16 of bf16/f16), if the round is the item's and inside the vocab.
+    let prefetch = |k: u32| {
+        let at = lane_base + k * ROUND;
+        if k < rounds && at < p.vocab {
+            // SAFETY: token `at` of the row, inside the vocab.
+            unsafe { prefetch_global_l2((logits + at as u64 * element) as *const u8) };
+        }
+    };
     // SAFETY: load_bits8 clips to the vocab; prologue8 reads the row's mask and counts for
     // tokens inside it.
     unsafe {
         let load = |k: u32| if k < rounds { load_bits8(p, logits, vector_ok, lane_base + k * ROUND) } else { [NAN_WORD; 8] };
-        let element: u64 = if p.dtype == DTYPE_F32 { 4 } else { 2 };
+        let mut q = 2;
+        while q <= WARP_PREFETCH_ROUNDS {
+            prefetch(q);
+            q += 1;
+        }
         let mut now = first;
         let mut k = 0;
         while k < rounds && start + k * ROUND < p.vocab {
-            let later = lane_base + (k + 2) * ROUND;
-            if k + 2 < rounds && later < p.vocab {
-                prefetch_global_l2((logits + later as u64 * element) as *const u8);
-            }
+            prefetch(k + 1 + WARP_PREFETCH_ROUNDS);
             let next = load(k + 1);
             let base = lane_base + k * ROUND;
             let x = prologue8(p, &r.row, base, widen8(&now, p.dtype), false, |_| 0.0);
@@ -622,15 +654,15 @@ unsafe fn for_each_warp_round<F: FnMut(u32, [f32; 8])>(
 
 /// `exact_histogram` for warp rows: each warp bins its items' band tokens into its own sub-bins
 /// in shared memory (a token outside the band adds nothing: the adds are predicated, so the
-/// loop has no branch), then adds them to the tile's histogram: stored when a tile is one part,
-/// added with `red.global` when it is several (`exact_bins` leaves the histograms zero). The sums
-/// are the block path's: the two words of a bin add up over parts.
+/// loop has no branch), then adds them to the tile's histogram: stored when the item is the
+/// whole tile, else added with `red.global` (`exact_bins` leaves the histograms zero). The sums
+/// are the block path's: the two words of a bin add up over items.
 ///
 /// # Safety
 /// The whole block calls it, with `EXACT_HIST_SHARED_BYTES` of shared memory; `(split,
-/// Some(parts))` is [`warp_row_parts`].
+/// Some(run))` is [`warp_row_run`].
 #[inline(always)]
-unsafe fn histogram_warp_rows(p: &StepParams, split: u32, parts: u32) {
+unsafe fn histogram_warp_rows(p: &StepParams, split: u32, run: u32) {
     let counts = WH_COUNT + warp_id() * WH_WARP_BYTES;
     let los = counts + SUB * 4;
     // SAFETY (whole warp, warp-uniform branches): the warp's own shared bins; global writes to
@@ -642,10 +674,10 @@ unsafe fn histogram_warp_rows(p: &StepParams, split: u32, parts: u32) {
             st_shared_u32(smem(los + i * 4), 0);
         });
         sync_warp(FULL_MASK);
-        for_each_warp_item(p, split, parts, |pos, r, tile, first_round, rounds, raw| {
+        for_each_warp_item(p, split, run, |item, r, raw| {
             let c = r.mc - r.job.band as f32;
             let below = c - 1.0;
-            for_each_warp_round(p, r, (tile, first_round, rounds), raw, |_, x| {
+            for_each_warp_round(p, r, item, raw, |_, x| {
                 each8(|j| {
                     let inside = x[j] > below && x[j] <= c;
                     let bin = select_u32(inside, exact_sub_bin(x[j], c), 0);
@@ -655,13 +687,13 @@ unsafe fn histogram_warp_rows(p: &StepParams, split: u32, parts: u32) {
                 });
             });
             sync_warp(FULL_MASK);
-            let out = tile_bins(p, pos, tile);
+            let out = tile_bins(p, item.pos, item.tile);
             each_n::<{ (SUB / 32) as usize }, _>(|q| {
                 let i = q as u32 * 32 + lane_id();
                 let packed = ld_shared_u32(smem(counts + i * 4));
                 if packed != 0 {
                     let word = packed as u64 | (ld_shared_u32(smem(los + i * 4)) as u64) << 32;
-                    if parts == 1 {
+                    if item.whole {
                         out.add(i as usize).write(word);
                     } else {
                         red_add_global_u64(out.add(i as usize), word);
@@ -675,18 +707,18 @@ unsafe fn histogram_warp_rows(p: &StepParams, split: u32, parts: u32) {
     }
 }
 
-/// `exact_gather` for warp rows: `gather_band_tile` on each round of the warp's items (one
+/// `exact_gather` for warp rows: `gather_band_tile` on each round of the warp's run (one
 /// atomic a round with keys, for the warp's run of the row's list).
 ///
 /// # Safety
-/// The whole block calls it; `(split, Some(parts))` is [`warp_row_parts`] and `exact_bins` has
+/// The whole block calls it; `(split, Some(run))` is [`warp_row_run`] and `exact_bins` has
 /// chosen the rows' bins.
 #[inline(always)]
-unsafe fn gather_warp_rows(p: &StepParams, split: u32, parts: u32) {
+unsafe fn gather_warp_rows(p: &StepParams, split: u32, run: u32) {
     // SAFETY (whole warp): rounds of split rows in band mode whose bins are chosen.
     unsafe {
-        for_each_warp_item(p, split, parts, |pos, r, tile, first_round, rounds, raw| {
-            for_each_warp_round(p, r, (tile, first_round, rounds), raw, |base, x| gather_band_tile(p, lane_id(), pos, base, x, &r.job));
+        for_each_warp_item(p, split, run, |item, r, raw| {
+            for_each_warp_round(p, r, item, raw, |base, x| gather_band_tile(p, lane_id(), item.pos, base, x, &r.job));
         });
     }
 }
@@ -702,6 +734,28 @@ unsafe fn gather_warp_rows(p: &StepParams, split: u32, parts: u32) {
 /// shared memory, after `sample_rows` of the same step on the same stream.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
+    // SAFETY: forwarded.
+    unsafe { exact_histogram_body::<false>(&p) }
+}
+
+/// [`exact_histogram`] that also takes warp rows a warp per run of rounds ([`warp_row_run`]).
+/// The host launches it for steps of enough rows to reach that path
+/// (`abi::warp_row_run`); smaller steps get [`exact_histogram`]: with the warp path in the same
+/// kernel, their block path was 3.5 µs slower a step (flat top-p B = 1, session 29, not
+/// explained: neither the kernels' durations under Nsight nor their stack frames).
+///
+/// # Safety
+/// As for [`exact_histogram`].
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn exact_histogram_runs(p: StepParams) {
+    // SAFETY: forwarded.
+    unsafe { exact_histogram_body::<true>(&p) }
+}
+
+/// # Safety
+/// As for [`exact_histogram`].
+#[inline(always)]
+unsafe fn exact_histogram_body<const RUNS: bool>(p: &StepParams) {
     // SAFETY: a wait, no access; everything below follows it.
     unsafe { follow_previous_kernel() };
     if block_dim_x() != THREADS || p.tiles == 0 {
@@ -711,17 +765,17 @@ pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
     // items `for_each_split_tile` hands out.
     unsafe {
         // Most steps list no split row: a block without an item leaves before clearing 37 KiB.
-        let (split, warp_parts) = warp_row_parts(&p);
+        let (split, warp_run) = if RUNS { warp_row_run(p) } else { (listed(p).1, None) };
         if block_idx_x() >= split * p.tiles {
             return;
         }
-        if let Some(parts) = warp_parts {
-            histogram_warp_rows(&p, split, parts);
+        if let Some(run) = warp_run {
+            histogram_warp_rows(p, split, run);
             return;
         }
         clear_histogram();
         let tid = thread_idx_x();
-        for_each_split_tile::<true, _>(&p, |pos, _, tile, input| histogram_tile(&p, tid, pos, tile, input));
+        for_each_split_tile::<true, _>(p, |pos, _, tile, input| histogram_tile(p, tid, pos, tile, input));
     }
 }
 
@@ -1172,7 +1226,7 @@ unsafe fn choose_band_bins(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
         // The tile masses are written before thread 0's release below.
         sync_threads();
         // Every read of the tile histograms is done: back to zero for the next step, since warp
-        // rows add their parts to them.
+        // rows add their items to them.
         let histograms = tile_bins(p, pos, 0);
         let mut i = tid;
         while i < p.tiles * SUB {
@@ -1219,6 +1273,25 @@ unsafe fn choose_band_bins(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
 /// memory, after `exact_bins` of the same step on the same stream.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn exact_gather(p: StepParams) {
+    // SAFETY: forwarded.
+    unsafe { exact_gather_body::<false>(&p) }
+}
+
+/// [`exact_gather`] that also takes warp rows a warp per run of rounds, launched with
+/// [`exact_histogram_runs`].
+///
+/// # Safety
+/// As for [`exact_gather`].
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn exact_gather_runs(p: StepParams) {
+    // SAFETY: forwarded.
+    unsafe { exact_gather_body::<true>(&p) }
+}
+
+/// # Safety
+/// As for [`exact_gather`].
+#[inline(always)]
+unsafe fn exact_gather_body<const RUNS: bool>(p: &StepParams) {
     // SAFETY: a wait, no access; everything below follows it.
     unsafe { follow_previous_kernel() };
     if block_dim_x() != THREADS || p.tiles == 0 {
@@ -1227,11 +1300,13 @@ pub unsafe extern "ptx-kernel" fn exact_gather(p: StepParams) {
     let tid = thread_idx_x();
     // SAFETY (whole block): the bodies' contracts hold for the items handed out.
     unsafe {
-        if let (split, Some(parts)) = warp_row_parts(&p) {
-            gather_warp_rows(&p, split, parts);
-            return;
+        if RUNS {
+            if let (split, Some(run)) = warp_row_run(p) {
+                gather_warp_rows(p, split, run);
+                return;
+            }
         }
-        for_each_split_tile::<false, _>(&p, |pos, row, tile, input| gather_tile(&p, tid, pos, row, tile, input))
+        for_each_split_tile::<false, _>(p, |pos, row, tile, input| gather_tile(p, tid, pos, row, tile, input))
     }
 }
 

@@ -30,14 +30,14 @@ use std::process::Command;
 /// local loads and stores are 3.7% of its instructions and 6.2% of its stall samples).
 ///
 /// `exact_bins_two_per_sm` (session 28) is `exact_bins` at 64 registers instead of 127.
-/// `exact_histogram` and `exact_gather` (session 28) spill a few words of per-item set-up:
-/// their warp-row path and their block path share one kernel's 64 registers (each alone fits);
-/// the loads are once per item, not per token (read in the SASS).
+/// `exact_histogram_runs` and `exact_gather_runs` (session 29) spill one word, a row stride
+/// the compiler hoists out of the warp-row path's item loop: stored once, loaded once an item,
+/// not per token (read in the SASS). Their block-path builds do not spill.
 ///
 /// A kernel that spills more fails the check; shrinking these is open work.
 const SPILL_ALLOWANCE: &[(&str, u32)] = &[
-    ("exact_histogram", 48),
-    ("exact_gather", 40),
+    ("exact_histogram_runs", 24),
+    ("exact_gather_runs", 24),
     ("exact_bins_two_per_sm", 676),
     ("verify_rows", 1712),
     ("verify_draws", 424),
