@@ -105,9 +105,10 @@ const WH_COUNT: u32 = SM_SORT;
 const WH_WARP_BYTES: u32 = SUB * 8;
 const _: () = assert!(WH_COUNT + (THREADS / 32) * WH_WARP_BYTES <= EXACT_HIST_SHARED_BYTES);
 // Warp rows, both kernels: where each warp's run ends, read once an item (in a register it was
-// spilled across the round loop).
+// spilled across the round loop). A slot per thread: each lane reads what it wrote, so no
+// sync_warp is needed (one cost 36 bytes of spills).
 const W_END: u32 = WH_COUNT + (THREADS / 32) * WH_WARP_BYTES;
-const _: () = assert!(W_END + (THREADS / 32) * 4 <= EXACT_HIST_SHARED_BYTES && W_END + (THREADS / 32) * 4 <= SAMPLER_SHARED_BYTES);
+const _: () = assert!(W_END + THREADS * 4 <= EXACT_HIST_SHARED_BYTES && W_END + THREADS * 4 <= SAMPLER_SHARED_BYTES);
 /// A warp item's round: 32 lanes of 8 tokens.
 const ROUND: u32 = WARP_ROUND_TOKENS;
 const _: () = assert!(ROUND == 32 * TOKENS_PER_THREAD && TILE_ROUNDS == 16 && SUB % 32 == 0);
@@ -577,7 +578,7 @@ unsafe fn for_each_warp_item<F: FnMut(&WarpItem, &SplitRow, RawBits)>(p: &StepPa
         let row_rounds = p.tiles * TILE_ROUNDS;
         let total = split * row_rounds;
         let first = (block_idx_x() * (THREADS / 32) + warp_id()).saturating_mul(run);
-        let end_slot = smem(W_END + warp_id() * 4);
+        let end_slot = smem(W_END + thread_idx_x() * 4);
         st_shared_u32(end_slot, if first.saturating_add(run) < total { first + run } else { total });
         let mut at = first;
         while at < ld_shared_u32(end_slot) {
