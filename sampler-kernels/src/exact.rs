@@ -114,8 +114,6 @@ const ROUND: u32 = WARP_ROUND_TOKENS;
 const _: () = assert!(ROUND == 32 * TOKENS_PER_THREAD && TILE_ROUNDS == 16 && SUB % 32 == 0);
 // A step's warp rounds fit u32 (`for_each_warp_item`).
 const _: () = assert!((EXACT_SLOTS_MAX as u64) * (MAX_TILES as u64) * (TILE_ROUNDS as u64) < 1 << 31);
-/// Rounds a warp item asks L2 for beyond the next one, which it holds in registers.
-const WARP_PREFETCH_ROUNDS: u32 = 1;
 
 // `exact_bins`: the row's fraction sums (each thread its own run of bins).
 const B_SUMS: u32 = SM_HIST;
@@ -560,8 +558,8 @@ struct WarpItem {
 /// Calls `f(item, row, raw)` for this warp's run ([`warp_row_run`]): rounds `warp · run ..` of
 /// the split rows' rounds in a row (`tiles · TILE_ROUNDS` a row, the last tile's rounds past
 /// the vocab skipped), cut where a tile ends, so a run is one to a few items; `raw` is the
-/// lane's part of the item's first round. Rows that
-/// are not (or no longer) split, or not warp rows, are skipped.
+/// lane's part of the item's first round. Rows that are not (or no longer) split, or not warp
+/// rows, are skipped.
 ///
 /// An item's reads go out in two round trips: its list entry, then the row's flag, job,
 /// settings and first logits together, before any of them is tested.
@@ -608,9 +606,9 @@ unsafe fn for_each_warp_item<F: FnMut(&WarpItem, &SplitRow, RawBits)>(p: &StepPa
 
 /// Calls `f(base, x)` for the rounds of `item` that start inside the vocab: `base` is this
 /// lane's first token, `x` its 8 processed values (-inf past the vocab). `first` is the first
-/// round's logits; the next round's are loaded before a round is processed, and the
-/// `WARP_PREFETCH_ROUNDS` after it are asked of L2, each lane its own tokens (no register: 64
-/// registers did not hold a second round ahead without spills).
+/// round's logits; the next round's are loaded before a round is processed, and the one after
+/// is asked of L2, each lane its own tokens (no register: 64 registers did not hold a second
+/// round ahead without spills). Asking for 4 or 6 rounds ahead was slower (session 29).
 ///
 /// # Safety
 /// The whole warp calls it; `r` is a split row without logit bias.
@@ -634,15 +632,10 @@ unsafe fn for_each_warp_round<F: FnMut(u32, [f32; 8])>(p: &StepParams, r: &Split
     // tokens inside it.
     unsafe {
         let load = |k: u32| if k < rounds { load_bits8(p, logits, vector_ok, lane_base + k * ROUND) } else { [NAN_WORD; 8] };
-        let mut q = 2;
-        while q <= WARP_PREFETCH_ROUNDS {
-            prefetch(q);
-            q += 1;
-        }
         let mut now = first;
         let mut k = 0;
         while k < rounds && start + k * ROUND < p.vocab {
-            prefetch(k + 1 + WARP_PREFETCH_ROUNDS);
+            prefetch(k + 2);
             let next = load(k + 1);
             let base = lane_base + k * ROUND;
             let x = prologue8(p, &r.row, base, widen8(&now, p.dtype), false, |_| 0.0);
