@@ -850,7 +850,7 @@ impl GpuSampler {
         // kernels get no more blocks than rows with scratch: idle blocks past them only
         // lengthen the launch (128 registers: a second wave of 132 above one row per SM).
         let exact_cfg = |shared_mem_bytes, items: u32| LaunchConfig {
-            grid_dim: (self.exact_blocks.min(items), 1, 1),
+            grid_dim: (self.exact_grid(items), 1, 1),
             block_dim: block,
             shared_mem_bytes,
         };
@@ -1147,9 +1147,15 @@ impl GpuSampler {
         Ok((0..listed).filter(|&pos| split(pos) && band_mode(pos)).count())
     }
 
-    /// Warps in the grid `enqueue` gives `exact_histogram` and `exact_gather` for `rows` rows.
+    /// Blocks `enqueue` gives an exact-pass kernel that takes `items` items in turn.
+    fn exact_grid(&self, items: u32) -> u32 {
+        self.exact_blocks.min(items)
+    }
+
+    /// Warps in the grid `enqueue` gives `exact_histogram` and `exact_gather` (an item per row
+    /// and tile) for `rows` rows: the grid the kernels' `abi::warp_row_run` sees.
     fn exact_grid_warps(&self, rows: u32) -> u32 {
-        self.exact_blocks.min(rows.saturating_mul(self.tiles)) * (SAMPLER_THREADS / 32)
+        self.exact_grid(rows.saturating_mul(self.tiles)) * (SAMPLER_THREADS / 32)
     }
 
     /// Whether a step of `rows` rows launches the `_runs` builds of `exact_histogram` and
