@@ -223,9 +223,9 @@ pub const EXACT_SPLIT: u32 = 2;
 /// `exact_tail`'s queue, and the count of split rows that are not warp rows.
 pub const EXACT_LIST_HEAD: u32 = 3;
 /// The word of `StepParams::exact_list` that counts the split rows that are not *warp rows*
-/// (band mode without logit bias). While it is 0, `exact_histogram` and `exact_gather` take
-/// the rows a warp per run of rounds instead of a block per tile, when the step has enough
-/// rounds ([`warp_row_run`]).
+/// (band mode without logit bias). While it is 0, `exact_histogram_runs` and
+/// `exact_gather_runs` take the rows a warp per run of rounds instead of a block per tile, when
+/// the step has enough rounds ([`warp_row_run`]).
 pub const EXACT_LIST_BLOCK_ROWS: u32 = 2;
 /// Histogram bins per mass band (1/128 nat wide): a bin of a flat 262144-token row holds
 /// about 1,700 tokens, so the boundary bins fit `EXACT_GATHER_KEYS`.
@@ -350,8 +350,8 @@ pub const TILE_ROUNDS: u32 = TILE_TOKENS / WARP_ROUND_TOKENS;
 /// share; `None`, with fewer than 4 rounds a warp, takes them a block per tile.
 ///
 /// A run is rounded up to 4, 8 or a multiple of 16 when that adds at most 2 rounds: its items
-/// then never start or end inside a tile, and an item costs a warp two round trips of reads
-/// before its first round. Session 28's cut of each tile into 1, 2 or 4 parts left warps with
+/// then never cross a tile (a quarter, a half or whole tiles), and an item costs a warp two
+/// round trips of reads before its first round. Session 28's cut of each tile into 1, 2 or 4 parts left warps with
 /// two items where the tiles did not fill the grid evenly (V = 151936, B = 64: 4864 parts for
 /// 4224 warps); unrounded runs (session 29, run 4) were 2% slower than those parts at
 /// V = 128256, B = 64, where a run of 7 rounds often crossed a tile.

@@ -1411,9 +1411,9 @@ unsafe fn sample_tiles_body<const GREEDY_STEP: bool>(p: &StepParams) {
 }
 
 /// Clears the exact-pass list's head (the count, `exact_tail`'s queue and the count of block
-/// rows) for this step, from
-/// block 0's thread 0. Each stage-1 kernel does: a step whose rows all need the row mass
-/// launches `sample_tiles_mass` alone, and one with none of them `sample_tiles` alone.
+/// rows) for this step, from block 0's thread 0. Each stage-1 kernel does: a step whose rows
+/// all need the row mass launches `sample_tiles_mass` alone, and one with none of them
+/// `sample_tiles` alone.
 ///
 /// # Safety
 /// Called from a stage-1 kernel: stage 2, which appends to the list, starts after it (and
