@@ -228,11 +228,13 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
 }
 
 /// Steps whose split rows are all in band mode without logit bias ("warp rows"):
-/// `exact_histogram` and `exact_gather` give each warp a run of rounds once the step has enough
-/// (`abi::warp_row_run`: runs inside a tile and runs across tiles here, and a block per tile
-/// at B = 1 and 3), with penalties and bitmasks on some rows, half-width and unaligned rows (V = 50257 packs
-/// rows at odd offsets) and a partial last tile. One more case adds a row with a logit bias,
-/// which sends the step's rows back to a block per tile.
+/// `exact_histogram_runs` and `exact_gather_runs` give each warp a run of rounds once the step
+/// has enough (`abi::warp_row_run`: runs inside a tile and runs across tiles here, and a block
+/// per tile at B = 1 and 3), with penalties and bitmasks on some rows, half-width and unaligned
+/// rows (V = 50257 packs rows at odd offsets) and a partial last tile. One more case adds a row
+/// with a logit bias to a step large enough for warp runs, which must send the step's rows back
+/// to a block per tile: the warp path skips a biased row. The run each step took is the host's
+/// reading of the device's list head (`exact_warp_run_last_step`); the tokens are the check.
 #[test]
 fn gpu_band_rows_taken_in_warp_runs_equal_reference() {
     const TEST: &str = "gpu_band_rows_taken_in_warp_runs_equal_reference";
@@ -243,7 +245,8 @@ fn gpu_band_rows_taken_in_warp_runs_equal_reference() {
         (128_256, 64, LogitsDtype::F16, false),
         (50_257, 120, LogitsDtype::Bf16, false),
         (128_256, sized(257, 200), LogitsDtype::F32, false),
-        (50_257, sized(40, 12), LogitsDtype::F32, true),
+        // As many rows as the case above: warp runs but for the biased row.
+        (50_257, sized(120, 100), LogitsDtype::F32, true),
     ];
     let (mut mismatches, mut rows_run, mut band_rows, mut block_steps) = (0usize, 0usize, 0usize, 0usize);
     let mut runs_seen = Vec::new();
