@@ -5,9 +5,10 @@
 //!
 //! `SAMPLER_KERNELS_CUBIN=/path/to/file.cubin` also embeds that cubin, which the host loads
 //! instead of having the driver compile the PTX (about a minute on a machine whose driver
-//! cache does not hold it). It must be the one ptxas assembled from `SAMPLER_KERNELS_PTX`, so
-//! it is refused without it; `cargo xtask bundle` passes both. Without it the cubin embedded
-//! is empty and the host loads the PTX.
+//! cache does not hold it). It must be the one ptxas assembled from `SAMPLER_KERNELS_PTX`: it
+//! is refused without it, and unless the file beside it (`<cubin>.source`, which the PTX check
+//! writes) names that PTX; `cargo xtask bundle` passes both. Without it the cubin embedded is
+//! empty and the host loads the PTX.
 
 #[path = "ptx_build.rs"]
 mod ptx_build;
@@ -27,6 +28,9 @@ fn main() {
         if let Some(path) = std::env::var_os(var) {
             println!("cargo:rerun-if-changed={}", PathBuf::from(path).display());
         }
+    }
+    if let Some(cubin) = std::env::var_os("SAMPLER_KERNELS_CUBIN") {
+        println!("cargo:rerun-if-changed={}", ptx_build::cubin_source_path(&PathBuf::from(cubin)).display());
     }
 
     let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("sampler_kernels.ptx");
@@ -56,9 +60,17 @@ fn main() {
     });
     let cubin_out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("sampler_kernels.cubin");
     let result = result.and_then(|()| match (std::env::var_os("SAMPLER_KERNELS_CUBIN"), std::env::var_os("SAMPLER_KERNELS_PTX")) {
-        (Some(cubin), Some(_)) => std::fs::copy(&cubin, &cubin_out)
-            .map(|_| ())
-            .map_err(|e| format!("SAMPLER_KERNELS_CUBIN={}: {e}", PathBuf::from(&cubin).display())),
+        (Some(cubin), Some(ptx)) => {
+            let cubin = PathBuf::from(cubin);
+            let named = format!("SAMPLER_KERNELS_CUBIN={}", cubin.display());
+            let source_path = ptx_build::cubin_source_path(&cubin);
+            let source = std::fs::read_to_string(&source_path).map_err(|e| {
+                format!("{named}: {}: {e} (the PTX check writes it beside the cubin, naming the PTX it assembled)", source_path.display())
+            })?;
+            let ptx_bytes = std::fs::read(&ptx).map_err(|e| format!("SAMPLER_KERNELS_PTX={}: {e}", PathBuf::from(&ptx).display()))?;
+            ptx_build::check_cubin_source(&ptx_bytes, &source).map_err(|e| format!("{named}: {e}"))?;
+            std::fs::copy(&cubin, &cubin_out).map(|_| ()).map_err(|e| format!("{named}: {e}"))
+        }
         (Some(_), None) => Err("SAMPLER_KERNELS_CUBIN needs SAMPLER_KERNELS_PTX, the PTX it was assembled from".to_string()),
         (None, _) => std::fs::write(&cubin_out, []).map_err(|e| format!("{}: {e}", cubin_out.display())),
     });

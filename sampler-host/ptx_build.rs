@@ -71,6 +71,43 @@ pub fn add_entry_directives(ptx: &str) -> Result<String, String> {
 /// The SM target used when none is asked for.
 pub const DEFAULT_SM: &str = "sm_90";
 
+/// The file beside a cubin that names the PTX it was assembled from (`<cubin>.source`): the
+/// PTX check writes it when ptxas assembles, and `build.rs` refuses a cubin whose file does
+/// not name the PTX it embeds beside it, so that a cubin left from an older PTX never ships
+/// with a newer one.
+pub fn cubin_source_path(cubin: &Path) -> PathBuf {
+    let mut name = cubin.as_os_str().to_owned();
+    name.push(".source");
+    PathBuf::from(name)
+}
+
+/// What [`cubin_source_path`] holds for PTX text `ptx`: its length and 64-bit FNV-1a hash. It
+/// tells a stale cubin from the right one; it is no defence against a forged file.
+pub fn ptx_fingerprint(ptx: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in ptx {
+        hash ^= byte as u64;
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("ptx fnv1a64 {hash:016x} bytes {}", ptx.len())
+}
+
+/// Whether a cubin's source file (its text, `source`) names the PTX text `ptx`.
+// `build.rs` calls it; xtask, which includes this file too, only writes source files.
+#[allow(dead_code)]
+pub fn check_cubin_source(ptx: &[u8], source: &str) -> Result<(), String> {
+    let want = ptx_fingerprint(ptx);
+    if source.trim() == want {
+        Ok(())
+    } else {
+        Err(format!(
+            "the cubin was assembled from another PTX ({}) than the one given with it ({want}); \
+             assemble it again (`cargo xtask ptx-check` writes the cubin and its source file)",
+            source.trim()
+        ))
+    }
+}
+
 /// Variables passed through to the nested cargo; everything else is dropped.
 const KEPT_ENV: &[&str] = &["PATH", "HOME", "CARGO_HOME", "RUSTUP_HOME", "TMPDIR", "USER", "CARGO_NET_OFFLINE"];
 
@@ -177,4 +214,28 @@ fn newest_ptx(dir: &Path) -> Result<PathBuf, String> {
         }
     }
     best.map(|(_, p)| p).ok_or_else(|| format!("no sampler_kernels-*.s under {}", dir.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{check_cubin_source, cubin_source_path, ptx_fingerprint};
+    use std::path::Path;
+
+    /// A cubin's source file accepts its own PTX and refuses one that differs in a single byte
+    /// or in length, as a PTX rebuilt after a kernel change does.
+    #[test]
+    fn a_cubin_source_names_its_ptx_alone() {
+        let ptx = b".version 8.8\n.target sm_90\n.address_size 64\n.visible .entry k(\n)\n{\n\tret;\n}\n".to_vec();
+        let source = ptx_fingerprint(&ptx);
+        assert_eq!(check_cubin_source(&ptx, &format!("{source}\n")), Ok(()));
+        let mut edited = ptx.clone();
+        let at = edited.len() / 2;
+        edited[at] ^= 1;
+        assert!(check_cubin_source(&edited, &source).is_err());
+        let mut longer = ptx.clone();
+        longer.push(b'\n');
+        assert!(check_cubin_source(&longer, &source).is_err());
+        assert!(check_cubin_source(&ptx, "").is_err());
+        assert_eq!(cubin_source_path(Path::new("/t/k.cubin")), Path::new("/t/k.cubin.source"));
+    }
 }

@@ -209,7 +209,8 @@ fn line_problems(text: &str) -> Vec<String> {
 }
 
 /// Assembles `ptx` for `sm`, checks it, and prints the resource table. Returns the cubin
-/// ptxas wrote (next to `ptx`), which `cargo xtask bundle` embeds.
+/// ptxas wrote (next to `ptx`, with the file naming its PTX, `ptx_build::cubin_source_path`),
+/// which `cargo xtask bundle` embeds.
 pub fn check(ptx: &Path, sm: &str) -> Result<PathBuf> {
     let text = std::fs::read_to_string(ptx).with_context(|| format!("reading {}", ptx.display()))?;
     let mut problems = line_problems(&text);
@@ -236,6 +237,10 @@ pub fn check(ptx: &Path, sm: &str) -> Result<PathBuf> {
     if !output.status.success() {
         bail!("ptxas rejected {}:\n{log}", ptx.display());
     }
+    // The bytes ptxas read: `build.rs` embeds this cubin only beside this PTX.
+    let source = crate::ptx_build::cubin_source_path(&cubin);
+    std::fs::write(&source, crate::ptx_build::ptx_fingerprint(text.as_bytes()) + "\n")
+        .with_context(|| format!("writing {}", source.display()))?;
     let reports = parse_ptxas(&log);
     let mut allowed = Vec::new();
     let sizes = code_sizes(&cubin)?;
