@@ -227,6 +227,20 @@ pub const EXACT_LIST_HEAD: u32 = 3;
 /// `exact_gather_runs` take the rows a warp per run of rounds instead of a block per tile, when
 /// the step has enough rounds ([`warp_row_run`]).
 pub const EXACT_LIST_BLOCK_ROWS: u32 = 2;
+
+/// Whether a split row is a *warp row*: in band mode (its `ExactJob::band`, `$band`, is a band,
+/// not `u32::MAX`) and without logit bias (`RowSettings::bias_len`, `$bias_len`). Stage 2 counts
+/// the split rows that are not (`EXACT_LIST_BLOCK_ROWS`), and the warp-run path takes only those
+/// that are: one definition, so the count and the path agree. A macro, not a function: as a
+/// function it changed the SASS of the measured `_runs` builds (session 30). Device code only.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! is_warp_row {
+    ($band:expr, $bias_len:expr) => {
+        $band != u32::MAX && $bias_len == 0
+    };
+}
+#[cfg(target_arch = "nvptx64")]
+pub(crate) use is_warp_row;
 /// Histogram bins per mass band (1/128 nat wide): a bin of a flat 262144-token row holds
 /// about 1,700 tokens, so the boundary bins fit `EXACT_GATHER_KEYS`.
 pub const EXACT_SUB_BINS: u32 = crate::fixed::EXACT_SUB_BINS;

@@ -597,7 +597,7 @@ unsafe fn for_each_warp_item<F: FnMut(&WarpItem, &SplitRow, RawBits)>(p: &StepPa
             let flag = flag_of(p, at_row);
             let r = split_row_with(p, at_row, tile_job::<true>(p, pos), read_settings(p, at_row));
             let raw = load_bits8(p, r.row.logits, r.row.vector_ok, tile * TILE_TOKENS + first_round * ROUND + lane_id() * TOKENS_PER_THREAD);
-            if listed && flag == EXACT_SPLIT && r.job.band != NONE && r.settings.bias_len == 0 {
+            if listed && flag == EXACT_SPLIT && is_warp_row!(r.job.band, r.settings.bias_len) {
                 f(&item, &r, raw);
             }
         }

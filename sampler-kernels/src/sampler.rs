@@ -735,7 +735,7 @@ unsafe fn flag_exact(p: &StepParams, row: u32, s: &RowSettings, sum: &Summary, t
         }
         let split = splittable && pos < p.exact_slots && pos < p.rows;
         (p.exact_flags as *mut u32).add(row as usize).write(if split { EXACT_SPLIT } else { EXACT_SINGLE });
-        if split && !(bounds.band != u32::MAX && s.bias_len == 0) {
+        if split && !is_warp_row!(bounds.band, s.bias_len) {
             // Not a warp row: the histogram and the gather take the step's rows a block per tile.
             red_add_global_u32(list.add(EXACT_LIST_BLOCK_ROWS as usize), 1);
         }
