@@ -534,7 +534,7 @@ fn prefetch_tile(p: &StepParams, row: u32, tile: u32) {
 /// # Safety
 /// `p` describes the step's buffers; stage 2 has run.
 #[inline(always)]
-unsafe fn warp_row_run(p: &StepParams) -> (u32, Option<u32>) {
+unsafe fn step_warp_run(p: &StepParams) -> (u32, Option<u32>) {
     // SAFETY: head words of the list, written by stage 1 and stage 2 (earlier kernels); both
     // loads go out before either is used.
     let (block_rows, (_, split)) = unsafe { ((p.exact_list as *const u32).add(EXACT_LIST_BLOCK_ROWS as usize).read(), listed(p)) };
@@ -555,7 +555,7 @@ struct WarpItem {
     whole: bool,
 }
 
-/// Calls `f(item, row, raw)` for this warp's run ([`warp_row_run`]): rounds `warp · run ..` of
+/// Calls `f(item, row, raw)` for this warp's run ([`step_warp_run`]): rounds `warp · run ..` of
 /// the split rows' rounds in a row (`tiles · TILE_ROUNDS` a row, the last tile's rounds past
 /// the vocab skipped), cut where a tile ends, so a run is one to a few items; `raw` is the
 /// lane's part of the item's first round. Rows that are not (or no longer) split, or not warp
@@ -566,7 +566,7 @@ struct WarpItem {
 ///
 /// # Safety
 /// The whole warp calls it (every branch is warp-uniform); `(split, Some(run))` is
-/// [`warp_row_run`].
+/// [`step_warp_run`].
 #[inline(always)]
 unsafe fn for_each_warp_item<F: FnMut(&WarpItem, &SplitRow, RawBits)>(p: &StepParams, split: u32, run: u32, mut f: F) {
     // SAFETY: list reads below the split count, flags of listed rows, jobs of positions with
@@ -654,7 +654,7 @@ unsafe fn for_each_warp_round<F: FnMut(u32, [f32; 8])>(p: &StepParams, r: &Split
 ///
 /// # Safety
 /// The whole block calls it, with `EXACT_HIST_SHARED_BYTES` of shared memory; `(split,
-/// Some(run))` is [`warp_row_run`].
+/// Some(run))` is [`step_warp_run`].
 #[inline(always)]
 unsafe fn histogram_warp_rows(p: &StepParams, split: u32, run: u32) {
     let counts = WH_COUNT + warp_id() * WH_WARP_BYTES;
@@ -705,7 +705,7 @@ unsafe fn histogram_warp_rows(p: &StepParams, split: u32, run: u32) {
 /// atomic a round with keys, for the warp's run of the row's list).
 ///
 /// # Safety
-/// The whole block calls it; `(split, Some(run))` is [`warp_row_run`] and `exact_bins` has
+/// The whole block calls it; `(split, Some(run))` is [`step_warp_run`] and `exact_bins` has
 /// chosen the rows' bins.
 #[inline(always)]
 unsafe fn gather_warp_rows(p: &StepParams, split: u32, run: u32) {
@@ -732,7 +732,7 @@ pub unsafe extern "ptx-kernel" fn exact_histogram(p: StepParams) {
     unsafe { exact_histogram_body::<false>(&p) }
 }
 
-/// [`exact_histogram`] that also takes warp rows a warp per run of rounds ([`warp_row_run`]).
+/// [`exact_histogram`] that also takes warp rows a warp per run of rounds ([`step_warp_run`]).
 /// The host launches it for steps of enough rows to reach that path
 /// (`abi::warp_row_run`); smaller steps get [`exact_histogram`]: with the warp path in the same
 /// kernel, their block path was 3.5 µs slower a step (flat top-p B = 1, session 29, not
@@ -759,7 +759,7 @@ unsafe fn exact_histogram_body<const RUNS: bool>(p: &StepParams) {
     // items `for_each_split_tile` hands out.
     unsafe {
         // Most steps list no split row: a block without an item leaves before clearing 37 KiB.
-        let (split, warp_run) = if RUNS { warp_row_run(p) } else { (listed(p).1, None) };
+        let (split, warp_run) = if RUNS { step_warp_run(p) } else { (listed(p).1, None) };
         if block_idx_x() >= split * p.tiles {
             return;
         }
@@ -1295,7 +1295,7 @@ unsafe fn exact_gather_body<const RUNS: bool>(p: &StepParams) {
     // SAFETY (whole block): the bodies' contracts hold for the items handed out.
     unsafe {
         if RUNS {
-            if let (split, Some(run)) = warp_row_run(p) {
+            if let (split, Some(run)) = step_warp_run(p) {
                 gather_warp_rows(p, split, run);
                 return;
             }
