@@ -66,6 +66,14 @@ pub struct GpuSamplerConfig {
     pub exact_pass: ExactPassLaunch,
     /// Which of the exact pass's launches overlap their predecessor (with `overlap_kernels`).
     pub exact_pass_order: ExactPassOrder,
+    /// Let a top-p row skip stage 1's candidate lists when its request's last step was *wide*:
+    /// a nucleus no merge of the lists could hold, which stage 2 learns from the row mass and
+    /// then leaves to the exact pass (`decide::lists_skippable`, `abi::SLOT_WIDE`). Such a row
+    /// goes straight to the exact pass. The tokens are the same either way; what changes is the
+    /// cost: a request whose rows stay wide (flat logits, as at T 1 with p 0.95) saves the lists,
+    /// and one that turns narrow pays one exact pass it would not have needed. On by default;
+    /// off, every row builds the lists its settings call for (`sonic-bench --no-skip-lists`).
+    pub skip_lists_after_wide_step: bool,
 }
 
 /// Which of the exact pass's launches are overlapped (`sonic-bench --exact-order` compares
@@ -125,6 +133,7 @@ impl GpuSamplerConfig {
             overlap_kernels: true,
             exact_pass: ExactPassLaunch::BySettings,
             exact_pass_order: ExactPassOrder::FirstSerial,
+            skip_lists_after_wide_step: true,
         }
     }
 }
@@ -409,6 +418,8 @@ pub struct GpuSampler {
     counts: CudaSlice<u32>,
     seeds: CudaSlice<u64>,
     steps: CudaSlice<u64>,
+    /// `StepParams::slot_flags` (`SLOT_*`), written by stage 2, cleared with the slot.
+    slot_flags: CudaSlice<u32>,
     records: CudaSlice<u8>,
     exact_flags: CudaSlice<u32>,
     /// `StepParams::row_arrivals`: zero between steps.
@@ -539,6 +550,7 @@ impl GpuSampler {
             counts: stream.alloc_zeros::<u32>(config.max_requests * counts_stride).map_err(cuda_err("allocating penalty counts"))?,
             seeds: stream.alloc_zeros::<u64>(config.max_requests).map_err(cuda_err("allocating seeds"))?,
             steps: stream.alloc_zeros::<u64>(config.max_requests).map_err(cuda_err("allocating steps"))?,
+            slot_flags: stream.alloc_zeros::<u32>(config.max_requests).map_err(cuda_err("allocating slot flags"))?,
             records: stream
                 .alloc_zeros::<u8>(b * tiles as usize * std::mem::size_of::<TileRecord>())
                 .map_err(cuda_err("allocating tile records"))?,
@@ -621,6 +633,7 @@ impl GpuSampler {
         let s = slot as usize;
         stream.memcpy_htod(&[seed], &mut self.seeds.slice_mut(s..s + 1)).map_err(cuda_err("writing a seed"))?;
         stream.memcpy_htod(&[0u64], &mut self.steps.slice_mut(s..s + 1)).map_err(cuda_err("writing a step"))?;
+        stream.memcpy_htod(&[0u32], &mut self.slot_flags.slice_mut(s..s + 1)).map_err(cuda_err("clearing slot flags"))?;
         self.gpu.synchronize()
     }
 
@@ -716,7 +729,7 @@ impl GpuSampler {
 
     /// The step's parameters; `kernels` says which kernels read them (`overlap_stage1` only
     /// where `sample_tiles_mass` follows `sample_tiles`).
-    fn step_params(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels) -> StepParams {
+    fn step_params(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: StepExactPass) -> StepParams {
         let l = self.layout;
         let upload = device_address_mut(&mut self.upload);
         let tile_split = scan_split(rows as u32 * self.tiles, self.scan_resident_warps);
@@ -732,6 +745,13 @@ impl GpuSampler {
             counts: device_address_mut(&mut self.counts),
             seeds: device_address_mut(&mut self.seeds),
             steps: device_address_mut(&mut self.steps),
+            // A quiet step neither skips lists nor leaves flags: none of its rows may skip
+            // (`decide::lists_skippable`), and its stage 2 finishes a listed row slowly.
+            slot_flags: if self.config.skip_lists_after_wide_step && exact != StepExactPass::InStageTwo {
+                device_address_mut(&mut self.slot_flags)
+            } else {
+                0
+            },
             records: device_address_mut(&mut self.records),
             exact_flags: device_address_mut(&mut self.exact_flags),
             row_arrivals: device_address_mut(&mut self.row_arrivals),
@@ -824,7 +844,7 @@ impl GpuSampler {
         if rows == 0 {
             return Ok(());
         }
-        let params = KernelParams(self.step_params(logits, rows, kernels));
+        let params = KernelParams(self.step_params(logits, rows, kernels, exact));
         let stream = self.gpu.stream().clone();
         let block = (SAMPLER_THREADS, 1, 1);
         // One warp per (row, tile) in each stage-1 kernel, `sample_tiles` split further for small
@@ -1263,6 +1283,8 @@ impl Backend for GpuSampler {
         let s = slot as usize;
         let stream = self.gpu.stream().clone();
         stream.memcpy_htod(&[seed], &mut self.seeds.slice_mut(s..s + 1)).map_err(cuda_err("writing a seed"))?;
+        // New settings: the last step's width no longer predicts anything.
+        stream.memcpy_htod(&[0u32], &mut self.slot_flags.slice_mut(s..s + 1)).map_err(cuda_err("clearing slot flags"))?;
         self.gpu.synchronize()
     }
 

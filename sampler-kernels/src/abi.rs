@@ -124,6 +124,12 @@ pub const TILE_HAS_MASS: u32 = 1 << 0;
 /// `TileRecord::flags`: a token of the tile has two bias entries (device-written garbage).
 pub const TILE_DUPLICATE_BIAS: u32 = 1 << 1;
 
+/// `StepParams::slot_flags`: stage 2 found the request's last step *wide*, a top-p row whose
+/// nucleus no merge of the tile lists could hold (`decide::top_p_within`). Stage 1 then skips
+/// the lists of the request's next top-p row (`sampler::lists_skipped`). A hint: the tokens
+/// are the same either way.
+pub const SLOT_WIDE: u32 = 1 << 0;
+
 /// The parameter of all three sampler kernels. Pointers are device addresses.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -150,6 +156,9 @@ pub struct StepParams {
     /// Per slot `u64` seed and step counter.
     pub seeds: u64,
     pub steps: u64,
+    /// `u32[slots]` of `SLOT_*` flags that stage 2 leaves for the request's next step, or 0
+    /// (no flags: every row builds the lists its settings call for).
+    pub slot_flags: u64,
     /// `TileRecord[rows][tiles]`.
     pub records: u64,
     /// `u32[rows]`: how stage 2 left the row to the exact pass (`EXACT_*`; 0 = it did not).
@@ -202,7 +211,7 @@ pub struct StepParams {
     pub _pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<StepParams>() == 26 * 8 + 12 * 4);
+const _: () = assert!(core::mem::size_of::<StepParams>() == 27 * 8 + 12 * 4);
 const _: () = assert!(core::mem::align_of::<StepParams>() == 8);
 
 /// Bytes of dynamic shared memory `sample_rows`, `exact_bins`, `exact_gather` and `exact_finish`

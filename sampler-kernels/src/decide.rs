@@ -114,6 +114,19 @@ pub fn stage2_seldom_lists(s: &crate::abi::RowSettings) -> bool {
     s.temperature == 0.0 || (s.top_k > 0 && s.top_k <= SELDOM_LISTED_TOP_K) || untruncated
 }
 
+/// Whether a row with these settings may skip its candidate lists when its request's last step
+/// was wide (`abi::SLOT_WIDE`): a random row with top-p alone (no top-k, no min-p, no top
+/// log-probabilities). Stage 2 decides such a row from the row mass and its band sums without
+/// lists, or leaves it to the exact pass, whose band mode needs no list either. Never a row of a
+/// quiet step ([`stage2_seldom_lists`] is false), whose stage 2 would finish it with the slow
+/// single-block pass.
+#[inline]
+pub fn lists_skippable(s: &crate::abi::RowSettings) -> bool {
+    // min-p is off unless it is a number above 0 (0, negative or NaN: off).
+    let min_p_on = s.min_p > 0.0;
+    s.temperature != 0.0 && !top_p_disabled(s.top_p) && s.top_k == 0 && !min_p_on && top_logprobs(s.flags) == 0
+}
+
 /// Whether stage 1 scans a row with these settings in `sample_tiles_mass` (band masses as well
 /// as the tile's keys) rather than `sample_tiles`: a row that wants log-probabilities or top
 /// log-probabilities, or a random row without top-k (its draw or top-p needs the row mass).
@@ -264,6 +277,49 @@ mod tests {
             let est = (z as f64) * (r as f64) / 18_446_744_073_709_551_616.0;
             assert!(((u as f64) - est).abs() <= est * 1e-12 + 2.0);
         }
+    }
+
+    #[test]
+    fn a_row_that_may_skip_its_lists_needs_the_mass_and_makes_its_step_busy() {
+        use crate::abi::{RowSettings, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB};
+        let row = |temperature: f32, top_p: f32, top_k: u32, min_p: f32, flags: u32| RowSettings {
+            temperature,
+            top_p,
+            min_p,
+            repetition_penalty: 1.0,
+            frequency_penalty: 0.0,
+            presence_penalty: 0.0,
+            top_k,
+            slot: 0,
+            bias_offset: 0,
+            bias_len: 0,
+            flags,
+            _pad: 0,
+        };
+        let mut skippable = 0;
+        for t in [0.0f32, 0.7, 1.0, f32::NAN] {
+            for p in [1.0f32, 0.95, 0.5] {
+                for k in [0u32, 1, 50, SELDOM_LISTED_TOP_K, SELDOM_LISTED_TOP_K + 1, 5000] {
+                    for m in [0.0f32, 0.1, -1.0, f32::NAN] {
+                        for flags in [0, ROW_WANT_LOGPROB, 5 << ROW_TOP_LOGPROBS_SHIFT] {
+                            let s = row(t, p, k, m, flags);
+                            if !lists_skippable(&s) {
+                                continue;
+                            }
+                            skippable += 1;
+                            // Scanned with its band sums, in a step with an exact pass.
+                            assert!(needs_row_mass(&s) && !stage2_seldom_lists(&s), "{s:?}");
+                            // Top-p alone, random, no top log-probabilities.
+                            let min_p_on = m > 0.0;
+                            assert!(t != 0.0 && p < 1.0 && k == 0 && !min_p_on && flags & 0xff00 == 0, "{s:?}");
+                        }
+                    }
+                }
+            }
+        }
+        // T 0.7, 1 and NaN (refused later as invalid), p 0.95 and 0.5, min-p 0, -1 and NaN
+        // (NaN refused later), with or without the log-probability of the token.
+        assert_eq!(skippable, 3 * 2 * 3 * 2);
     }
 
     #[test]

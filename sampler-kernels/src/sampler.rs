@@ -21,7 +21,8 @@
 use crate::abi::*;
 use crate::block::*;
 use crate::decide::{
-    draw_target, min_p_floor, min_p_threshold, settings_valid, stage2_always_decides, top_p_disabled, top_p_reached, top_p_units, top_p_within,
+    draw_target, lists_skippable, min_p_floor, min_p_threshold, settings_valid, stage2_always_decides, top_p_disabled, top_p_reached, top_p_units,
+    top_p_within,
 };
 use crate::fixed::{band_scale, bands_usable, soft_ceil, weight};
 use crate::intrinsics::*;
@@ -111,6 +112,20 @@ pub(crate) fn top_n(s: &RowSettings) -> u32 {
 pub(crate) fn needs_candidates(s: &RowSettings) -> bool {
     let truncated = s.top_k != 0 || !top_p_disabled(s.top_p) || s.min_p > 0.0 || s.min_p.is_nan();
     top_n(s) > 0 || (s.temperature != 0.0 && truncated)
+}
+
+/// Whether stage 1 keeps only each tile's largest key for a row whose settings call for lists
+/// (`needs_candidates`): its request's last step was wide (`SLOT_WIDE`) and its settings allow
+/// it (`decide::lists_skippable`). Stage 2 asks the same before it rewrites the flag, so both
+/// stages of a step get the same answer (a request has one row a step; rows that share a slot,
+/// possible only in settings written straight to device memory, race on its counts already).
+///
+/// # Safety
+/// `s.slot < p.slots` (`row_addressable`); in stage 2, before the row's `set_slot_flags`.
+#[inline(always)]
+pub(crate) unsafe fn lists_skipped(p: &StepParams, s: &RowSettings) -> bool {
+    // SAFETY: slot < slots entries of the flags; a plain load, as stage 2 writes them.
+    p.slot_flags != 0 && lists_skippable(s) && unsafe { (p.slot_flags as *const u32).add(s.slot as usize).read() } & SLOT_WIDE != 0
 }
 
 /// The fields that guard memory accesses are in range (stage 1 reads nothing otherwise).
@@ -1332,6 +1347,13 @@ unsafe fn sample_rows_body<const FINISHES: bool>(p: &StepParams) -> bool {
     // whole block; reads and writes stay inside the buffers StepParams describes.
     unsafe {
         flag_exact_clear(&p, row);
+        // What stage 1 did with the row's lists, read before the flag is rewritten. A quiet
+        // step's parameters carry no flags (the host's choice), so its builds leave them out:
+        // in their 64-register build they spilled 1 KB more.
+        let skipped = !FINISHES && row_addressable(&p, &s) && lists_skipped(&p, &s);
+        if !FINISHES {
+            set_slot_flags(&p, &s, 0);
+        }
         if !row_valid(&p, &s) {
             finish(&p, row, 0, NO_TOKEN, STATUS_INVALID_SETTINGS, f32::NAN);
             write_top(&p, row, 0, 0, &empty_summary(), 0.0);
@@ -1364,8 +1386,14 @@ unsafe fn sample_rows_body<const FINISHES: bool>(p: &StepParams) -> bool {
             return false;
         }
         // A top-p row whose nucleus no merge of the lists could hold (most flat rows) goes to the
-        // exact pass now: the merge and its sort would only find that out.
-        if n_top == 0 && top_p_alone(&s, &sum) && !top_p_within(p.tiles * CANDIDATES, sum.z, top_p_units(s.top_p)) {
+        // exact pass now: the merge and its sort would only find that out. Such a row is *wide*:
+        // its request's next step skips the lists (`lists_skipped`), and a row whose lists
+        // stage 1 skipped goes to the exact pass too, whatever its width.
+        let wide = n_top == 0 && top_p_alone(&s, &sum) && !top_p_within(p.tiles * CANDIDATES, sum.z, top_p_units(s.top_p));
+        if wide || skipped {
+            if wide && !FINISHES {
+                set_slot_flags(&p, &s, SLOT_WIDE);
+            }
             write_top(&p, row, 0, 0, &sum, ln_z);
             return leave_undecided::<FINISHES>(&p, row, &s, &sum, true);
         }
@@ -1509,6 +1537,17 @@ unsafe fn sample_rows_body<const FINISHES: bool>(p: &StepParams) -> bool {
         };
         finish_chosen(&p, row, s.slot, key, if want_lp { sum.logprob_of(key, ln_z) } else { f32::NAN });
         false
+    }
+}
+
+/// Sets the flags stage 2 leaves for the request's next step (`StepParams::slot_flags`; thread
+/// 0): cleared as the row starts, `SLOT_WIDE` once it is found wide. Stage 1 is done with them,
+/// and the row's own read (`lists_skipped`) comes first. Not in a quiet step (`sample_rows_body`).
+#[inline(always)]
+unsafe fn set_slot_flags(p: &StepParams, s: &RowSettings, flags: u32) {
+    if p.slot_flags != 0 && s.slot < p.slots && thread_idx_x() == 0 {
+        // SAFETY: slot < slots entries.
+        unsafe { (p.slot_flags as *mut u32).add(s.slot as usize).write(flags) };
     }
 }
 

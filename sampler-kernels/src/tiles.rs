@@ -50,7 +50,7 @@ use crate::keys::{from_ordered_bits, key_of_ordered, key_value, ordered_bits, so
 use crate::logit::{plain_untempered, process_untempered, widen_bf16, widen_f16, temper, temper_by, temper_floor, temper_overflow_floor, temper_scale};
 use crate::decide::needs_row_mass;
 use crate::sampler::{
-    active_rows, finish_greedy_row, load_raw8, needs_candidates, read_settings, record_ptr, row_addressable, row_logits,
+    active_rows, finish_greedy_row, lists_skipped, load_raw8, needs_candidates, read_settings, record_ptr, row_addressable, row_logits,
     row_setup, Row,
 };
 
@@ -1295,7 +1295,7 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool>(
         let features = if r.counts != 0 || bias_found > 0 || r.bitmask != 0 { FEATURED } else { PLAIN };
         let scan = TileScan { row: r, start, first_round, end_round, shared, bands, bias_found };
         let (mode, res) = if MASS_KERNEL {
-            (MODE_MASS, scan_mass(p, &scan, raw, features, !needs_candidates(&s)))
+            (MODE_MASS, scan_mass(p, &scan, raw, features, !needs_candidates(&s) || lists_skipped(p, &s)))
         } else if greedy {
             let res = match features {
                 PLAIN if GREEDY_STEP => scan_max_slots(p, &scan, raw_f32),

@@ -877,3 +877,77 @@ fn gpu_crowded_top_k_rows_are_decided_in_stage_two() {
     let enough = if judged_rows >= 40 { 2 * short_rows > judged_rows } else { short_rows > 0 };
     assert!(enough, "only {short_rows} of {judged_rows} rows were short of their top-k in the tile lists");
 }
+
+/// A top-p row whose request's last step was wide skips its candidate lists and goes to the
+/// exact pass (`GpuSamplerConfig::skip_lists_after_wide_step`): the same tokens as the CPU
+/// reference and as a sampler that builds every list, whether the rows stay flat or turn
+/// peaked. Rows are flat, then peaked twice, then flat twice, each step with fresh bitmasks.
+/// Skipping can only add rows to the exact pass; the first peaked step is the one a flat step
+/// mispredicts, so it lists more rows than the sampler without the skip; the second finds the
+/// flags cleared by the first and lists about as many. Top-k and min-p rows never skip.
+#[test]
+fn gpu_lists_skipped_after_a_wide_step_equal_reference() {
+    const TEST: &str = "gpu_lists_skipped_after_a_wide_step_equal_reference";
+    let mut rng = fresh_rng(TEST);
+    let cases = [(128_256usize, 64usize, LogitsDtype::F32), (50_257, 3, LogitsDtype::Bf16), (151_936, sized(257, 40), LogitsDtype::F16)];
+    let shapes = [RowShape::Flat, RowShape::Peaked, RowShape::Peaked, RowShape::Flat, RowShape::Flat];
+    let (mut mismatches, mut differ) = (0usize, 0usize);
+    let mut extra = [0usize; 5];
+    for &(vocab, batch, dtype) in &cases {
+        let Some(device) = gpu_or_skip(TEST) else { return };
+        let mut skip = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+        let Some(device) = gpu_or_skip(TEST) else { return };
+        let config = GpuSamplerConfig { skip_lists_after_wide_step: false, ..GpuSamplerConfig::new(vocab, batch) };
+        let mut build = GpuSampler::new(device, config).expect("gpu sampler");
+        let mut cpu = CpuReference::new(vocab, batch).expect("cpu reference");
+        for id in 0..batch as u64 {
+            let t = 0.7 + unit(&mut rng) as f32 * 0.5;
+            let params = SamplingParams::random(t, rng.next_u64()).with_top_p(0.8 + 0.15 * unit(&mut rng) as f32);
+            let params = match below(&mut rng, 8) {
+                0 => params.with_top_k(50),
+                1 => params.with_min_p(0.05),
+                2 => params.with_penalties(1.1, 0.2, 0.1),
+                3 => params.with_logit_bias(vec![(5, 1.5), (vocab as u32 / 2, -2.0)]),
+                _ => params,
+            };
+            let prompt = prompt(&mut rng, vocab);
+            for backend in [&mut skip as &mut dyn Backend, &mut build, &mut cpu] {
+                backend.add_request(id, params.clone(), &prompt).expect("add");
+            }
+        }
+        for (step, &shape) in shapes.iter().enumerate() {
+            let values: Vec<f32> = (0..batch).flat_map(|_| logit_row(&mut rng, shape, vocab)).collect();
+            let logits = TypedRows::new(dtype, values);
+            let masks = random_masks(&mut rng, batch, vocab);
+            let b = Batch { logits: logits.host(batch, vocab, vocab), rows: rows_with_masks(&masks) };
+            let s = skip.sample(&b).expect("gpu sample");
+            let l = build.sample(&b).expect("gpu sample");
+            let c = cpu.sample(&b).expect("cpu sample");
+            for (i, ((s, l), c)) in s.iter().zip(&l).zip(&c).enumerate() {
+                if let Some(diff) = compare(s, c) {
+                    mismatches += 1;
+                    eprintln!("V={vocab} B={batch} {dtype:?} step {step} row {i}: {diff}");
+                }
+                differ += (s.token != l.token || s.status != l.status) as usize;
+            }
+            let (split, single) = skip.exact_paths_last_step().expect("flags");
+            let (split_b, single_b) = build.exact_paths_last_step().expect("flags");
+            let (listed, listed_b) = (split + single, split_b + single_b);
+            eprintln!("V={vocab} B={batch} {dtype:?} step {step} {shape:?}: {listed} rows listed with the skip, {listed_b} without");
+            assert!(listed >= listed_b, "V={vocab} B={batch} step {step}: {listed} < {listed_b}");
+            if step == 0 {
+                assert_eq!(listed, listed_b, "V={vocab} B={batch}: the first step has no flags to act on");
+            }
+            extra[step] += listed - listed_b;
+        }
+    }
+    assert_eq!(mismatches, 0);
+    assert_eq!(differ, 0, "the two GPU samplers disagree");
+    // Every flat top-p row is wide; most of them decide from their lists once peaked. A flag
+    // set by a flat step is cleared by the step after (peaked rows are not wide), so the second
+    // peaked step lists far fewer extra rows (a few flat rows, with a fresh mask of a few tokens,
+    // can be extra in the last step).
+    eprintln!("rows listed beyond the sampler without the skip, per step: {extra:?}");
+    assert!(extra[1] > 0, "no row skipped its lists after a wide step");
+    assert!(extra[2] * 4 < extra[1], "the flags were not cleared after a narrow step: {extra:?}");
+}

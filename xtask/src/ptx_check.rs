@@ -35,6 +35,10 @@ use std::process::Command;
 /// warp-row path's item loop: stored once, loaded once an item, not per token (read in the
 /// SASS). Their block-path builds, `exact_histogram` and `exact_gather`, do not spill.
 ///
+/// `sample_rows_two_per_sm` grew from 298 to 374 B in session 31: the slot flags it reads
+/// and writes for the next step (`sampler::lists_skipped`, `set_slot_flags`), which the quiet
+/// builds leave out.
+///
 /// A kernel that spills more fails the check; shrinking these is open work.
 const SPILL_ALLOWANCE: &[(&str, u32)] = &[
     ("exact_histogram_runs", 24),
@@ -42,7 +46,7 @@ const SPILL_ALLOWANCE: &[(&str, u32)] = &[
     ("exact_bins_two_per_sm", 676),
     ("verify_rows", 1712),
     ("verify_draws", 424),
-    ("sample_rows_two_per_sm", 298),
+    ("sample_rows_two_per_sm", 374),
     ("sample_rows_quiet_two_per_sm", 2228),
     ("exact_tail", 572),
     ("exact_finish_two_per_sm", 4224),

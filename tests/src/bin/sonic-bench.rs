@@ -20,7 +20,9 @@
 //! (the exact pass always in one launch, `exact_tail`, or always in four, instead of the
 //! default `settings`, which picks per step, for an A/B),
 //! `--exact-order overlapped|first-serial|serial` (which exact-pass launches overlap their
-//! predecessor; first-serial is the default, for an A/B), and
+//! predecessor; first-serial is the default, for an A/B), `--no-skip-lists` (every top-p row
+//! builds its candidate lists, even when its request's last step was wide:
+//! `GpuSamplerConfig::skip_lists_after_wide_step` off, for an A/B), and
 //! `--logits FILE` (`.npy` or
 //! `.safetensors`, `rows × V` saved from a real model): the file's rows replace the generated
 //! ones, tiled over each batch, at the file's V.
@@ -114,6 +116,10 @@ enum Workload {
     /// `TopK50TopP09T07`'s settings on rows whose best tokens crowd into the first tile
     /// (`FILL_CROWDED`): more than a tile list's 32 of a row's top 50 lie there.
     CrowdedTopK50,
+    /// `FlatTopP095`'s settings on flat rows in one logits set and peaked rows in the other, so
+    /// that every replay's rows differ in shape from the step before: the worst case for
+    /// skipping the lists after a wide step (`GpuSamplerConfig::skip_lists_after_wide_step`).
+    AlternatingTopP095,
 }
 
 /// The k of the `topk128` workload (the peers use the same).
@@ -131,6 +137,7 @@ impl Workload {
             Workload::RandomFull => "random_full",
             Workload::TopK128 => "topk128",
             Workload::CrowdedTopK50 => "crowded_topk50",
+            Workload::AlternatingTopP095 => "alternating_topp095",
         }
     }
     /// The workload whose cell key seeds this one's generator (rows, settings' seeds): itself,
@@ -143,8 +150,9 @@ impl Workload {
             self
         }
     }
-    fn shape(self) -> u32 {
-        if matches!(self, Workload::FlatTopP095 | Workload::FlatFull) {
+    /// The logits shape of set `set` (0 or 1) of the cell.
+    fn shape(self, set: u64) -> u32 {
+        if matches!(self, Workload::FlatTopP095 | Workload::FlatFull) || (self == Workload::AlternatingTopP095 && set == 0) {
             FILL_FLAT
         } else if self == Workload::CrowdedTopK50 {
             FILL_CROWDED
@@ -158,7 +166,9 @@ impl Workload {
             Workload::Greedy | Workload::TopK128 => SamplingParams::greedy(),
             Workload::TopK50TopP09T07 | Workload::CrowdedTopK50 => SamplingParams::random(0.7, seed).with_top_k(50).with_top_p(0.9),
             Workload::Heterogeneous => mixed_params(rng, vocab),
-            Workload::PeakedTopP095 | Workload::FlatTopP095 => SamplingParams::random(1.0, seed).with_top_p(0.95),
+            Workload::PeakedTopP095 | Workload::FlatTopP095 | Workload::AlternatingTopP095 => {
+                SamplingParams::random(1.0, seed).with_top_p(0.95)
+            }
             Workload::RandomFull | Workload::FlatFull => SamplingParams::random(1.0, seed),
         }
     }
@@ -232,12 +242,12 @@ fn fill_sets(
             }
             (LogitsDtype::F32, None) => {
                 let mut s = stream.alloc_zeros::<f32>(elements)?;
-                gpu.fill_logits(&mut s, DTYPE_F32, batch, vocab, vocab, seed, cell.workload.shape())?;
+                gpu.fill_logits(&mut s, DTYPE_F32, batch, vocab, vocab, seed, cell.workload.shape(set))?;
                 LogitsSet::F32(s)
             }
             (_, None) => {
                 let mut s = stream.alloc_zeros::<u16>(elements)?;
-                gpu.fill_logits(&mut s, DTYPE_BF16, batch, vocab, vocab, seed, cell.workload.shape())?;
+                gpu.fill_logits(&mut s, DTYPE_BF16, batch, vocab, vocab, seed, cell.workload.shape(set))?;
                 LogitsSet::Half(s)
             }
         };
@@ -262,6 +272,7 @@ struct StepLaunch {
     overlap_kernels: bool,
     exact_pass: ExactPassLaunch,
     exact_pass_order: ExactPassOrder,
+    skip_lists_after_wide_step: bool,
 }
 
 fn run_cell(
@@ -284,6 +295,7 @@ fn run_cell(
         overlap_kernels: launch.overlap_kernels,
         exact_pass: launch.exact_pass,
         exact_pass_order: launch.exact_pass_order,
+        skip_lists_after_wide_step: launch.skip_lists_after_wide_step,
     };
     let mut sampler = GpuSampler::new(GpuDevice::open(0)?, config)?;
     let words = vocab.div_ceil(32);
@@ -355,7 +367,8 @@ fn main() -> BenchResult<()> {
         Some("serial") => ExactPassOrder::Serial,
         Some(other) => return Err(format!("--exact-order takes overlapped, first-serial or serial, not {other}").into()),
     };
-    let launch = StepLaunch { overlap_kernels: !serial, exact_pass, exact_pass_order };
+    let skip_lists = !args.iter().any(|a| a == "--no-skip-lists");
+    let launch = StepLaunch { overlap_kernels: !serial, exact_pass, exact_pass_order, skip_lists_after_wide_step: skip_lists };
     let out_dir = value("--out").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("bench-out"));
     let replays: usize = value("--replays").and_then(|v| v.parse().ok()).unwrap_or(200).max(100);
     let gpu = GpuDevice::open(0)?;
@@ -427,7 +440,13 @@ fn main() -> BenchResult<()> {
     let exact_batches: &[usize] = if quick { &[64] } else { &[1, 64, 256] };
     for &vocab in exact_vocabs {
         for &batch in exact_batches {
-            for workload in [Workload::PeakedTopP095, Workload::FlatTopP095, Workload::FlatFull, Workload::CrowdedTopK50] {
+            for workload in [
+                Workload::PeakedTopP095,
+                Workload::FlatTopP095,
+                Workload::FlatFull,
+                Workload::AlternatingTopP095,
+                Workload::CrowdedTopK50,
+            ] {
                 cells.push(Cell { workload, dtype: LogitsDtype::F32, batch, vocab });
             }
         }
@@ -541,9 +560,10 @@ fn main() -> BenchResult<()> {
         let ratio = time_of(Workload::FlatFull, v, b).map_or("–".to_string(), |t_fast| format!("{:.2}×", t_flat / t_fast));
         let _ = writeln!(
             exact_md,
-            "| {v} | {b} | {} | {t_flat:.2} | {ratio} | {} |",
+            "| {v} | {b} | {} | {t_flat:.2} | {ratio} | {} | {} |",
             cell(time_of(Workload::FlatFull, v, b)),
-            cell(time_of(Workload::PeakedTopP095, v, b))
+            cell(time_of(Workload::PeakedTopP095, v, b)),
+            cell(time_of(Workload::AlternatingTopP095, v, b))
         );
     }
 
@@ -574,6 +594,8 @@ fn main() -> BenchResult<()> {
          greedy, top-k up to 4128, top-p, min-p, penalties with 100 prompt tokens, logit bias, and a grammar bitmask \
          on 30% of rows); random_full (T 1, no truncation); peaked_topp095 / flat_topp095 (T 1, top-p 0.95; flat rows force the exact pass); \
          flat_full (T 1, no truncation, on flat_topp095's rows and seeds: decided by stage 2, never the exact pass); \
+         alternating_topp095 (T 1, top-p 0.95; flat rows in one logits set, peaked in the other, so each step's rows \
+         differ in shape from the last); \
          crowded_topk50 (topk50_topp09_t07's settings on peaked rows with about 60 more boosted tokens among the \
          first 4096 ids, as a vocabulary ordered by frequency puts a row's likely tokens at low ids: one tile holds \
          more than its list's 32 of a row's 50 best); \
@@ -585,9 +607,18 @@ fn main() -> BenchResult<()> {
          The fast path is `flat_full`: the same rows with no truncation, which stage 2 decides from the mass \
          scan (no exact pass). `flat_topp095` adds top-p 0.95, whose nucleus never fits the candidate lists, so \
          every row also takes the exact pass. Peaked rows with top-p 0.95 for reference: at T 1 many of their \
-         nuclei pass the lists too (their count is in the table above).\n\n\
-         | V | B | fast path (flat_full) µs | exact pass (flat_topp095) µs | ratio | peaked_topp095 µs |\n|---|---|---|---|---|---|\n{exact_md}",
+         nuclei pass the lists too (their count is in the table above). Lists after a wide step: {skip_lists_note}. \
+         alternating_topp095 has flat rows in one logits set and peaked rows in the other, so every replay's rows \
+         differ in shape from the last step's: the cost when the last step predicts the wrong shape.\n\n\
+         | V | B | fast path (flat_full) µs | exact pass (flat_topp095) µs | ratio | peaked_topp095 µs | alternating_topp095 µs |\n|---|---|---|---|---|---|---|\n{exact_md}",
         empty.median_us,
+        skip_lists_note = if skip_lists {
+            "skipped (the default): a top-p row whose request's last step was wide (its nucleus beyond any merge of the \
+             lists) keeps each tile's largest key alone and goes to the exact pass; the replays before the timed ones \
+             make that hold from the first timed one"
+        } else {
+            "built for every top-p row: --no-skip-lists"
+        },
         launches = match (serial, exact_pass_order) {
             (true, _) => "in plain stream order: --serial-launches",
             (false, ExactPassOrder::Overlapped) => "each after the first launched overlapped with its predecessor: --exact-order overlapped",
