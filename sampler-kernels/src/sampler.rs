@@ -1347,13 +1347,11 @@ unsafe fn sample_rows_body<const FINISHES: bool>(p: &StepParams) -> bool {
     // whole block; reads and writes stay inside the buffers StepParams describes.
     unsafe {
         flag_exact_clear(&p, row);
-        // What stage 1 did with the row's lists, read before the flag is rewritten. A quiet
-        // step's parameters carry no flags (the host's choice), so its builds leave them out:
-        // in their 64-register build they spilled 1 KB more.
+        // What stage 1 did with the row's lists, read by every thread before `summarize`'s
+        // barriers, after which thread 0 rewrites the flag. A quiet step's parameters carry no
+        // flags (the host's choice), so its builds leave them out: in their 64-register build
+        // they spilled 1 KB more.
         let skipped = !FINISHES && row_addressable(&p, &s) && lists_skipped(&p, &s);
-        if !FINISHES {
-            set_slot_flags(&p, &s, 0);
-        }
         if !row_valid(&p, &s) {
             finish(&p, row, 0, NO_TOKEN, STATUS_INVALID_SETTINGS, f32::NAN);
             write_top(&p, row, 0, 0, &empty_summary(), 0.0);
@@ -1390,10 +1388,13 @@ unsafe fn sample_rows_body<const FINISHES: bool>(p: &StepParams) -> bool {
         // its request's next step skips the lists (`lists_skipped`), and a row whose lists
         // stage 1 skipped goes to the exact pass too, whatever its width.
         let wide = n_top == 0 && top_p_alone(&s, &sum) && !top_p_within(p.tiles * CANDIDATES, sum.z, top_p_units(s.top_p));
+        if !FINISHES {
+            // After the barriers: a write as the row started raced with other warps' reads of
+            // `skipped` (synccheck's scheduling showed it: the warps disagreed, and the row took
+            // a merge of lists stage 1 had skipped).
+            set_slot_flags(&p, &s, if wide { SLOT_WIDE } else { 0 });
+        }
         if wide || skipped {
-            if wide && !FINISHES {
-                set_slot_flags(&p, &s, SLOT_WIDE);
-            }
             write_top(&p, row, 0, 0, &sum, ln_z);
             return leave_undecided::<FINISHES>(&p, row, &s, &sum, true);
         }
@@ -1541,8 +1542,10 @@ unsafe fn sample_rows_body<const FINISHES: bool>(p: &StepParams) -> bool {
 }
 
 /// Sets the flags stage 2 leaves for the request's next step (`StepParams::slot_flags`; thread
-/// 0): cleared as the row starts, `SLOT_WIDE` once it is found wide. Stage 1 is done with them,
-/// and the row's own read (`lists_skipped`) comes first. Not in a quiet step (`sample_rows_body`).
+/// 0): `SLOT_WIDE` for a wide row, 0 for another that reaches the test (rows that end earlier
+/// leave them as they were: a hint). Stage 1 is done with them, and every thread of the block
+/// has read them (`lists_skipped`) before a barrier that precedes the write. Not in a quiet
+/// step (`sample_rows_body`).
 #[inline(always)]
 unsafe fn set_slot_flags(p: &StepParams, s: &RowSettings, flags: u32) {
     if p.slot_flags != 0 && s.slot < p.slots && thread_idx_x() == 0 {
