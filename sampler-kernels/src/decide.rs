@@ -116,10 +116,9 @@ pub fn stage2_seldom_lists(s: &crate::abi::RowSettings) -> bool {
 
 /// Whether a row with these settings may skip its candidate lists when its request's last step
 /// was wide (`abi::SLOT_WIDE`): a random row with top-p alone (no top-k, no min-p, no top
-/// log-probabilities). Stage 2 decides such a row from the row mass and its band sums without
-/// lists, or leaves it to the exact pass, whose band mode needs no list either. Never a row of a
-/// quiet step ([`stage2_seldom_lists`] is false), whose stage 2 would finish it with the slow
-/// single-block pass.
+/// log-probabilities). Stage 2 leaves such a row to the exact pass without reading its lists;
+/// the pass's band mode needs none. Never a row of a quiet step ([`stage2_seldom_lists`] is
+/// false), whose stage 2 would finish it with the slow single-block pass.
 #[inline]
 pub fn lists_skippable(s: &crate::abi::RowSettings) -> bool {
     // min-p is off unless it is a number above 0 (0, negative or NaN: off).
