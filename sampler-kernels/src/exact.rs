@@ -673,11 +673,16 @@ unsafe fn histogram_warp_rows(p: &StepParams, split: u32, run: u32) {
             let below = c - 1.0;
             for_each_warp_round(p, r, item, raw, |_, x| {
                 each8(|j| {
+                    // A token outside the band adds zero to the sub-bin of its lane's number
+                    // (distinct lanes, distinct banks): every add runs. ptxas turned a
+                    // predicated add into a branch region per add (`BSSY`/`BSYNC`, 16 a
+                    // round), whose branch resolution held 14% of this kernel's stall samples
+                    // (session 32, flat top-p B = 64).
                     let inside = x[j] > below && x[j] <= c;
-                    let bin = select_u32(inside, exact_sub_bin(x[j], c), 0);
+                    let bin = select_u32(inside, exact_sub_bin(x[j], c), lane_id());
                     let frac = frac_weight(x[j] - c);
-                    red_add_shared_u32_if(inside, smem(counts + bin * 4), 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS));
-                    red_add_shared_u32_if(inside, smem(los + bin * 4), frac & ((1 << H_LO_BITS) - 1));
+                    red_add_shared_u32(smem(counts + bin * 4), select_u32(inside, 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS), 0));
+                    red_add_shared_u32(smem(los + bin * 4), select_u32(inside, frac & ((1 << H_LO_BITS) - 1), 0));
                 });
             });
             sync_warp(FULL_MASK);

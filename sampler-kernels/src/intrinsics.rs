@@ -652,27 +652,6 @@ pub unsafe fn red_add_shared_u32(addr: u32, value: u32) {
     unsafe { asm!("red.shared.add.u32 [{0}], {1};", in(reg32) addr, in(reg32) value, options(nostack)) };
 }
 
-/// `@p red.shared.add.u32 [addr], v` with `p = add`: [`red_add_shared_u32`] predicated inside
-/// one asm block. A Rust `if` around the add gave ptxas a branch per token (session 22), where
-/// this stays one predicated instruction.
-///
-/// # Safety
-/// `addr` is 4-byte aligned and inside the dynamic shared memory given at launch (whether or not
-/// `add` holds).
-#[inline(always)]
-pub unsafe fn red_add_shared_u32_if(add: bool, addr: u32, value: u32) {
-    // SAFETY: the caller guarantees alignment and bounds; the operation itself is atomic.
-    unsafe {
-        asm!(
-            "{{ .reg .pred keep; setp.ne.u32 keep, {0}, 0; @keep red.shared.add.u32 [{1}], {2}; }}",
-            in(reg32) add as u32,
-            in(reg32) addr,
-            in(reg32) value,
-            options(nostack)
-        )
-    };
-}
-
 /// `red.relaxed.gpu.global.add.u32 [ptr], v`: a device-scope atomic add with no returned value.
 ///
 /// # Safety
