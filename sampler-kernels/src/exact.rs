@@ -647,10 +647,10 @@ unsafe fn for_each_warp_round<F: FnMut(u32, [f32; 8])>(p: &StepParams, r: &Split
 }
 
 /// `exact_histogram` for warp rows: each warp bins its items' band tokens into its own sub-bins
-/// in shared memory (a token outside the band adds nothing: the adds are predicated, so the
-/// loop has no branch), then adds them to the tile's histogram: stored when the item is the
-/// whole tile, else added with `red.global` (`exact_bins` leaves the histograms zero). The sums
-/// are the block path's: the two words of a bin add up over items.
+/// in shared memory (a token outside the band adds zero, so the loop has no branch), then
+/// adds them to the tile's histogram: stored when the item is the whole tile, else added with
+/// `red.global` (`exact_bins` leaves the histograms zero). The sums are the block path's: the
+/// two words of a bin add up over items.
 ///
 /// # Safety
 /// The whole block calls it, with `EXACT_HIST_SHARED_BYTES` of shared memory; `(split,
