@@ -310,7 +310,7 @@ mod tests {
                             assert!(needs_row_mass(&s) && !stage2_seldom_lists(&s), "{s:?}");
                             // Top-p alone, random, no top log-probabilities.
                             let min_p_on = m > 0.0;
-                            assert!(t != 0.0 && p < 1.0 && k == 0 && !min_p_on && flags & 0xff00 == 0, "{s:?}");
+                            assert!(t != 0.0 && p < 1.0 && k == 0 && !min_p_on && flags & (0xff << ROW_TOP_LOGPROBS_SHIFT) == 0, "{s:?}");
                         }
                     }
                 }
