@@ -431,6 +431,8 @@ pub struct GpuSampler {
     exact_keys: CudaSlice<u64>,
     exact_tile_mass: CudaSlice<u64>,
     exact_tile_bins: CudaSlice<u64>,
+    /// Warp rows' band codes, a byte a token of each split position (`StepParams::exact_codes`).
+    exact_codes: CudaSlice<u8>,
     out_tokens: CudaSlice<i32>,
     out_status: CudaSlice<u32>,
     out_logprobs: CudaSlice<f32>,
@@ -576,6 +578,9 @@ impl GpuSampler {
             exact_tile_bins: stream
                 .alloc_zeros::<u64>(exact_slots * tiles as usize * EXACT_SUB_BINS as usize)
                 .map_err(cuda_err("allocating the exact-pass tile histograms"))?,
+            exact_codes: stream
+                .alloc_zeros::<u8>(exact_slots * tiles as usize * TILE_TOKENS as usize)
+                .map_err(cuda_err("allocating the exact-pass band codes"))?,
             out_tokens: stream.alloc_zeros::<i32>(b).map_err(cuda_err("allocating outputs"))?,
             out_status: stream.alloc_zeros::<u32>(b).map_err(cuda_err("allocating outputs"))?,
             out_logprobs: stream.alloc_zeros::<f32>(b).map_err(cuda_err("allocating outputs"))?,
@@ -762,6 +767,7 @@ impl GpuSampler {
             exact_keys: device_address_mut(&mut self.exact_keys),
             exact_tile_mass: device_address_mut(&mut self.exact_tile_mass),
             exact_tile_bins: device_address_mut(&mut self.exact_tile_bins),
+            exact_codes: device_address_mut(&mut self.exact_codes),
             out_tokens: device_address_mut(&mut self.out_tokens),
             out_status: device_address_mut(&mut self.out_status),
             out_logprobs: device_address_mut(&mut self.out_logprobs),

@@ -181,6 +181,10 @@ pub struct StepParams {
     pub exact_keys: u64,
     pub exact_tile_mass: u64,
     pub exact_tile_bins: u64,
+    /// Warp rows' band codes, `u8[slots][tiles · TILE_TOKENS]`: `exact_histogram_runs` writes
+    /// each token's sub-bin of the boundary band (0xff outside it), and `exact_gather_runs`
+    /// reads them instead of the logits, then the logits of the boundary sub-bin's tokens alone.
+    pub exact_codes: u64,
     /// Outputs: `i32[rows]` tokens, `u32[rows]` status, `f32[rows]` log-probabilities,
     /// `i32[rows][20]` and `f32[rows][20]` top log-probabilities.
     pub out_tokens: u64,
@@ -211,7 +215,7 @@ pub struct StepParams {
     pub _pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<StepParams>() == 27 * 8 + 12 * 4);
+const _: () = assert!(core::mem::size_of::<StepParams>() == 28 * 8 + 12 * 4);
 const _: () = assert!(core::mem::align_of::<StepParams>() == 8);
 
 /// Bytes of dynamic shared memory `sample_rows`, `exact_bins`, `exact_gather` and `exact_finish`

@@ -42,8 +42,8 @@ use crate::intrinsics::*;
 use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
 use crate::logprob::ln_mass;
 use crate::sampler::{
-    active_rows, draw, exact_single, finish, finish_chosen, load_raw8, process_raw8, prologue8, read_settings, recorded_band_mass,
-    row_logits, row_setup, walk_tile, Row, Summary,
+    active_rows, draw, exact_single, finish, finish_chosen, load_raw8, process_raw8, prologue1, prologue1_inputs, prologue8, read_settings,
+    recorded_band_mass, row_logits, row_setup, walk_tile, Prologue1Inputs, Row, Summary,
 };
 use crate::tiles::{load_bits8, widen8, RawBits, NAN_WORD};
 use crate::status::{NO_TOKEN, STATUS_NO_VALID_TOKEN};
@@ -112,6 +112,12 @@ const _: () = assert!(W_END + THREADS * 4 <= EXACT_HIST_SHARED_BYTES && W_END + 
 /// A warp item's round: 32 lanes of 8 tokens.
 const ROUND: u32 = WARP_ROUND_TOKENS;
 const _: () = assert!(ROUND == 32 * TOKENS_PER_THREAD && TILE_ROUNDS == 16 && SUB % 32 == 0);
+/// Warp rows' band codes (`StepParams::exact_codes`): a token's sub-bin of the boundary band,
+/// or this byte outside it. Sub-bins fit a byte below it.
+const CODE_OUT: u32 = 0xff;
+const _: () = assert!(SUB <= CODE_OUT && TOKENS_PER_THREAD == 8);
+/// Rounds of codes a lane reads at once in the gather (8 bytes each).
+const CODE_CHUNK: u32 = 8;
 // A step's warp rounds fit u32 (`for_each_warp_item`).
 const _: () = assert!((EXACT_SLOTS_MAX as u64) * (MAX_TILES as u64) * (TILE_ROUNDS as u64) < 1 << 31);
 
@@ -555,20 +561,27 @@ struct WarpItem {
     whole: bool,
 }
 
-/// Calls `f(item, row, raw)` for this warp's run ([`step_warp_run`]): rounds `warp · run ..` of
-/// the split rows' rounds in a row (`tiles · TILE_ROUNDS` a row, the last tile's rounds past
-/// the vocab skipped), cut where a tile ends, so a run is one to a few items; `raw` is the
-/// lane's part of the item's first round. Rows that are not (or no longer) split, or not warp
-/// rows, are skipped.
+/// Calls `f(item, row, first)` for this warp's run ([`step_warp_run`]): rounds `warp · run ..`
+/// of the split rows' rounds in a row (`tiles · TILE_ROUNDS` a row, the last tile's rounds past
+/// the vocab skipped), cut where a tile ends, so a run is one to a few items; `first` is what
+/// `load(item, row)` read for the item's first rounds (the histogram: the lane's logits of the
+/// first round; the gather: its band codes of the first rounds). Rows that are not (or no
+/// longer) split, or not warp rows, are skipped.
 ///
 /// An item's reads go out in two round trips: its list entry, then the row's flag, job,
-/// settings and first logits together, before any of them is tested.
+/// settings and `load`'s reads together, before any of them is tested.
 ///
 /// # Safety
 /// The whole warp calls it (every branch is warp-uniform); `(split, Some(run))` is
-/// [`step_warp_run`].
+/// [`step_warp_run`]; `load` reads only inside the row's logits or its position's codes.
 #[inline(always)]
-unsafe fn for_each_warp_item<F: FnMut(&WarpItem, &SplitRow, RawBits)>(p: &StepParams, split: u32, run: u32, mut f: F) {
+unsafe fn for_each_warp_item<T, L: Fn(&WarpItem, &SplitRow) -> T, F: FnMut(&WarpItem, &SplitRow, T)>(
+    p: &StepParams,
+    split: u32,
+    run: u32,
+    load: L,
+    mut f: F,
+) {
     // SAFETY: list reads below the split count, flags of listed rows, jobs of positions with
     // scratch (below `split`).
     unsafe {
@@ -596,9 +609,9 @@ unsafe fn for_each_warp_item<F: FnMut(&WarpItem, &SplitRow, RawBits)>(p: &StepPa
             let at_row = if listed { row } else { 0 };
             let flag = flag_of(p, at_row);
             let r = split_row_with(p, at_row, tile_job::<true>(p, pos), read_settings(p, at_row));
-            let raw = load_bits8(p, r.row.logits, r.row.vector_ok, tile * TILE_TOKENS + first_round * ROUND + lane_id() * TOKENS_PER_THREAD);
+            let first = load(&item, &r);
             if listed && flag == EXACT_SPLIT && is_warp_row!(r.job.band, r.settings.bias_len) {
-                f(&item, &r, raw);
+                f(&item, &r, first);
             }
         }
     }
@@ -668,10 +681,13 @@ unsafe fn histogram_warp_rows(p: &StepParams, split: u32, run: u32) {
             st_shared_u32(smem(los + i * 4), 0);
         });
         sync_warp(FULL_MASK);
-        for_each_warp_item(p, split, run, |item, r, raw| {
+        let load = |item: &WarpItem, r: &SplitRow| load_bits8(p, r.row.logits, r.row.vector_ok, item_start(item) + lane_id() * TOKENS_PER_THREAD);
+        for_each_warp_item(p, split, run, load, |item, r, raw| {
             let c = r.mc - r.job.band as f32;
             let below = c - 1.0;
-            for_each_warp_round(p, r, item, raw, |_, x| {
+            let codes = band_codes(p, item.pos);
+            for_each_warp_round(p, r, item, raw, |base, x| {
+                let mut code = [0u32; 2];
                 each8(|j| {
                     // A token outside the band adds zero to the sub-bin of its lane's number
                     // (distinct lanes, distinct banks): every add runs. ptxas turned a
@@ -679,11 +695,15 @@ unsafe fn histogram_warp_rows(p: &StepParams, split: u32, run: u32) {
                     // round), whose branch resolution held 14% of this kernel's stall samples
                     // (session 32, flat top-p B = 64).
                     let inside = x[j] > below && x[j] <= c;
-                    let bin = select_u32(inside, exact_sub_bin(x[j], c), lane_id());
+                    let sub = exact_sub_bin(x[j], c);
+                    let bin = select_u32(inside, sub, lane_id());
                     let frac = frac_weight(x[j] - c);
                     red_add_shared_u32(smem(counts + bin * 4), select_u32(inside, 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS), 0));
                     red_add_shared_u32(smem(los + bin * 4), select_u32(inside, frac & ((1 << H_LO_BITS) - 1), 0));
+                    code[j / 4] |= select_u32(inside, sub, CODE_OUT) << (8 * (j % 4));
                 });
+                // The round's codes for the gather: 8 bytes a lane, 256 a warp.
+                codes.add(base as usize).cast::<u64>().write(code[0] as u64 | (code[1] as u64) << 32);
             });
             sync_warp(FULL_MASK);
             let out = tile_bins(p, item.pos, item.tile);
@@ -706,19 +726,132 @@ unsafe fn histogram_warp_rows(p: &StepParams, split: u32, run: u32) {
     }
 }
 
-/// `exact_gather` for warp rows: `gather_band_tile` on each round of the warp's run (one
-/// atomic a round with keys, for the warp's run of the row's list).
+/// `exact_gather` for warp rows: reads the band codes the histogram wrote, a byte a token, in
+/// chunks of `CODE_CHUNK` rounds, and stores the keys of the tokens coded with the boundary
+/// sub-bin, reading those tokens' logits alone (`gather_coded_chunk`). A round of codes is a
+/// quarter of a round of f32 logits, and L2 mostly still holds them.
 ///
 /// # Safety
-/// The whole block calls it; `(split, Some(run))` is [`step_warp_run`] and `exact_bins` has
-/// chosen the rows' bins.
+/// The whole block calls it; `(split, Some(run))` is [`step_warp_run`], `exact_bins` has chosen
+/// the rows' bins, and `exact_histogram_runs` of the same step wrote the rows' codes.
 #[inline(always)]
 unsafe fn gather_warp_rows(p: &StepParams, split: u32, run: u32) {
-    // SAFETY (whole warp): rounds of split rows in band mode whose bins are chosen.
+    // SAFETY (whole warp): codes of the rounds the histogram took (inside the vocab) of split
+    // rows in band mode whose bins are chosen.
     unsafe {
-        for_each_warp_item(p, split, run, |item, r, raw| {
-            for_each_warp_round(p, r, item, raw, |base, x| gather_band_tile(p, lane_id(), item.pos, base, x, &r.job));
+        let load = |item: &WarpItem, _: &SplitRow| load_codes(p, item.pos, item_start(item), item.rounds);
+        for_each_warp_item(p, split, run, load, |item, r, first| {
+            // The boundary sub-bin (`choose_band_bins` wrote `band · SUB + sub`).
+            let hit = r.job.bin_p_lo.wrapping_sub(r.job.band * SUB);
+            let start = item_start(item);
+            let mut codes = first;
+            let mut k = 0;
+            loop {
+                gather_coded_chunk(p, item.pos, r, start + k * ROUND, &codes, hit);
+                k += CODE_CHUNK;
+                if k >= item.rounds {
+                    break;
+                }
+                codes = load_codes(p, item.pos, start + k * ROUND, item.rounds - k);
+            }
         });
+    }
+}
+
+/// The first token of a warp item.
+#[inline(always)]
+fn item_start(item: &WarpItem) -> u32 {
+    item.tile * TILE_TOKENS + item.first_round * ROUND
+}
+
+/// Band codes of list position `pos`: a byte a token of the row's tiles (`StepParams::
+/// exact_codes`).
+#[inline(always)]
+fn band_codes(p: &StepParams, pos: u32) -> *mut u8 {
+    (p.exact_codes as *mut u8).wrapping_add(pos as usize * (p.tiles * TILE_TOKENS) as usize)
+}
+
+/// This lane's codes of the `CODE_CHUNK` rounds from token `start` (8 bytes a round), of which
+/// the first `rounds` are the item's: rounds past those or starting past the vocab read as
+/// `CODE_OUT` (the histogram wrote no codes for them).
+///
+/// # Safety
+/// `pos` has codes (below `exact_slots`); the histogram of this step wrote the rounds that
+/// start inside the vocab.
+#[inline(always)]
+unsafe fn load_codes(p: &StepParams, pos: u32, start: u32, rounds: u32) -> [u64; CODE_CHUNK as usize] {
+    let codes = band_codes(p, pos);
+    let mut w = [u64::MAX; CODE_CHUNK as usize];
+    each_n::<{ CODE_CHUNK as usize }, _>(|i| {
+        let at = start + i as u32 * ROUND;
+        if (i as u32) < rounds && at < p.vocab {
+            // SAFETY: a round inside the vocab of a position with codes; 8-byte aligned.
+            w[i] = unsafe { codes.add((at + lane_id() * TOKENS_PER_THREAD) as usize).cast::<u64>().read() };
+        }
+    });
+    w
+}
+
+/// Bit `j` set where byte `j` of `word` equals the byte repeated in `pattern` (`sub · 0x01010101`):
+/// exact for every byte (no borrow crosses a byte: each is tested with its top bit cleared).
+#[inline(always)]
+fn byte_hits(word: u32, pattern: u32) -> u32 {
+    let t = word ^ pattern;
+    let zero = !(((t & 0x7f7f_7f7f) + 0x7f7f_7f7f) | t | 0x7f7f_7f7f) >> 7;
+    (zero | zero >> 7 | zero >> 14 | zero >> 21) & 0xf
+}
+
+/// Stores the keys of this lane's tokens coded `hit` among `codes`, the chunk from token
+/// `start`: one global atomic per warp for the chunk's run of the list, then each lane's tokens
+/// in turn, their logits read and processed one at a time (`sampler::prologue1`, the values
+/// `prologue8` gives). A flat row's boundary sub-bin holds about 1 token in 200, so most lanes
+/// have none.
+///
+/// # Safety
+/// The whole warp calls it, for a split row in band mode whose bins are chosen; `codes` are
+/// [`load_codes`]' for `start`.
+#[inline(always)]
+unsafe fn gather_coded_chunk(p: &StepParams, pos: u32, r: &SplitRow, start: u32, codes: &[u64; CODE_CHUNK as usize], hit: u32) {
+    let lane = lane_id();
+    let pattern = hit.wrapping_mul(0x0101_0101);
+    let mut hits = 0u64;
+    each_n::<{ CODE_CHUNK as usize }, _>(|i| {
+        let byte_bits = byte_hits(codes[i] as u32, pattern) | byte_hits((codes[i] >> 32) as u32, pattern) << 4;
+        hits |= (byte_bits as u64) << (8 * i);
+    });
+    let n = hits.count_ones();
+    // SAFETY (whole warp): the row's job counter and its gathered keys (positions below
+    // GATHER); logits, mask words and counts of tokens inside the vocab (coded tokens are).
+    unsafe {
+        if !vote_any(FULL_MASK, n != 0) {
+            return;
+        }
+        let token_of = |hits: u64| {
+            let bit = hits.trailing_zeros();
+            start + (bit / 8) * ROUND + lane * TOKENS_PER_THREAD + bit % 8
+        };
+        // The first token's reads go out before the reservation's round trip is waited on.
+        let mut token = token_of(hits);
+        let mut input = if n != 0 { prologue1_inputs(p, &r.row, token) } else { Prologue1Inputs::NONE };
+        let through = warp_inclusive_sum(n);
+        let mut warp_base = 0;
+        if lane == 31 {
+            warp_base = atom_add_global_u32(&raw mut (*job_ptr(p, pos)).gathered, through);
+        }
+        let mut at = shfl_idx_u32(FULL_MASK, warp_base, 31) + through - n;
+        let out = gathered_keys(p, pos);
+        while hits != 0 {
+            let x = prologue1(&r.row, input);
+            if at < GATHER {
+                out.add(at as usize).write(sort_key(x, token));
+            }
+            at += 1;
+            hits &= hits - 1;
+            if hits != 0 {
+                token = token_of(hits);
+                input = prologue1_inputs(p, &r.row, token);
+            }
+        }
     }
 }
 

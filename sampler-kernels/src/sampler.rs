@@ -371,6 +371,60 @@ pub(crate) unsafe fn prologue8<B: Fn(usize) -> f32>(p: &StepParams, r: &Row, bas
     x
 }
 
+/// What [`prologue1`] needs of one token: its raw logit, whether the row's bitmask allows it,
+/// and its penalty count word.
+#[derive(Clone, Copy)]
+pub(crate) struct Prologue1Inputs {
+    raw: f32,
+    allowed: bool,
+    count: u32,
+}
+
+impl Prologue1Inputs {
+    /// Inputs of no token, for lanes with none to process.
+    pub(crate) const NONE: Self = Self { raw: f32::NAN, allowed: true, count: 0 };
+}
+
+/// Token `token`'s inputs of the prologue, its reads issued together: the logit, the bitmask
+/// word (rows with a bitmask) and the count (rows with penalties).
+///
+/// # Safety
+/// `r` is a row of `p` and `token < vocab`.
+#[inline(always)]
+pub(crate) unsafe fn prologue1_inputs(p: &StepParams, r: &Row, token: u32) -> Prologue1Inputs {
+    // SAFETY: token < vocab lies inside the row, its mask word inside the row's bitmask words,
+    // its count inside the slot's counts row (counts_stride ≥ vocab).
+    unsafe {
+        let raw = if p.dtype == DTYPE_F32 {
+            ((r.logits + token as u64 * 4) as *const f32).read()
+        } else {
+            let bits = ((r.logits + token as u64 * 2) as *const u16).read();
+            if p.dtype == DTYPE_BF16 {
+                widen_bf16(bits)
+            } else {
+                widen_f16(bits)
+            }
+        };
+        let word = if r.bitmask != 0 { ((r.bitmask + (token / 32) as u64 * 4) as *const u32).read() } else { u32::MAX };
+        let count = if r.counts != 0 { ((r.counts + token as u64 * 4) as *const u32).read() } else { 0 };
+        Prologue1Inputs { raw, allowed: (word >> (token & 31)) & 1 == 1, count }
+    }
+}
+
+/// [`prologue8`]'s value for one token of a row without logit bias, from its
+/// [`prologue1_inputs`]: the same functions on the same inputs, so the same bits.
+#[inline(always)]
+pub(crate) fn prologue1(r: &Row, input: Prologue1Inputs) -> f32 {
+    let scale = temper_scale(r.params.temperature);
+    if r.bitmask == 0 && r.counts == 0 {
+        return temper_by(input.raw, scale);
+    }
+    let inverse_repetition = 1.0 / r.params.repetition;
+    let c = input.count;
+    let y = process_untempered_with(input.raw, input.allowed, c != 0, c & 0x7fff_ffff, 0.0, &r.params, || inverse_repetition);
+    temper_by(y, scale)
+}
+
 /// [`process8`] for a row with no bias, bitmask or penalty: NaN (and so every token past the
 /// vocab, which [`load_raw8`] reads as NaN) becomes -inf, then the temperature by the row's
 /// `temper_scale`, which equals `temper` on these values (`logit::temper_by` does the plain
