@@ -19,7 +19,10 @@
 //! *Band mode.* A row with top-p, no min-p and no effective top-k comes with its boundary band
 //! from stage 2 (`ExactJob::band`): the histogram bins that band alone, per tile; `exact_bins`
 //! writes the tiles' sure masses and the boundary sub-bin's value bounds; the gather stores the
-//! keys within those bounds, by value compares alone.
+//! keys within those bounds, by value compares alone. *Warp rows* (a step of band rows without
+//! logit bias, enough for warp runs) also get band codes: the histogram writes each token's
+//! sub-bin as a byte, and the gather reads those bytes, then the logits of the boundary
+//! sub-bin's tokens alone.
 //!
 //! Rows the split pass does not take (infinite rows, rows without band masses, top
 //! log-probabilities still to write, no scratch left, boundary bins too full) take the

@@ -37,7 +37,8 @@ use std::process::Command;
 ///
 /// `exact_histogram_runs` grew from 24 to 40 B in session 32, when its band adds stopped being
 /// predicated (a branch region each): the flush after an item's rounds reloads one more value,
-/// once an item, outside the round loop (read in the SASS).
+/// once an item, outside the round loop (read in the SASS). Session 33's band codes took both
+/// builds back down (to 24 and 16 B), and their allowances with them.
 ///
 /// `sample_rows_two_per_sm` grew from 298 to 386 B in session 31: the slot flags it reads
 /// and writes for the next step (`sampler::lists_skipped`, `set_slot_flags`), which the quiet
@@ -45,8 +46,8 @@ use std::process::Command;
 ///
 /// A kernel that spills more fails the check; shrinking these is open work.
 const SPILL_ALLOWANCE: &[(&str, u32)] = &[
-    ("exact_histogram_runs", 40),
-    ("exact_gather_runs", 24),
+    ("exact_histogram_runs", 24),
+    ("exact_gather_runs", 16),
     ("exact_bins_two_per_sm", 676),
     ("verify_rows", 1712),
     ("verify_draws", 424),
