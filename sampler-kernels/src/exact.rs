@@ -40,7 +40,7 @@
 use crate::abi::*;
 use crate::block::*;
 use crate::decide::{draw_target, min_p_floor, top_p_disabled, top_p_reached, top_p_units};
-use crate::fixed::{exact_bin, exact_sub_bin, exact_sub_bin_edge, frac_weight, sub_bin_bounds_of_edges, soft_ceil, BAND_SCALE, FRAC_ONE};
+use crate::fixed::{byte_hits, exact_bin, exact_sub_bin, exact_sub_bin_edge, frac_weight, sub_bin_bounds_of_edges, soft_ceil, BAND_SCALE, FRAC_ONE};
 use crate::intrinsics::*;
 use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
 use crate::logprob::ln_mass;
@@ -793,15 +793,6 @@ unsafe fn load_codes(p: &StepParams, pos: u32, start: u32, rounds: u32) -> [u64;
         }
     });
     w
-}
-
-/// Bit `j` set where byte `j` of `word` equals the byte repeated in `pattern` (`sub · 0x01010101`):
-/// exact for every byte (no borrow crosses a byte: each is tested with its top bit cleared).
-#[inline(always)]
-fn byte_hits(word: u32, pattern: u32) -> u32 {
-    let t = word ^ pattern;
-    let zero = !(((t & 0x7f7f_7f7f) + 0x7f7f_7f7f) | t | 0x7f7f_7f7f) >> 7;
-    (zero | zero >> 7 | zero >> 14 | zero >> 21) & 0xf
 }
 
 /// Stores the keys of this lane's tokens coded `hit` among `codes`, the chunk from token

@@ -349,6 +349,17 @@ pub fn first_reaching<R: Fn(u32) -> bool>(first: u32, past: u32, guess: u32, win
 /// window misses, the whole band is searched.
 pub const SUB_BIN_EDGE_WINDOW: u32 = 64;
 
+/// Bit `j` set where byte `j` of `word` equals the byte repeated in `pattern`
+/// (`b · 0x01010101`): the exact pass's gather finds the tokens whose band code (a byte, the
+/// sub-bin of [`exact_sub_bin`]) is the boundary sub-bin, four at a time. Exact for every byte:
+/// each is tested with its top bit cleared, so no carry crosses into the next.
+#[inline(always)]
+pub fn byte_hits(word: u32, pattern: u32) -> u32 {
+    let t = word ^ pattern;
+    let zero = !(((t & 0x7f7f_7f7f) + 0x7f7f_7f7f) | t | 0x7f7f_7f7f) >> 7;
+    (zero | zero >> 7 | zero >> 14 | zero >> 21) & 0xf
+}
+
 /// `floor(v)` clamped to `[0, top]` (`top < 2^22`; `v` not NaN), as `-ceil(-v)` through
 /// [`small_ceil`]: no conversion instruction, and the exact pass calls it twice per token.
 #[inline(always)]
@@ -632,6 +643,33 @@ pub(crate) mod tests {
             z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             z ^ (z >> 31)
+        }
+    }
+
+    #[test]
+    fn byte_hits_flags_exactly_the_equal_bytes() {
+        let naive = |word: u32, b: u32| (0..4).fold(0u32, |m, j| m | (((word >> (8 * j)) & 0xff == b) as u32) << j);
+        let mut next = split_mix64(0xb17e_5017);
+        // Every byte value as the pattern, against words mixing equal bytes, their neighbours
+        // (a borrow or carry would show there), 0x00, 0x7f, 0x80 and 0xff, and random bytes.
+        for b in 0..=0xffu32 {
+            let pattern = b.wrapping_mul(0x0101_0101);
+            for _ in 0..400 {
+                let r = next();
+                let mut word = 0u32;
+                for j in 0..4 {
+                    let pick = (r >> (8 * j)) & 0xff;
+                    let byte = match pick % 8 {
+                        0 | 1 => b,
+                        2 => b.wrapping_add(1) & 0xff,
+                        3 => b.wrapping_sub(1) & 0xff,
+                        4 => [0x00, 0x7f, 0x80, 0xff][(pick >> 3) as usize % 4],
+                        _ => ((r >> 32) >> (8 * j)) as u32 & 0xff,
+                    };
+                    word |= byte << (8 * j);
+                }
+                assert_eq!(byte_hits(word, pattern), naive(word, b), "word {word:#010x}, byte {b:#04x}");
+            }
         }
     }
 
