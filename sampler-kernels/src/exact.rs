@@ -35,7 +35,8 @@
 //!
 //! The bins only say where to look. Every decision is made on keys and exact integer masses
 //! with the functions the CPU reference uses, so the tokens are the reference's. The pass reads
-//! a listed row twice (the second read mostly from L2) plus one tile.
+//! a listed row twice (the second read mostly from L2; a warp row's second reads its band codes,
+//! a byte a token, and the boundary sub-bin's logits) plus one tile.
 
 use crate::abi::*;
 use crate::block::*;
@@ -827,12 +828,7 @@ unsafe fn gather_coded_chunk(p: &StepParams, pos: u32, r: &SplitRow, start: u32,
         // The first token's reads go out before the reservation's round trip is waited on.
         let mut token = token_of(hits);
         let mut input = if n != 0 { prologue1_inputs(p, &r.row, token) } else { Prologue1Inputs::NONE };
-        let through = warp_inclusive_sum(n);
-        let mut warp_base = 0;
-        if lane == 31 {
-            warp_base = atom_add_global_u32(&raw mut (*job_ptr(p, pos)).gathered, through);
-        }
-        let mut at = shfl_idx_u32(FULL_MASK, warp_base, 31) + through - n;
+        let mut at = reserve_keys(p, pos, lane, n);
         let out = gathered_keys(p, pos);
         while hits != 0 {
             let x = prologue1(&r.row, input);
@@ -1574,13 +1570,7 @@ unsafe fn gather_band_tile(p: &StepParams, tid: u32, pos: u32, base: u32, x: [f3
             return;
         }
         let n = take.count_ones();
-        let through = warp_inclusive_sum(n);
-        let lane = tid & 31;
-        let mut warp_base = 0;
-        if lane == 31 {
-            warp_base = atom_add_global_u32(&raw mut (*job_ptr(p, pos)).gathered, through);
-        }
-        let mut at = shfl_idx_u32(FULL_MASK, warp_base, 31) + through - n;
+        let mut at = reserve_keys(p, pos, tid & 31, n);
         let out = gathered_keys(p, pos);
         each8(|j| {
             if take & (1 << j) != 0 {
@@ -1590,6 +1580,24 @@ unsafe fn gather_band_tile(p: &StepParams, tid: u32, pos: u32, base: u32, x: [f3
                 at += 1;
             }
         });
+    }
+}
+
+/// Reserves a warp's run of the row's gathered-key list for `n` keys from this lane (one
+/// global atomic, by lane 31) and returns where this lane's first key goes.
+///
+/// # Safety
+/// The whole warp calls it; `pos` has scratch; `lane` is this thread's lane.
+#[inline(always)]
+unsafe fn reserve_keys(p: &StepParams, pos: u32, lane: u32, n: u32) -> u32 {
+    // SAFETY (whole warp): the row's job counter.
+    unsafe {
+        let through = warp_inclusive_sum(n);
+        let mut warp_base = 0;
+        if lane == 31 {
+            warp_base = atom_add_global_u32(&raw mut (*job_ptr(p, pos)).gathered, through);
+        }
+        shfl_idx_u32(FULL_MASK, warp_base, 31) + through - n
     }
 }
 
