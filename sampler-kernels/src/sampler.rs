@@ -255,25 +255,25 @@ pub(crate) unsafe fn load_raw8(p: &StepParams, logits: u64, vector_ok: bool, bas
         let t = base + j as u32;
         if t < p.vocab {
             // SAFETY: token t < vocab lies inside the row.
-            raw[j] = unsafe { load_raw1(p, logits, t) };
+            raw[j] = unsafe { load_raw1(p.dtype, logits, t) };
         }
     });
     raw
 }
 
-/// Raw logit of token `t` of the row at `logits`, widened from bf16 or f16.
+/// Raw logit of token `t` of the row of `dtype` elements at `logits`, widened from bf16 or f16.
 ///
 /// # Safety
-/// `logits` is a row of `p` and `t < vocab`.
+/// `t` lies inside the row.
 #[inline(always)]
-unsafe fn load_raw1(p: &StepParams, logits: u64, t: u32) -> f32 {
-    // SAFETY: token t < vocab lies inside the row.
+pub(crate) unsafe fn load_raw1(dtype: u32, logits: u64, t: u32) -> f32 {
+    // SAFETY: token t lies inside the row.
     unsafe {
-        if p.dtype == DTYPE_F32 {
+        if dtype == DTYPE_F32 {
             ((logits + t as u64 * 4) as *const f32).read()
         } else {
             let bits = ((logits + t as u64 * 2) as *const u16).read();
-            if p.dtype == DTYPE_BF16 {
+            if dtype == DTYPE_BF16 {
                 widen_bf16(bits)
             } else {
                 widen_f16(bits)
@@ -405,7 +405,7 @@ pub(crate) unsafe fn prologue1_inputs(p: &StepParams, r: &Row, token: u32) -> Pr
     // SAFETY: token < vocab lies inside the row, its mask word inside the row's bitmask words,
     // its count inside the slot's counts row (counts_stride ≥ vocab).
     unsafe {
-        let raw = load_raw1(p, r.logits, token);
+        let raw = load_raw1(p.dtype, r.logits, token);
         let word = if r.bitmask != 0 { ((r.bitmask + (token / 32) as u64 * 4) as *const u32).read() } else { u32::MAX };
         let count = if r.counts != 0 { ((r.counts + token as u64 * 4) as *const u32).read() } else { 0 };
         Prologue1Inputs { raw, allowed: (word >> (token & 31)) & 1 == 1, count }

@@ -50,7 +50,7 @@ use crate::fixed::{bands_usable, exact_bin, soft_ceil, weight_parts};
 use crate::intrinsics::*;
 use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
 use crate::logit::{process_untempered_selects, saturating_count_add, temper_by, temper_scale, widen_bf16, widen_f16, LogitParams};
-use crate::sampler::{key_weight, key_weight_inline, keys8, plain8};
+use crate::sampler::{key_weight, key_weight_inline, keys8, load_raw1, plain8};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
@@ -510,18 +510,7 @@ unsafe fn load_raw(p: &VerifyParams, logits: u64, vector_ok: bool, base: u32) ->
         let t = base + j as u32;
         if t < p.vocab {
             // SAFETY: token t < vocab lies inside the row.
-            raw[j] = unsafe {
-                if p.dtype == DTYPE_F32 {
-                    ((logits + t as u64 * 4) as *const f32).read()
-                } else {
-                    let bits = ((logits + t as u64 * 2) as *const u16).read();
-                    if p.dtype == DTYPE_BF16 {
-                        widen_bf16(bits)
-                    } else {
-                        widen_f16(bits)
-                    }
-                }
-            };
+            raw[j] = unsafe { load_raw1(p.dtype, logits, t) };
         }
     });
     raw
