@@ -182,8 +182,9 @@ pub struct StepParams {
     pub exact_tile_mass: u64,
     pub exact_tile_bins: u64,
     /// Warp rows' band codes, `u8[slots][tiles · TILE_TOKENS]`: `exact_histogram_runs` writes
-    /// each token's sub-bin of the boundary band (0xff outside it), and `exact_gather_runs`
-    /// reads them instead of the logits, then the logits of the boundary sub-bin's tokens alone.
+    /// each token's sub-bin of the boundary band (a byte of at least `EXACT_SUB_BINS` outside
+    /// it), and `exact_gather_runs` reads them instead of the logits, then the logits of the
+    /// boundary sub-bin's tokens alone.
     pub exact_codes: u64,
     /// Outputs: `i32[rows]` tokens, `u32[rows]` status, `f32[rows]` log-probabilities,
     /// `i32[rows][20]` and `f32[rows][20]` top log-probabilities.

@@ -104,22 +104,27 @@ const G_STAGE_WARP_BYTES: u32 = 32 * 4 * 8;
 const _: () = assert!(G_STAGE + (THREADS / 32) * G_STAGE_WARP_BYTES <= SAMPLER_SHARED_BYTES);
 
 // Warp rows (`EXACT_LIST_BLOCK_ROWS` is 0): `exact_histogram`'s per-warp sub-bins, two words
-// each as in the block histogram.
+// each as in the block histogram (counts, then fractions), each `SUB` sub-bins and then a
+// spare bin per lane, where the lane's tokens outside the band add: never read, so their adds
+// need no select of a zero.
 const WH_COUNT: u32 = SM_SORT;
-const WH_WARP_BYTES: u32 = SUB * 8;
-const _: () = assert!(WH_COUNT + (THREADS / 32) * WH_WARP_BYTES <= EXACT_HIST_SHARED_BYTES);
+const WH_BINS: u32 = SUB + 32;
+const WH_WARP_BYTES: u32 = WH_BINS * 8;
 // Warp rows, both kernels: where each warp's run ends, read once an item (in a register it was
 // spilled across the round loop). A slot per thread: each lane reads what it wrote, so no
-// sync_warp is needed (one cost 36 bytes of spills).
-const W_END: u32 = WH_COUNT + (THREADS / 32) * WH_WARP_BYTES;
-const _: () = assert!(W_END + THREADS * 4 <= EXACT_HIST_SHARED_BYTES && W_END + THREADS * 4 <= SAMPLER_SHARED_BYTES);
+// sync_warp is needed (one cost 36 bytes of spills). The histogram's follow its sub-bins; the
+// gather's are where they were before the spare bins.
+const WH_END: u32 = WH_COUNT + (THREADS / 32) * WH_WARP_BYTES;
+const WG_END: u32 = SM_SORT + (THREADS / 32) * SUB * 8;
+const _: () = assert!(WH_END + THREADS * 4 <= EXACT_HIST_SHARED_BYTES && WG_END + THREADS * 4 <= SAMPLER_SHARED_BYTES);
 /// A warp item's round: 32 lanes of 8 tokens.
 const ROUND: u32 = WARP_ROUND_TOKENS;
 const _: () = assert!(ROUND == 32 * TOKENS_PER_THREAD && TILE_ROUNDS == 16 && SUB % 32 == 0);
 /// Warp rows' band codes (`StepParams::exact_codes`): a token's sub-bin of the boundary band,
-/// or this byte outside it. Sub-bins fit a byte below it.
+/// or a byte of at least `SUB` outside it: the histogram writes the number of the spare bin
+/// the token added to, and the gather reads this byte for rounds past an item.
 const CODE_OUT: u32 = 0xff;
-const _: () = assert!(SUB <= CODE_OUT && TOKENS_PER_THREAD == 8);
+const _: () = assert!(WH_BINS <= CODE_OUT && TOKENS_PER_THREAD == 8);
 /// Rounds of codes a lane reads at once in the gather (8 bytes each).
 const CODE_CHUNK: u32 = 8;
 // A step's warp rounds fit u32 (`for_each_warp_item`).
@@ -575,14 +580,18 @@ struct WarpItem {
 /// An item's reads go out in two round trips: its list entry, then the row's flag, job,
 /// settings and `load`'s reads together, before any of them is tested.
 ///
+/// `end_slots` is the shared offset of the kernel's per-thread run ends (`WH_END`, `WG_END`).
+///
 /// # Safety
 /// The whole warp calls it (every branch is warp-uniform); `(split, Some(run))` is
-/// [`step_warp_run`]; `load` reads only inside the row's logits or its position's codes.
+/// [`step_warp_run`]; `load` reads only inside the row's logits or its position's codes;
+/// `end_slots` has `THREADS` words of shared memory that nothing else uses.
 #[inline(always)]
 unsafe fn for_each_warp_item<T, L: Fn(&WarpItem, &SplitRow) -> T, F: FnMut(&WarpItem, &SplitRow, T)>(
     p: &StepParams,
     split: u32,
     run: u32,
+    end_slots: u32,
     load: L,
     mut f: F,
 ) {
@@ -593,7 +602,7 @@ unsafe fn for_each_warp_item<T, L: Fn(&WarpItem, &SplitRow) -> T, F: FnMut(&Warp
         let row_rounds = p.tiles * TILE_ROUNDS;
         let total = split * row_rounds;
         let first = (block_idx_x() * (THREADS / 32) + warp_id()).saturating_mul(run);
-        let end_slot = smem(W_END + thread_idx_x() * 4);
+        let end_slot = smem(end_slots + thread_idx_x() * 4);
         st_shared_u32(end_slot, if first.saturating_add(run) < total { first + run } else { total });
         let mut at = first;
         while at < ld_shared_u32(end_slot) {
@@ -664,7 +673,7 @@ unsafe fn for_each_warp_round<F: FnMut(u32, [f32; 8])>(p: &StepParams, r: &Split
 }
 
 /// `exact_histogram` for warp rows: each warp bins its items' band tokens into its own sub-bins
-/// in shared memory (a token outside the band adds zero, so the loop has no branch), then
+/// in shared memory (a token outside the band adds to a spare bin, so the loop has no branch), then
 /// adds them to the tile's histogram: stored when the item is the whole tile, else added with
 /// `red.global` (`exact_bins` leaves the histograms zero). The sums are the block path's: the
 /// two words of a bin add up over items.
@@ -674,37 +683,42 @@ unsafe fn for_each_warp_round<F: FnMut(u32, [f32; 8])>(p: &StepParams, r: &Split
 /// Some(run))` is [`step_warp_run`].
 #[inline(always)]
 unsafe fn histogram_warp_rows(p: &StepParams, split: u32, run: u32) {
-    let counts = WH_COUNT + warp_id() * WH_WARP_BYTES;
-    let los = counts + SUB * 4;
+    // Shared addresses, not offsets: as `smem(counts + bin * 4)` each add of the round loop
+    // took two instructions for its address, `bin * 4 + counts` then the base.
+    let counts = smem(WH_COUNT + warp_id() * WH_WARP_BYTES);
+    let los = counts + WH_BINS * 4;
     // SAFETY (whole warp, warp-uniform branches): the warp's own shared bins; global writes to
     // the row's tile histograms (positions with scratch, tiles below `tiles`).
     unsafe {
+        // The sub-bins, then the lane's spare bin (never read; cleared all the same).
         each_n::<{ (SUB / 32) as usize }, _>(|q| {
             let i = q as u32 * 32 + lane_id();
-            st_shared_u32(smem(counts + i * 4), 0);
-            st_shared_u32(smem(los + i * 4), 0);
+            st_shared_u32(counts + i * 4, 0);
+            st_shared_u32(los + i * 4, 0);
         });
+        st_shared_u32(counts + (SUB + lane_id()) * 4, 0);
+        st_shared_u32(los + (SUB + lane_id()) * 4, 0);
         sync_warp(FULL_MASK);
         let load = |item: &WarpItem, r: &SplitRow| load_bits8(p, r.row.logits, r.row.vector_ok, item_start(item) + lane_id() * TOKENS_PER_THREAD);
-        for_each_warp_item(p, split, run, load, |item, r, raw| {
+        for_each_warp_item(p, split, run, WH_END, load, |item, r, raw| {
             let c = r.mc - r.job.band as f32;
             let below = c - 1.0;
             let codes = band_codes(p, item.pos);
             for_each_warp_round(p, r, item, raw, |base, x| {
                 let mut code = [0u32; 2];
                 each8(|j| {
-                    // A token outside the band adds zero to the sub-bin of its lane's number
-                    // (distinct lanes, distinct banks): every add runs. ptxas turned a
-                    // predicated add into a branch region per add (`BSSY`/`BSYNC`, 16 a
-                    // round), whose branch resolution held 14% of this kernel's stall samples
-                    // (session 32, flat top-p B = 64).
+                    // A token outside the band adds to its lane's spare bin (distinct lanes,
+                    // distinct banks), which nothing reads: every add runs, with no select of
+                    // its value. ptxas turned a predicated add into a branch region per add
+                    // (`BSSY`/`BSYNC`, 16 a round), whose branch resolution held 14% of this
+                    // kernel's stall samples (session 32, flat top-p B = 64). The bin is the
+                    // token's code too: a spare bin's number is past every sub-bin.
                     let inside = x[j] > below && x[j] <= c;
-                    let sub = exact_sub_bin(x[j], c);
-                    let bin = select_u32(inside, sub, lane_id());
+                    let bin = select_u32(inside, exact_sub_bin(x[j], c), SUB + lane_id());
                     let frac = frac_weight(x[j] - c);
-                    red_add_shared_u32(smem(counts + bin * 4), select_u32(inside, 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS), 0));
-                    red_add_shared_u32(smem(los + bin * 4), select_u32(inside, frac & ((1 << H_LO_BITS) - 1), 0));
-                    code[j / 4] |= select_u32(inside, sub, CODE_OUT) << (8 * (j % 4));
+                    red_add_shared_u32(counts + bin * 4, 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS));
+                    red_add_shared_u32(los + bin * 4, frac & ((1 << H_LO_BITS) - 1));
+                    code[j / 4] |= bin << (8 * (j % 4));
                 });
                 // The round's codes for the gather: 8 bytes a lane, 256 a warp.
                 codes.add(base as usize).cast::<u64>().write(code[0] as u64 | (code[1] as u64) << 32);
@@ -713,16 +727,16 @@ unsafe fn histogram_warp_rows(p: &StepParams, split: u32, run: u32) {
             let out = tile_bins(p, item.pos, item.tile);
             each_n::<{ (SUB / 32) as usize }, _>(|q| {
                 let i = q as u32 * 32 + lane_id();
-                let packed = ld_shared_u32(smem(counts + i * 4));
+                let packed = ld_shared_u32(counts + i * 4);
                 if packed != 0 {
-                    let word = packed as u64 | (ld_shared_u32(smem(los + i * 4)) as u64) << 32;
+                    let word = packed as u64 | (ld_shared_u32(los + i * 4) as u64) << 32;
                     if item.whole {
                         out.add(i as usize).write(word);
                     } else {
                         red_add_global_u64(out.add(i as usize), word);
                     }
-                    st_shared_u32(smem(counts + i * 4), 0);
-                    st_shared_u32(smem(los + i * 4), 0);
+                    st_shared_u32(counts + i * 4, 0);
+                    st_shared_u32(los + i * 4, 0);
                 }
             });
             sync_warp(FULL_MASK);
@@ -744,7 +758,7 @@ unsafe fn gather_warp_rows(p: &StepParams, split: u32, run: u32) {
     // rows in band mode whose bins are chosen.
     unsafe {
         let load = |item: &WarpItem, _: &SplitRow| load_codes(p, item.pos, item_start(item), item.rounds);
-        for_each_warp_item(p, split, run, load, |item, r, first| {
+        for_each_warp_item(p, split, run, WG_END, load, |item, r, first| {
             // The boundary sub-bin (`choose_band_bins` wrote `band · SUB + sub`).
             let hit = r.job.bin_p_lo.wrapping_sub(r.job.band * SUB);
             let start = item_start(item);

@@ -274,7 +274,12 @@ pub fn exact_bin(x: f32, c: f32, mc: f32) -> u32 {
 #[inline]
 pub fn exact_sub_bin(x: f32, c: f32) -> u32 {
     let top = (EXACT_SUB_BINS - 1) as f32;
-    EXACT_SUB_BINS - 1 - small_floor((x - c + 1.0) * EXACT_SUB_BINS as f32, top)
+    // `(x - c + 1) · EXACT_SUB_BINS` in one rounding: scaling by a power of two commutes with
+    // rounding (the sum is 0 or at least 2^-24, never subnormal), so the fused form is the
+    // two-step one bit for bit (`sub_bin_fused_scale_is_the_two_step_one`), one instruction
+    // fewer a token in the exact pass's histograms.
+    let sub = EXACT_SUB_BINS as f32;
+    EXACT_SUB_BINS - 1 - small_floor(fused_mul_add(x - c, sub, sub), top)
 }
 
 /// The least and the greatest `x` in `(c - 1, c]` with `exact_sub_bin(x, c) == sub`, for an
@@ -360,13 +365,32 @@ pub fn byte_hits(word: u32, pattern: u32) -> u32 {
     (zero | zero >> 7 | zero >> 14 | zero >> 21) & 0xf
 }
 
-/// `floor(v)` clamped to `[0, top]` (`top < 2^22`; `v` not NaN), as `-ceil(-v)` through
-/// [`small_ceil`]: no conversion instruction, and the exact pass calls it twice per token.
+/// `floor(v)` clamped to `[0, top]` (`top < 2^22`; `v` not NaN), with no conversion
+/// instruction: the exact pass calls it twice per token.
 #[inline(always)]
 fn small_floor(v: f32, top: f32) -> u32 {
     let v = if v > 0.0 { v } else { 0.0 };
     let v = if v < top { v } else { top };
-    small_ceil(-v).1.wrapping_neg() as u32
+    floor_of_small(v)
+}
+
+/// `floor(v)` for `v` in `[0, 2^22)`. On the GPU `v + ROUND_MAGIC` rounded toward −∞ lands in
+/// `[2^23, 2^24)`, where the spacing is 1, at `ROUND_MAGIC + floor(v)`, so the bits give it in
+/// two instructions (`add.rm`, a subtraction), where the round-to-nearest form, `-ceil(-v)`
+/// through [`small_ceil`], took five more in the SASS (session 34). The host keeps that form.
+/// Both are `floor` exactly, the device's by the rounding mode's definition (a directed
+/// rounding is exact like `fma.rn`, so host and device agree bit for bit);
+/// `small_floor_is_the_clamped_floor` holds the host's.
+#[inline(always)]
+fn floor_of_small(v: f32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        crate::intrinsics::add_rm_f32(v, ROUND_MAGIC).to_bits().wrapping_sub(ROUND_MAGIC.to_bits())
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        small_ceil(-v).1.wrapping_neg() as u32
+    }
 }
 
 #[cfg(test)]
@@ -481,6 +505,39 @@ pub(crate) mod tests {
         }
         assert_eq!(small_floor(f32::NEG_INFINITY, 127.0), 0);
         assert_eq!(small_floor(f32::INFINITY, 127.0), 127);
+    }
+
+    /// `exact_sub_bin`'s fused scale, `fma(d, 128, 128)`, is `(d + 1) · 128` rounded twice, bit
+    /// for bit: over every f32 step near both ends of the band's `[-1, 0]`, a dense sweep of
+    /// it, and random bit patterns of every magnitude (overflow, infinities and NaN included).
+    #[test]
+    fn sub_bin_fused_scale_is_the_two_step_one() {
+        let sub = EXACT_SUB_BINS as f32;
+        let check = |d: f32| {
+            let (fused, two_step) = (fused_mul_add(d, sub, sub), (d + 1.0) * sub);
+            assert!(fused.to_bits() == two_step.to_bits() || (fused.is_nan() && two_step.is_nan()), "d = {d:e}");
+        };
+        for i in 0..=1_000_000u32 {
+            check(-(i as f32) / 1_000_000.0);
+        }
+        let (mut lo, mut hi) = ((-1.0f32).to_bits(), 0x8000_0000u32);
+        for _ in 0..100_000 {
+            for bits in [lo, hi, lo.wrapping_sub(200_000), hi - 0x8000_0000] {
+                check(f32::from_bits(bits));
+            }
+            lo -= 1;
+            hi += 1;
+        }
+        let mut s = 0x2545_f491u32;
+        for _ in 0..2_000_000 {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            check(f32::from_bits(s));
+        }
+        for d in [f32::INFINITY, f32::NEG_INFINITY, f32::MAX, f32::MIN, f32::MAX / sub, f32::MIN / sub, -1.0, -0.0, 0.0] {
+            check(d);
+        }
     }
 
     /// `small_ceil`'s integer is its float, and both are `ceil`, over the whole range it serves.

@@ -640,6 +640,18 @@ pub fn fma_rn_f32(a: f32, b: f32, c: f32) -> f32 {
     d
 }
 
+/// `add.rm.f32 d, a, b`: `a + b` rounded once, toward −∞ (IEEE 754 `roundTowardNegative`).
+/// An exact operation like `fma.rn`: `fixed::small_floor` adds a power-of-two magic to a
+/// small non-negative value and reads `floor` off the sum's bits in one instruction, where
+/// the round-to-nearest form took five.
+#[inline(always)]
+pub fn add_rm_f32(a: f32, b: f32) -> f32 {
+    let d: f32;
+    // SAFETY: arithmetic on registers only.
+    unsafe { asm!("add.rm.f32 {0}, {1}, {2};", out(reg32) d, in(reg32) a, in(reg32) b, options(pure, nomem, nostack)) };
+    d
+}
+
 /// `red.shared.add.u32 [addr], v`: adds `v` with no returned value, so the warp does not wait
 /// for the shared-memory round trip (a load, add and store would: the next update of a slot
 /// that may alias it has to follow the store).
