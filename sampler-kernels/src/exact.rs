@@ -41,7 +41,7 @@
 use crate::abi::*;
 use crate::block::*;
 use crate::decide::{draw_target, min_p_floor, top_p_disabled, top_p_reached, top_p_units};
-use crate::fixed::{byte_hits, exact_bin, exact_sub_bin, exact_sub_bin_edge, frac_weight, sub_bin_bounds_of_edges, soft_ceil, BAND_SCALE, FRAC_ONE};
+use crate::fixed::{band_sub_bin, byte_hits, exact_bin, exact_sub_bin_edge, frac_weight, sub_bin_bounds_of_edges, soft_ceil, BAND_SCALE, FRAC_ONE};
 use crate::intrinsics::*;
 use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
 use crate::logprob::ln_mass;
@@ -70,20 +70,24 @@ const OWN: u32 = GATHER / THREADS;
 // `exact_histogram`: per bin two u32 words that together hold the count and the fraction sum
 // of a tile (64-bit shared atomics would be CAS loops). They follow the sampler map's bias
 // table, which the prologue uses.
-/// Per bin, the token count in the low `H_COUNT_BITS` and the sum of `frac >> H_LO_BITS` above
-/// them; one tile's 4096 tokens fit (`frac <= 2^23`), so two shared atomics per token.
+/// Per bin, the token count in the bits from `H_HI_BITS` up and the sum of `frac >> H_LO_BITS`
+/// below them; one tile's 4096 tokens fit (`frac <= 2^23`), so two shared atomics per token.
+/// Count on top: a token's word is `(frac >> H_LO_BITS) + H_COUNT_ONE`, one `LEA.HI`, where
+/// the count below took a shift and two logic operations (session 34).
 const H_COUNT: u32 = SM_SORT;
 /// Per bin, the sum of `frac`'s low `H_LO_BITS`.
 const H_LO: u32 = H_COUNT + BINS * 4;
-const H_COUNT_BITS: u32 = 13;
+const H_HI_BITS: u32 = 19;
+const H_COUNT_ONE: u32 = 1 << H_HI_BITS;
 const H_LO_BITS: u32 = 17;
 const _: () = assert!(H_LO + BINS * 4 <= EXACT_HIST_SHARED_BYTES);
 // Band mode's sub-bins, then a spare bin per lane (tokens outside the band add there).
 const _: () = assert!(SUB + 32 <= BINS);
-const _: () = assert!(TILE_TOKENS < 1 << H_COUNT_BITS && TILE_TOKENS << (H_LO_BITS) <= 1 << 31);
-const _: () = assert!(
-    (TILE_TOKENS as u64 * (FRAC_ONE >> H_LO_BITS) as u64) << H_COUNT_BITS | TILE_TOKENS as u64 <= u32::MAX as u64
-);
+// A tile's sums fit their fields: the high fractions below the count, the count in the word,
+// the low fractions in theirs.
+const _: () = assert!(TILE_TOKENS as u64 * (FRAC_ONE >> H_LO_BITS) as u64 <= (H_COUNT_ONE - 1) as u64);
+const _: () = assert!((TILE_TOKENS as u64) << H_HI_BITS | (H_COUNT_ONE - 1) as u64 <= u32::MAX as u64);
+const _: () = assert!(TILE_TOKENS << H_LO_BITS <= 1 << 31);
 
 // `exact_finish` on a split row: the gathered keys, then the per-tile mass of the kept keys
 // among them. The bias table the final walk uses overlaps them; they are dead by then.
@@ -313,8 +317,8 @@ extern "C" fn classify_once(key: u64, floor: u64, mc: f32) -> Classified {
 }
 
 /// Adds a key's value `x` (at or above its row's floor) to a tile's bin histogram in shared
-/// memory: per bin a packed word at `pack + 4·bin` (the count in the low `H_COUNT_BITS`, the sum
-/// of `frac >> H_LO_BITS` above it) and the sum of `frac`'s low bits at `lo + 4·bin`, so two
+/// memory: per bin a packed word at `pack + 4·bin` (the count from bit `H_HI_BITS` up, the sum
+/// of `frac >> H_LO_BITS` below it) and the sum of `frac`'s low bits at `lo + 4·bin`, so two
 /// u32 shared atomics per key (64-bit ones would be CAS loops). The zero bin only counts.
 /// `exact_histogram` and verification's bin histogram both build their tiles with it.
 ///
@@ -330,7 +334,7 @@ pub(crate) unsafe fn add_to_tile_bins(pack: u32, lo: u32, x: f32, mc: f32) {
         if bin < ZERO_BIN {
             add_to_bin(pack, lo, bin, frac_weight(x - c));
         } else {
-            atom_add_shared_u32(smem(pack + bin * 4), 1);
+            atom_add_shared_u32(smem(pack + bin * 4), H_COUNT_ONE);
         }
     }
 }
@@ -343,15 +347,27 @@ pub(crate) unsafe fn add_to_tile_bins(pack: u32, lo: u32, x: f32, mc: f32) {
 unsafe fn add_to_bin(pack: u32, lo: u32, bin: u32, frac: u32) {
     // SAFETY: forwarded.
     unsafe {
-        atom_add_shared_u32(smem(pack + bin * 4), 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS));
-        atom_add_shared_u32(smem(lo + bin * 4), frac & ((1 << H_LO_BITS) - 1));
+        atom_add_shared_u32(smem(pack + bin * 4), packed_add(frac));
+        atom_add_shared_u32(smem(lo + bin * 4), lo_add(frac));
     }
+}
+
+/// What a key of fraction `frac` adds to its bin's packed word: one count, `frac`'s high bits.
+#[inline(always)]
+fn packed_add(frac: u32) -> u32 {
+    (frac >> H_LO_BITS) + H_COUNT_ONE
+}
+
+/// What a key of fraction `frac` adds to its bin's low word.
+#[inline(always)]
+fn lo_add(frac: u32) -> u32 {
+    frac & ((1 << H_LO_BITS) - 1)
 }
 
 /// A tile bin's count and fraction sum from the two words [`add_to_tile_bins`] keeps.
 #[inline(always)]
 pub(crate) fn tile_bin(packed: u32, lo: u32) -> (u32, u64) {
-    (packed & ((1 << H_COUNT_BITS) - 1), lo as u64 + (((packed >> H_COUNT_BITS) as u64) << H_LO_BITS))
+    (packed >> H_HI_BITS, lo as u64 + (((packed & (H_COUNT_ONE - 1)) as u64) << H_LO_BITS))
 }
 
 /// Calls `f(i)` for `i` in `0..BINS_PER_THREAD`, each index a constant, so per-thread bin
@@ -714,10 +730,10 @@ unsafe fn histogram_warp_rows(p: &StepParams, split: u32, run: u32) {
                     // kernel's stall samples (session 32, flat top-p B = 64). The bin is the
                     // token's code too: a spare bin's number is past every sub-bin.
                     let inside = x[j] > below && x[j] <= c;
-                    let bin = select_u32(inside, exact_sub_bin(x[j], c), SUB + lane_id());
+                    let bin = select_u32(inside, band_sub_bin(x[j], c), SUB + lane_id());
                     let frac = frac_weight(x[j] - c);
-                    red_add_shared_u32(counts + bin * 4, 1 + ((frac >> H_LO_BITS) << H_COUNT_BITS));
-                    red_add_shared_u32(los + bin * 4, frac & ((1 << H_LO_BITS) - 1));
+                    red_add_shared_u32(counts + bin * 4, packed_add(frac));
+                    red_add_shared_u32(los + bin * 4, lo_add(frac));
                     code[j / 4] |= bin << (8 * (j % 4));
                 });
                 // The round's codes for the gather: 8 bytes a lane, 256 a warp.
@@ -962,7 +978,7 @@ unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: T
             let spare = SUB + (tid & 31);
             each8(|j| {
                 let inside = x[j] > below && x[j] <= c;
-                add_to_bin(H_COUNT, H_LO, select_u32(inside, exact_sub_bin(x[j], c), spare), frac_weight(x[j] - c));
+                add_to_bin(H_COUNT, H_LO, select_u32(inside, band_sub_bin(x[j], c), spare), frac_weight(x[j] - c));
             });
             sync_threads();
             if tid < SUB + 32 {
