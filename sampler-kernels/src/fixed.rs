@@ -391,7 +391,7 @@ fn small_floor(v: f32, top: f32) -> u32 {
 /// two instructions (`add.rm`, a subtraction), where the round-to-nearest form, `-ceil(-v)`
 /// through [`small_ceil`], took five more in the SASS (session 34). The host keeps that form.
 /// Both are `floor` exactly, the device's by the rounding mode's definition (a directed
-/// rounding is exact like `fma.rn`, so host and device agree bit for bit);
+/// rounding is correctly rounded like `fma.rn`, so host and device agree bit for bit);
 /// `small_floor_is_the_clamped_floor` holds the host's.
 #[inline(always)]
 fn floor_of_small(v: f32) -> u32 {
