@@ -116,10 +116,10 @@ const WH_BINS: u32 = SUB + 32;
 const WH_WARP_BYTES: u32 = WH_BINS * 8;
 // Warp rows, both kernels: where each warp's run ends, read once an item (in a register it was
 // spilled across the round loop). A slot per thread: each lane reads what it wrote, so no
-// sync_warp is needed (one cost 36 bytes of spills). The histogram's follow its sub-bins; the
-// gather's are where they were before the spare bins.
+// sync_warp is needed (one cost 36 bytes of spills). The histogram's follow its sub-bins, the
+// gather's its block path's staging.
 const WH_END: u32 = WH_COUNT + (THREADS / 32) * WH_WARP_BYTES;
-const WG_END: u32 = SM_SORT + (THREADS / 32) * SUB * 8;
+const WG_END: u32 = G_STAGE + (THREADS / 32) * G_STAGE_WARP_BYTES;
 const _: () = assert!(WH_END + THREADS * 4 <= EXACT_HIST_SHARED_BYTES && WG_END + THREADS * 4 <= SAMPLER_SHARED_BYTES);
 /// A warp item's round: 32 lanes of 8 tokens.
 const ROUND: u32 = WARP_ROUND_TOKENS;
@@ -629,7 +629,7 @@ unsafe fn for_each_warp_item<T, L: Fn(&WarpItem, &SplitRow) -> T, F: FnMut(&Warp
             let rounds = if TILE_ROUNDS - first_round < left { TILE_ROUNDS - first_round } else { left };
             at += rounds;
             let item = WarpItem { pos, tile, first_round, rounds, whole: rounds == TILE_ROUNDS };
-            if tile * TILE_TOKENS + first_round * ROUND >= p.vocab {
+            if item_start(&item) >= p.vocab {
                 continue; // rounds of the last tile past the vocab
             }
             let row = listed_row(p, pos);
@@ -656,7 +656,7 @@ unsafe fn for_each_warp_item<T, L: Fn(&WarpItem, &SplitRow) -> T, F: FnMut(&Warp
 /// The whole warp calls it; `r` is a split row without logit bias.
 #[inline(always)]
 unsafe fn for_each_warp_round<F: FnMut(u32, [f32; 8])>(p: &StepParams, r: &SplitRow, item: &WarpItem, first: RawBits, mut f: F) {
-    let start = item.tile * TILE_TOKENS + item.first_round * ROUND;
+    let start = item_start(item);
     let rounds = item.rounds;
     let lane_base = start + lane_id() * TOKENS_PER_THREAD;
     let (logits, vector_ok) = (r.row.logits, r.row.vector_ok);
@@ -815,7 +815,7 @@ fn band_codes(p: &StepParams, pos: u32) -> *mut u8 {
 #[inline(always)]
 unsafe fn load_codes(p: &StepParams, pos: u32, start: u32, rounds: u32) -> [u64; CODE_CHUNK as usize] {
     let codes = band_codes(p, pos);
-    let mut w = [u64::MAX; CODE_CHUNK as usize];
+    let mut w = [CODE_OUT as u64 * 0x0101_0101_0101_0101; CODE_CHUNK as usize];
     each_n::<{ CODE_CHUNK as usize }, _>(|i| {
         let at = start + i as u32 * ROUND;
         if (i as u32) < rounds && at < p.vocab {

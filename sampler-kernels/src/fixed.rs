@@ -273,13 +273,7 @@ pub fn exact_bin(x: f32, c: f32, mc: f32) -> u32 {
 /// for `x` with `c = soft_ceil(x)`. The split pass's band mode bins one band by it alone.
 #[inline]
 pub fn exact_sub_bin(x: f32, c: f32) -> u32 {
-    let top = (EXACT_SUB_BINS - 1) as f32;
-    // `(x - c + 1) · EXACT_SUB_BINS` in one rounding: scaling by a power of two commutes with
-    // rounding (the sum is 0 or at least 2^-24, never subnormal), so the fused form is the
-    // two-step one bit for bit (`sub_bin_fused_scale_is_the_two_step_one`), one instruction
-    // fewer a token in the exact pass's histograms.
-    let sub = EXACT_SUB_BINS as f32;
-    EXACT_SUB_BINS - 1 - small_floor(fused_mul_add(x - c, sub, sub), top)
+    EXACT_SUB_BINS - 1 - small_floor(sub_bin_scaled(x, c), SUB_BIN_TOP)
 }
 
 /// [`exact_sub_bin`] for the band's own values, `x` in `(c - 1, c]` (elsewhere a number the
@@ -288,10 +282,21 @@ pub fn exact_sub_bin(x: f32, c: f32) -> u32 {
 /// outside the band. `band_sub_bin_is_exact_sub_bin_in_the_band` holds the two equal.
 #[inline(always)]
 pub fn band_sub_bin(x: f32, c: f32) -> u32 {
+    let t = sub_bin_scaled(x, c);
+    (EXACT_SUB_BINS - 1).wrapping_sub(floor_of_small(if t < SUB_BIN_TOP { t } else { SUB_BIN_TOP }))
+}
+
+/// The last sub-bin's number as an f32, where the scaled value is clamped.
+const SUB_BIN_TOP: f32 = (EXACT_SUB_BINS - 1) as f32;
+
+/// `(x - c + 1) · EXACT_SUB_BINS` in one rounding: scaling by a power of two commutes with
+/// rounding (the sum is 0 or at least 2^-24, never subnormal), so the fused form is the
+/// two-step one bit for bit (`sub_bin_fused_scale_is_the_two_step_one`), one instruction fewer
+/// a token in the exact pass's histograms.
+#[inline(always)]
+fn sub_bin_scaled(x: f32, c: f32) -> f32 {
     let sub = EXACT_SUB_BINS as f32;
-    let t = fused_mul_add(x - c, sub, sub);
-    let top = sub - 1.0;
-    (EXACT_SUB_BINS - 1).wrapping_sub(floor_of_small(if t < top { t } else { top }))
+    fused_mul_add(x - c, sub, sub)
 }
 
 /// The least and the greatest `x` in `(c - 1, c]` with `exact_sub_bin(x, c) == sub`, for an
@@ -519,14 +524,15 @@ pub(crate) mod tests {
         assert_eq!(small_floor(f32::INFINITY, 127.0), 127);
     }
 
-    /// `exact_sub_bin`'s fused scale, `fma(d, 128, 128)`, is `(d + 1) · 128` rounded twice, bit
+    /// `exact_sub_bin`'s fused scale (`sub_bin_scaled`) is `(d + 1) · 128` rounded twice, bit
     /// for bit: over every f32 step near both ends of the band's `[-1, 0]`, a dense sweep of
     /// it, and random bit patterns of every magnitude (overflow, infinities and NaN included).
     #[test]
     fn sub_bin_fused_scale_is_the_two_step_one() {
         let sub = EXACT_SUB_BINS as f32;
         let check = |d: f32| {
-            let (fused, two_step) = (fused_mul_add(d, sub, sub), (d + 1.0) * sub);
+            // `d - 0` is `d` for every f32, so this is the scale the code computes.
+            let (fused, two_step) = (sub_bin_scaled(d, 0.0), (d + 1.0) * sub);
             assert!(fused.to_bits() == two_step.to_bits() || (fused.is_nan() && two_step.is_nan()), "d = {d:e}");
         };
         for i in 0..=1_000_000u32 {
