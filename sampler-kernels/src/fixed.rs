@@ -394,7 +394,7 @@ fn small_floor(v: f32, top: f32) -> u32 {
 /// `floor(v)` for `v` in `[0, 2^22)`. On the GPU `v + ROUND_MAGIC` rounded toward −∞ lands in
 /// `[2^23, 2^24)`, where the spacing is 1, at `ROUND_MAGIC + floor(v)`, so the bits give it in
 /// two instructions (`add.rm`, a subtraction), where the round-to-nearest form, `-ceil(-v)`
-/// through [`small_ceil`], took five more in the SASS (session 34). The host keeps that form.
+/// through [`small_ceil`], took four more in the SASS (session 34). The host keeps that form.
 /// Both are `floor` exactly, the device's by the rounding mode's definition (a directed
 /// rounding is correctly rounded like `fma.rn`, so host and device agree bit for bit);
 /// `small_floor_is_the_clamped_floor` holds the host's.

@@ -643,7 +643,7 @@ pub fn fma_rn_f32(a: f32, b: f32, c: f32) -> f32 {
 /// `add.rm.f32 d, a, b`: `a + b` rounded once, toward −∞ (IEEE 754 `roundTowardNegative`).
 /// Correctly rounded like `fma.rn`: `fixed::small_floor` adds a power-of-two magic to a
 /// small non-negative value and reads `floor` off the sum's bits (this add and a subtraction),
-/// where the round-to-nearest form took five instructions more.
+/// where the round-to-nearest form took four instructions more.
 #[inline(always)]
 pub fn add_rm_f32(a: f32, b: f32) -> f32 {
     let d: f32;
