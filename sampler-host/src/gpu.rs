@@ -504,8 +504,8 @@ impl GpuSampler {
         let stream = gpu.stream().clone();
         let alloc_err = cuda_err("allocating sampler memory");
         let b = config.max_batch;
-        // Its 36 KiB fit the default 48 KiB limit; the limit is set anyway, so that a larger
-        // layout needs no change here.
+        // Its 52 KiB (with the logits ring) are over the default 48 KiB limit, which this
+        // raises.
         let stage_tiles_mass = function_with_shared(&gpu, "sample_tiles_mass", MASS_SCAN_SHARED_BYTES)?;
         // Its bin table too.
         let exact_histogram = function_with_shared(&gpu, "exact_histogram", EXACT_HIST_SHARED_BYTES)?;

@@ -417,13 +417,19 @@ pub const fn step_split_item((pos, tile): (u32, u32), (step_pos, step_tile): (u3
 pub const MASS_SCAN_WARPS: u32 = 4;
 /// Threads per `sample_tiles_mass` block.
 pub const MASS_SCAN_THREADS: u32 = MASS_SCAN_WARPS * 32;
+/// Rounds of logits a mass-scanning warp holds in shared memory (`tiles::ring_fetch`): the
+/// round it scans and the three requested after it.
+pub const MASS_RING_ROUNDS: u32 = 4;
 /// Shared memory of one mass-scanning warp: lane-private `u32` band sums and a discard row
 /// ((37 + 1) × 32 × 4 bytes), then what a `sample_tiles` warp has, then a round's tempered
-/// values (8 × 32 × 4 bytes).
-pub const MASS_SCAN_WARP_SHARED_BYTES: u32 = (MASS_BANDS as u32 + 1) * 32 * 4 + SCAN_WARP_SHARED_BYTES + 8 * 32 * 4;
-/// Dynamic shared memory of `sample_tiles_mass` (36 KiB).
+/// values (8 × 32 × 4 bytes), then the ring of [`MASS_RING_ROUNDS`] rounds of logits (8 f32 a
+/// lane each, or 8 half-width values in the first half).
+pub const MASS_SCAN_WARP_SHARED_BYTES: u32 =
+    (MASS_BANDS as u32 + 1) * 32 * 4 + SCAN_WARP_SHARED_BYTES + 8 * 32 * 4 + MASS_RING_ROUNDS * 8 * 32 * 4;
+/// Dynamic shared memory of `sample_tiles_mass` (52 KiB): four blocks still fit an SM of the
+/// H200 (227 KiB), which the kernel's 128 registers allow anyway.
 pub const MASS_SCAN_SHARED_BYTES: u32 = MASS_SCAN_WARPS * MASS_SCAN_WARP_SHARED_BYTES;
-const _: () = assert!(MASS_SCAN_SHARED_BYTES == 36 * 1024);
+const _: () = assert!(MASS_SCAN_SHARED_BYTES == 52 * 1024);
 /// What a part of a split mass tile costs besides its rounds, in rounds, in `mass_split`'s
 /// model. Chosen, not fitted: on the H200 a 4-way split at heterogeneous B = 64 (about one
 /// tile of 16 rounds per warp unsplit) measured 10% slower, and any figure of 2 or more keeps

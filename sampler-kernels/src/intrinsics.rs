@@ -737,3 +737,64 @@ pub unsafe fn ld_global_v4_u32(ptr: *const u32) -> [u32; 4] {
     };
     [a, b, c, d]
 }
+
+/// `ld.shared.v4.u32 {a, b, c, d}, [addr]`.
+///
+/// # Safety
+/// `addr` is 16-byte aligned; otherwise as for [`ld_shared_u32`].
+#[inline(always)]
+pub unsafe fn ld_shared_v4_u32(addr: u32) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: the caller guarantees alignment, bounds and the absence of a race.
+    unsafe {
+        asm!("ld.shared.v4.u32 {{{0}, {1}, {2}, {3}}}, [{4}];",
+             out(reg32) a, out(reg32) b, out(reg32) c, out(reg32) d, in(reg32) addr,
+             options(nostack, readonly))
+    };
+    [a, b, c, d]
+}
+
+/// `cvta.to.global.u64` then `cp.async.cg.shared.global [dst], [g], 16`: copies 16 bytes from
+/// global to shared memory without passing through registers (through L2, not L1). The copy
+/// is only requested: it belongs to this thread's next [`cp_async_commit`] group and is done
+/// (and its bytes visible to this thread) after a [`cp_async_wait_group`] that covers that
+/// group. Holding loads in flight this way ties up no register, so no later instruction that
+/// reuses one waits on the load by mistake (see `tiles::ring_fetch`).
+///
+/// # Safety
+/// `dst` is 16-byte aligned and inside the dynamic shared memory given at launch; `src` is
+/// 16-byte aligned and points to 16 readable bytes of global memory that nothing writes while
+/// the kernel runs. Until the copy is waited for, nothing reads or writes `dst`'s 16 bytes
+/// (and no other copy targets them).
+#[inline(always)]
+pub unsafe fn cp_async_16(dst: u32, src: *const u32) {
+    // SAFETY: the caller guarantees alignment, bounds and that nothing touches dst meanwhile.
+    unsafe {
+        asm!("{{ .reg .u64 g; cvta.to.global.u64 g, {1}; cp.async.cg.shared.global [{0}], [g], 16; }}",
+             in(reg32) dst, in(reg64) src, options(nostack))
+    };
+}
+
+/// `cp.async.commit_group`: closes this thread's pending [`cp_async_16`] copies into one group
+/// (an empty group if there are none, which keeps a caller's count of groups uniform).
+#[inline(always)]
+pub fn cp_async_commit() {
+    // SAFETY: only groups this thread's own copies; no memory is touched.
+    unsafe { asm!("cp.async.commit_group;", options(nostack)) };
+}
+
+/// `cp.async.wait_group N`: waits until at most the `N` most recently committed groups of this
+/// thread are still in flight, so every older copy is done and visible to this thread.
+#[inline(always)]
+pub fn cp_async_wait_group<const N: u32>() {
+    // SAFETY: waits on this thread's own copies only. Not `nomem`: shared loads must not move
+    // above it.
+    unsafe { asm!("cp.async.wait_group {0};", const N, options(nostack)) };
+}
+
+/// `cp.async.wait_all`: commits any pending copies and waits for every group of this thread.
+#[inline(always)]
+pub fn cp_async_wait_all() {
+    // SAFETY: as for cp_async_wait_group.
+    unsafe { asm!("cp.async.wait_all;", options(nostack)) };
+}

@@ -100,7 +100,14 @@ const W_PART_CEILING: u32 = W_PART_VALID + 8;
 
 const _: () = assert!(W_END == SCAN_WARP_SHARED_BYTES);
 const _: () = assert!(W_PART_CEILING + 4 <= W_BIAS_MAP);
-const _: () = assert!(BAND_BYTES + W_STAGE + LANE_TOKENS * 32 * 4 == MASS_SCAN_WARP_SHARED_BYTES);
+/// `sample_tiles_mass`' ring of logits, past the staging: `MASS_RING_ROUNDS` slots of one round
+/// each, 32 bytes a lane ([`ring_fetch`]).
+const W_RING: u32 = W_STAGE + LANE_TOKENS * 32 * 4;
+const RING_SLOT_BYTES: u32 = LANE_TOKENS * 32 * 4;
+/// Rounds requested ahead of the one scanned: the ring's other slots.
+const RING_AHEAD: u32 = MASS_RING_ROUNDS - 1;
+const _: () = assert!(BAND_BYTES + W_RING + MASS_RING_ROUNDS * RING_SLOT_BYTES == MASS_SCAN_WARP_SHARED_BYTES);
+const _: () = assert!(MASS_RING_ROUNDS.is_power_of_two() && RING_AHEAD == 3 && W_RING % 16 == 0 && BAND_BYTES % 16 == 0);
 const _: () = assert!(BUFFER_KEYS >= 31 + ROUND_TOKENS);
 const _: () = assert!(TILE_CANDIDATES == 32 && ROUNDS * ROUND_TOKENS == TILE_TOKENS);
 const _: () = assert!(BANDS == BAND_FLOOR + 1 && BANDS <= 64);
@@ -288,6 +295,70 @@ pub(crate) unsafe fn load_bits8(p: &StepParams, logits: u64, vector_ok: bool, ba
         j += 1;
     }
     w
+}
+
+/// Whether this lane's 8 tokens from `base` travel through `sample_tiles_mass`' ring: whole
+/// vectors of an aligned row, as [`load_bits8`] loads them. The rest (a row's last tokens, an
+/// unaligned row) are loaded by [`ring_take`] itself.
+#[inline(always)]
+fn ring_vector(p: &StepParams, vector_ok: bool, base: u32) -> bool {
+    vector_ok && base < p.vocab && base + LANE_TOKENS <= p.vocab
+}
+
+/// Requests this lane's logits of the round at `base` into ring slot `slot` (modulo
+/// `MASS_RING_ROUNDS`) and commits them as one group: an empty group without `fetch` or where
+/// [`ring_vector`] says no, so that every round has its group. The ring keeps three rounds in
+/// flight with no register: loaded into registers three rounds ahead, the logits were moved
+/// along a ring of three each round, and the move of the load just issued waited for it
+/// (`sample_tiles_mass` spent the largest share of its stalls there: session 35).
+///
+/// # Safety
+/// `logits` and `vector_ok` are a row of `p` (`sampler::row_logits`); `ring` is this warp's
+/// ring (`W_RING` in a mass-scan region). The slot's previous round has been taken
+/// ([`ring_take`]) and its values used.
+#[inline(always)]
+unsafe fn ring_fetch(p: &StepParams, logits: u64, vector_ok: bool, ring: u32, slot: u32, base: u32, fetch: bool) {
+    if fetch && ring_vector(p, vector_ok, base) {
+        let dst = ring + (slot % MASS_RING_ROUNDS) * RING_SLOT_BYTES + lane_id() * 32;
+        // SAFETY: 8 tokens inside the row, 16-byte aligned (row start aligned, base % 8 == 0);
+        // the destination is this lane's 32 bytes of a free slot.
+        unsafe {
+            if p.dtype == DTYPE_F32 {
+                let src = (logits + base as u64 * 4) as *const u32;
+                cp_async_16(dst, src);
+                cp_async_16(dst + 16, src.add(4));
+            } else {
+                cp_async_16(dst, (logits + base as u64 * 2) as *const u32);
+            }
+        }
+    }
+    cp_async_commit();
+}
+
+/// This lane's logits of the round at `base`, as [`load_bits8`] gives them: from ring slot
+/// `slot` once its group is in, or loaded here where [`ring_vector`] says no.
+///
+/// # Safety
+/// As for [`ring_fetch`]; the round's group was committed by [`ring_fetch`] for this slot and
+/// base, and exactly `RING_AHEAD - 1` groups after it.
+#[inline(always)]
+unsafe fn ring_take(p: &StepParams, logits: u64, vector_ok: bool, ring: u32, slot: u32, base: u32) -> RawBits {
+    cp_async_wait_group::<{ RING_AHEAD - 1 }>();
+    if !ring_vector(p, vector_ok, base) {
+        // SAFETY: forwarded.
+        return unsafe { load_bits8(p, logits, vector_ok, base) };
+    }
+    let at = ring + (slot % MASS_RING_ROUNDS) * RING_SLOT_BYTES + lane_id() * 32;
+    // SAFETY: this lane's own copy, done (waited for above), visible to this lane.
+    unsafe {
+        let a = ld_shared_v4_u32(at);
+        if p.dtype == DTYPE_F32 {
+            let b = ld_shared_v4_u32(at + 16);
+            [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
+        } else {
+            [a[0], a[1], a[2], a[3], NAN_WORD, NAN_WORD, NAN_WORD, NAN_WORD]
+        }
+    }
 }
 
 /// The logits of [`RawBits`], widened exactly (`logit::widen_bf16`, `logit::widen_f16`).
@@ -989,7 +1060,7 @@ unsafe fn bias8(p: &StepParams, scan: &TileScan, offset: u32) -> [f32; 8] {
 /// # Safety
 /// All 32 lanes call it together; `scan` describes a valid row and tile of `p`.
 #[inline(always)]
-unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features: u32, max_only: bool) -> TileResult {
+unsafe fn scan_mass(p: &StepParams, scan: &TileScan, features: u32, max_only: bool) -> TileResult {
     let lane = lane_id();
     let scale = temper_scale(scan.row.settings.temperature);
     let mut top = TopList { list: 0, threshold: 0, waiting: 0 };
@@ -1010,19 +1081,17 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             d += 1;
         }
         let first0 = scan.start + lane * LANE_TOKENS;
-        // Logits three rounds ahead, whatever the features: this kernel's occupancy is set by
-        // its shared memory, and 128 registers hold them.
-        let [mut raw_a, mut raw_b, mut raw_c] = raw;
+        // Logits three rounds ahead, whatever the features, in the ring (`ring_fetch`).
+        let ring = scan.shared + W_RING;
         let mut mask = if features != PLAIN { load_mask(p, &scan.row, first0 + scan.first_round * ROUND_TOKENS) } else { u32::MAX };
         let mut round = scan.first_round;
         while round < scan.end_round && scan.start + round * ROUND_TOKENS < p.vocab {
             let first = first0 + round * ROUND_TOKENS;
-            let raw_ahead = if round + 3 < scan.end_round {
-                load_bits8(p, scan.row.logits, scan.row.vector_ok, first + 3 * ROUND_TOKENS)
-            } else {
-                [NAN_WORD; 8]
-            };
-            let raw = widen8(&raw_a, p.dtype);
+            let (logits, vector_ok, slot) = (scan.row.logits, scan.row.vector_ok, round - scan.first_round);
+            let bits = ring_take(p, logits, vector_ok, ring, slot, first);
+            let ahead = round + RING_AHEAD;
+            ring_fetch(p, logits, vector_ok, ring, slot + RING_AHEAD, first + RING_AHEAD * ROUND_TOKENS, ahead < scan.end_round);
+            let raw = widen8(&bits, p.dtype);
             let mask_ahead = if features != PLAIN && round + 1 < scan.end_round {
                 load_mask(p, &scan.row, first + ROUND_TOKENS)
             } else {
@@ -1122,9 +1191,6 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, raw: [RawBits; 3], features
             if !max_only {
                 insert_round(&mut top, scan.shared, passed, false, |j| sort_key(f32::from_bits(ld_shared_u32(stage + j * 128)), first + j));
             }
-            raw_a = raw_b;
-            raw_b = raw_c;
-            raw_c = raw_ahead;
             mask = mask_ahead;
             round += 1;
         }
@@ -1249,29 +1315,27 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool>(
     // unused, which the neighbour loads at the same time: skipping it spilled registers.
     let first0 = start + first_round * ROUND_TOKENS + lane * LANE_TOKENS;
 
-    // `sample_tiles_mass` takes them as loaded and widens in its loop; `sample_tiles` takes them
-    // widened at the load, as its round loop does (measured: greedy B = 1024 was 6% slower
-    // with the deferred widening).
-    // SAFETY: row < rows; load_bits8 and load_raw8 clip to the vocab.
-    let (raw, raw_f32) = unsafe {
+    // `sample_tiles_mass` requests them into its ring (`ring_fetch`; waited for in
+    // `scan_mass_items` if the row is not scanned); `sample_tiles` takes them widened at the
+    // load, as its round loop does (measured: greedy B = 1024 was 6% slower with the deferred
+    // widening).
+    // SAFETY: row < rows; load_raw8 clips to the vocab, ring_fetch to whole vectors inside it;
+    // the ring is this warp's and free (every earlier copy was waited for).
+    let raw_f32 = unsafe {
         if MASS_KERNEL {
-            (
-                [
-                    load_bits8(p, logits, vector_ok, first0),
-                    load_bits8(p, logits, vector_ok, first0 + ROUND_TOKENS),
-                    load_bits8(p, logits, vector_ok, first0 + 2 * ROUND_TOKENS),
-                ],
-                [[f32::NAN; 8]; 3],
-            )
+            let ring = region + BAND_BYTES + W_RING;
+            let mut k = 0;
+            while k < RING_AHEAD {
+                ring_fetch(p, logits, vector_ok, ring, k, first0 + k * ROUND_TOKENS, first_round + k < end_round);
+                k += 1;
+            }
+            [[f32::NAN; 8]; 3]
         } else {
-            (
-                [[NAN_WORD; 8]; 3],
-                [
-                    load_raw8(p, logits, vector_ok, first0),
-                    load_raw8(p, logits, vector_ok, first0 + ROUND_TOKENS),
-                    load_raw8(p, logits, vector_ok, first0 + 2 * ROUND_TOKENS),
-                ],
-            )
+            [
+                load_raw8(p, logits, vector_ok, first0),
+                load_raw8(p, logits, vector_ok, first0 + ROUND_TOKENS),
+                load_raw8(p, logits, vector_ok, first0 + 2 * ROUND_TOKENS),
+            ]
         }
     };
     // SAFETY: one u32 and one settings entry (row < rows).
@@ -1295,7 +1359,7 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool>(
         let features = if r.counts != 0 || bias_found > 0 || r.bitmask != 0 { FEATURED } else { PLAIN };
         let scan = TileScan { row: r, start, first_round, end_round, shared, bands, bias_found };
         let (mode, res) = if MASS_KERNEL {
-            (MODE_MASS, scan_mass(p, &scan, raw, features, !needs_candidates(&s) || lists_skipped(p, &s)))
+            (MODE_MASS, scan_mass(p, &scan, features, !needs_candidates(&s) || lists_skipped(p, &s)))
         } else if greedy {
             let res = match features {
                 PLAIN if GREEDY_STEP => scan_max_slots(p, &scan, raw_f32),
@@ -1575,6 +1639,9 @@ unsafe fn scan_mass_items(p: &StepParams) {
             let row = ld_global_nc_u32(list.add(1 + (item / p.tiles) as usize));
             if row < p.rows {
                 scan_tile::<true, false>(&p, row, item % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES), (part, parts));
+                // The ring is free for the next item: a row left unscanned leaves its first
+                // rounds' copies in flight (after a scan, only empty groups).
+                cp_async_wait_all();
             }
             if parts > 1 {
                 sync_group(parts);
