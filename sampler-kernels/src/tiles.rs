@@ -947,19 +947,32 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
                 // tempering could overflow a finite value to -inf). The few that are go through a
                 // loop over their bits: a branch per token would be if-converted and every token
                 // would pay for `temper` (a division per token until session 7).
+                //
+                // Branch-free a token: every token above -inf counts as valid here, and the loop
+                // corrects the count of those it tempers. Values below the overflow floor are
+                // looked for only in a lane that has one (never for t >= 1). A test and count
+                // per token written with `||` took a branch and a reconvergence each (ten
+                // instructions a token, session 35).
+                let mut lane_least = f32::INFINITY;
+                each8(|j| lane_least = lane_least.min(y[j]));
+                if lane_least > f32::NEG_INFINITY {
+                    valid += LANE_TOKENS;
+                } else {
+                    each8(|j| valid += (y[j] > f32::NEG_INFINITY) as u32);
+                }
                 let mut slow = 0u32;
-                each8(|j| {
-                    let v = y[j];
-                    let s = v >= floor_y || (v < overflow_floor && v > f32::NEG_INFINITY);
-                    slow |= (s as u32) << j;
-                    valid += (!s && v > f32::NEG_INFINITY) as u32;
-                });
+                each8(|j| slow |= ((y[j] >= floor_y) as u32) << j);
+                if lane_least < overflow_floor {
+                    each8(|j| slow |= ((y[j] < overflow_floor && y[j] > f32::NEG_INFINITY) as u32) << j);
+                }
                 while slow != 0 {
                     let j = slow.trailing_zeros();
                     slow &= slow - 1;
-                    let x = temper(pick8(&y, j), t);
+                    let v = pick8(&y, j);
+                    let x = temper(v, t);
+                    // Valid if tempered above -inf, not as counted above (v above -inf).
+                    valid = valid.wrapping_add((x > f32::NEG_INFINITY) as u32).wrapping_sub((v > f32::NEG_INFINITY) as u32);
                     if x > f32::NEG_INFINITY {
-                        valid += 1;
                         infinite += (x == f32::INFINITY) as u32;
                         let pass = sort_key(x, first + j) > top.threshold;
                         if pass {
