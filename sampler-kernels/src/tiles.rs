@@ -6,10 +6,12 @@
 //! `sampler::finish_greedy_row`), so the step needs no other kernel.
 //!
 //! A warp streams its 4096-token tile in 16 rounds of 256 tokens (8 consecutive tokens per
-//! lane, logits loaded three rounds ahead) and leaves the `TileRecord` stages 2 and 3 read: the
-//! tile's 32 largest keys, its valid and +inf counts and, for rows that need it, the exact band
-//! masses. In `sample_tiles` each (mode, features) pair gets its own loop, so the hot loop of a
-//! plain row is the prologue and one comparison per token:
+//! lane, logits loaded three rounds ahead: into registers in `sample_tiles`, into a ring of
+//! shared-memory slots by `cp.async` in `sample_tiles_mass`, `ring_fetch`) and leaves the
+//! `TileRecord` stages 2 and 3 read: the tile's 32 largest keys, its valid and +inf counts and,
+//! for rows that need it, the exact band masses. In `sample_tiles` each (mode, features) pair
+//! gets its own loop, so the hot loop of a plain row is the prologue and one comparison per
+//! token:
 //! - greedy rows keep a running maximum (value, then index);
 //! - other rows keep a sorted top 32 in registers (lane i holds the i-th key) and its 32nd key
 //!   as a threshold. Tokens above it go to a per-warp buffer, merged 32 at a time. The test is
@@ -657,23 +659,6 @@ unsafe fn prefetch_round(p: &StepParams, logits: u64, first: u32) {
     }
 }
 
-/// Asks L2 for the penalty counts of this lane's 8 tokens from token `first` (one 32-byte
-/// line), if the row has counts: `sample_tiles`' featured rows load them in their round (their
-/// registers are what the loop cannot spare ahead), so they come from L2 instead of DRAM.
-/// (`sample_tiles_mass` asking three rounds ahead made its rows without features 1% slower,
-/// `random_full` B = 256 in session 35's run 3.)
-///
-/// # Safety
-/// `r` is the row of a valid launch (its counts row, when there is one, is `counts_stride` ≥
-/// vocab long).
-#[inline(always)]
-unsafe fn prefetch_counts(p: &StepParams, r: &Row, first: u32) {
-    if first < p.vocab && r.counts != 0 {
-        // SAFETY: token `first` < vocab lies inside the row's counts.
-        unsafe { prefetch_global_l2((r.counts + first as u64 * 4) as *const u8) };
-    }
-}
-
 #[inline(always)]
 fn band_slot(bands: u32, band: u32, lane: u32) -> u32 {
     bands + (band * 32 + lane) * 4
@@ -900,14 +885,9 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
         let mut later_round = false;
         while round_start < limit {
             let first = round_start + lane * LANE_TOKENS;
-            // Greedy rows and featured rows (which load their logits in their round): for plain
-            // top-k rows, whose logits are loaded three rounds ahead, it measured 2.5% slower at
-            // B = 256.
-            if (MODE == MODE_MAX || FEATURES != PLAIN) && round_start + PREFETCH_ROUNDS * ROUND_TOKENS < limit {
+            // Greedy rows only: for top-k rows it measured 2.5% slower at B = 256.
+            if MODE == MODE_MAX && round_start + PREFETCH_ROUNDS * ROUND_TOKENS < limit {
                 prefetch_round(p, scan.row.logits, first + PREFETCH_ROUNDS * ROUND_TOKENS);
-                if FEATURES != PLAIN {
-                    prefetch_counts(p, &scan.row, first + PREFETCH_ROUNDS * ROUND_TOKENS);
-                }
             }
             // Rounds past the limit hold no token of this warp (or none at all): not loaded.
             let raw_ahead = if ahead_rounds > 0 && round_start + ahead_rounds * ROUND_TOKENS < limit {
