@@ -311,8 +311,9 @@ fn ring_vector(p: &StepParams, vector_ok: bool, base: u32) -> bool {
 /// `MASS_RING_ROUNDS`) and commits them as one group: an empty group without `fetch` or where
 /// [`ring_vector`] says no, so that every round has its group. The ring keeps three rounds in
 /// flight with no register: loaded into registers three rounds ahead, the logits were moved
-/// along a ring of three each round, and the move of the load just issued waited for it
-/// (`sample_tiles_mass` spent the largest share of its stalls there: session 35).
+/// along a ring of three each round, and the round waited for the load it had just issued
+/// (14% of `sample_tiles_mass`' stall samples at flat top-p B = 256, 8.5% on one
+/// instruction: session 35).
 ///
 /// # Safety
 /// `logits` and `vector_ok` are a row of `p` (`sampler::row_logits`); `ring` is this warp's
@@ -1325,9 +1326,10 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool>(
     let start = tile * TILE_TOKENS;
     let (first_round, end_round) = (part * (ROUNDS / parts), (part + 1) * (ROUNDS / parts));
     let (logits, vector_ok) = row_logits(p, row);
-    // The first rounds' logits go out before the settings: their address needs none. A warp
-    // with two rounds (a tile split 8 ways) loads its neighbour's first round as its third,
-    // unused, which the neighbour loads at the same time: skipping it spilled registers.
+    // The first rounds' logits go out before the settings: their address needs none. A
+    // `sample_tiles` warp with two rounds (a tile split 8 ways) loads its neighbour's first
+    // round as its third, unused, which the neighbour loads at the same time: skipping it
+    // spilled registers. (The mass scan splits at most 4 ways, and its ring skips such a round.)
     let first0 = start + first_round * ROUND_TOKENS + lane * LANE_TOKENS;
 
     // `sample_tiles_mass` requests them into its ring (`ring_fetch`; waited for in
