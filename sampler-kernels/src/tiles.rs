@@ -256,7 +256,7 @@ pub(crate) unsafe fn load_bits8(p: &StepParams, logits: u64, vector_ok: bool, ba
     if base >= p.vocab {
         return w;
     }
-    if vector_ok && base + 8 <= p.vocab {
+    if whole_vector(p, vector_ok, base) {
         if p.dtype == DTYPE_F32 {
             let ptr = (logits + base as u64 * 4) as *const u32;
             // SAFETY: 8 tokens inside the row; 16-byte aligned (row start aligned, base % 8 == 0).
@@ -299,17 +299,18 @@ pub(crate) unsafe fn load_bits8(p: &StepParams, logits: u64, vector_ok: bool, ba
     w
 }
 
-/// Whether this lane's 8 tokens from `base` travel through `sample_tiles_mass`' ring: whole
-/// vectors of an aligned row, as [`load_bits8`] loads them. The rest (a row's last tokens, an
-/// unaligned row) are loaded by [`ring_take`] itself.
+/// Whether this lane's 8 tokens from `base` are a whole vector of an aligned row: what
+/// [`load_bits8`] loads with vector loads and `sample_tiles_mass`' ring copies. The rest (a
+/// row's last tokens, an unaligned row) are loaded token by token, by [`ring_take`] too. (The
+/// first bound keeps `base + 8` from wrapping.)
 #[inline(always)]
-fn ring_vector(p: &StepParams, vector_ok: bool, base: u32) -> bool {
+fn whole_vector(p: &StepParams, vector_ok: bool, base: u32) -> bool {
     vector_ok && base < p.vocab && base + LANE_TOKENS <= p.vocab
 }
 
 /// Requests this lane's logits of the round at `base` into ring slot `slot` (modulo
 /// `MASS_RING_ROUNDS`) and commits them as one group: an empty group without `fetch` or where
-/// [`ring_vector`] says no, so that every round has its group. The ring keeps three rounds in
+/// [`whole_vector`] says no, so that every round has its group. The ring keeps three rounds in
 /// flight with no register: loaded into registers three rounds ahead, the logits were moved
 /// along a ring of three each round, and the round waited for the load it had just issued
 /// (14% of `sample_tiles_mass`' stall samples at flat top-p B = 256, 8.5% on one
@@ -321,7 +322,7 @@ fn ring_vector(p: &StepParams, vector_ok: bool, base: u32) -> bool {
 /// ([`ring_take`]) and its values used.
 #[inline(always)]
 unsafe fn ring_fetch(p: &StepParams, logits: u64, vector_ok: bool, ring: u32, slot: u32, base: u32, fetch: bool) {
-    if fetch && ring_vector(p, vector_ok, base) {
+    if fetch && whole_vector(p, vector_ok, base) {
         let dst = ring + (slot % MASS_RING_ROUNDS) * RING_SLOT_BYTES + lane_id() * 32;
         // SAFETY: 8 tokens inside the row, 16-byte aligned (row start aligned, base % 8 == 0);
         // the destination is this lane's 32 bytes of a free slot.
@@ -339,7 +340,7 @@ unsafe fn ring_fetch(p: &StepParams, logits: u64, vector_ok: bool, ring: u32, sl
 }
 
 /// This lane's logits of the round at `base`, as [`load_bits8`] gives them: from ring slot
-/// `slot` once its group is in, or loaded here where [`ring_vector`] says no.
+/// `slot` once its group is in, or loaded here where [`whole_vector`] says no.
 ///
 /// # Safety
 /// As for [`ring_fetch`]; the round's group was committed by [`ring_fetch`] for this slot and
@@ -347,7 +348,7 @@ unsafe fn ring_fetch(p: &StepParams, logits: u64, vector_ok: bool, ring: u32, sl
 #[inline(always)]
 unsafe fn ring_take(p: &StepParams, logits: u64, vector_ok: bool, ring: u32, slot: u32, base: u32) -> RawBits {
     cp_async_wait_group::<{ RING_AHEAD - 1 }>();
-    if !ring_vector(p, vector_ok, base) {
+    if !whole_vector(p, vector_ok, base) {
         // SAFETY: forwarded.
         return unsafe { load_bits8(p, logits, vector_ok, base) };
     }
@@ -1105,8 +1106,7 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, features: u32, max_only: bo
             let first = first0 + round * ROUND_TOKENS;
             let (logits, vector_ok, slot) = (scan.row.logits, scan.row.vector_ok, round - scan.first_round);
             let bits = ring_take(p, logits, vector_ok, ring, slot, first);
-            let ahead = round + RING_AHEAD;
-            ring_fetch(p, logits, vector_ok, ring, slot + RING_AHEAD, first + RING_AHEAD * ROUND_TOKENS, ahead < scan.end_round);
+            ring_fetch(p, logits, vector_ok, ring, slot + RING_AHEAD, first + RING_AHEAD * ROUND_TOKENS, round + RING_AHEAD < scan.end_round);
             let raw = widen8(&bits, p.dtype);
             let mask_ahead = if features != PLAIN && round + 1 < scan.end_round {
                 load_mask(p, &scan.row, first + ROUND_TOKENS)
