@@ -82,6 +82,9 @@ const BIAS_LIST: u32 = 64;
 const BAND_BYTES: u32 = (BANDS + 1) * 32 * 4;
 /// The band row that discards.
 const DISCARD_BAND: u32 = BANDS;
+/// The integer ceiling `scan_mass` gives a token in no band: `c - NO_BAND_CEIL` wraps to at
+/// least `2^31 - 2^22` for every ceiling `c` a round uses (`|c| <= 2^22`), past the bands.
+const NO_BAND_CEIL: i32 = i32::MIN;
 /// Keys waiting to be merged, `u64[BUFFER_KEYS]`.
 const W_BUFFER: u32 = 0;
 /// One bit per token of the tile: the row has a bias entry for it.
@@ -686,25 +689,6 @@ unsafe fn shift_bands(bands: u32, delta: f32) {
     }
 }
 
-/// Raises the warp's band ceiling to the ceiling of `top` (the round's largest ordered value,
-/// 0 for none), moving the sums down as [`shift_bands`] says.
-///
-/// # Safety
-/// `bands` is this warp's band region; `top` and `ceiling` are warp-uniform.
-#[inline(always)]
-unsafe fn raise_ceiling(bands: u32, ceiling: &mut f32, top: u32) {
-    if top != 0 {
-        let c = soft_ceil(from_ordered_bits(top));
-        if *ceiling == f32::NEG_INFINITY {
-            *ceiling = c;
-        } else if c > *ceiling {
-            // SAFETY: forwarded.
-            unsafe { shift_bands(bands, c - *ceiling) };
-            *ceiling = c;
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // The scan of one tile, and the entry points.
 
@@ -1137,6 +1121,49 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, features: u32, max_only: bo
             });
             let lane_top = if lane_max > f32::NEG_INFINITY { ordered_bits(lane_max) } else { 0 };
             let round_top = redux_max_sync(FULL_MASK, lane_top);
+            // Taken in every round (max_only has no use for it): a reduction under a branch
+            // would end the block.
+            let least_top = redux_min_sync(FULL_MASK, lane_top);
+            // Each token's fraction weight and integer ceiling do not depend on the round's
+            // ceiling. Computed here, in one basic block with everything up to the band updates,
+            // the eight chains of multiply-adds fill the wait on the reductions and the ceiling,
+            // which ran before them with nothing to overlap.
+            let (mut weight, mut token_ceil) = ([0u32; 8], [0i32; 8]);
+            each8(|j| {
+                // A token outside the ceiling's 37 bands adds to the discard row. The band is an
+                // integer difference (`small_ceil`): no conversion. A token with |x| >= 2^22, or
+                // not finite, is in no band of a ceiling that stage 2 uses (`bands_usable`):
+                // `NO_BAND_CEIL` puts it in the discard row under every ceiling.
+                let small = x[j] < CEIL_LIMIT && x[j] > -CEIL_LIMIT;
+                let v = if small { x[j] } else { 0.0 };
+                let (c, ci) = small_ceil(v);
+                weight[j] = frac_weight(v - c);
+                token_ceil[j] = if small { ci } else { NO_BAND_CEIL };
+            });
+            // `raise_ceiling` without its branches: the shift of the sums waits until just
+            // before the band updates, the first to need it. (`soft_ceil` of round_top's bits
+            // when it is 0, no value, is discarded.)
+            let top_ceil = soft_ceil(from_ordered_bits(round_top));
+            let round_ceil = if round_top != 0 { top_ceil } else { f32::NEG_INFINITY };
+            let shift = round_ceil > ceiling && ceiling > f32::NEG_INFINITY;
+            let shift_by = round_ceil - ceiling;
+            ceiling = if round_ceil > ceiling { round_ceil } else { ceiling };
+            // Once per round, so a conversion is fine; outside the range, bands are never used
+            // (`CEIL_LIMIT`) and any value keeps the slots in bounds.
+            let ceiling_i = if ceiling < CEIL_LIMIT && ceiling > -CEIL_LIMIT { ceiling as i32 } else { 0 };
+            let mut slot = [0u32; 8];
+            each8(|j| {
+                let band = ceiling_i.wrapping_sub(token_ceil[j]) as u32;
+                let band = if band < BANDS { band } else { DISCARD_BAND };
+                slot[j] = band_slot(scan.bands, band, lane);
+            });
+            if shift {
+                shift_bands(scan.bands, shift_by);
+            }
+            // The band updates as reductions with no returned value: a load, add and store per
+            // token made each update wait for the one before (two of a lane's tokens may share a
+            // slot), eight shared-memory round trips in a chain.
+            each8(|j| red_add_shared_u32(slot[j], weight[j]));
             if max_only && round_top > best_bits {
                 // Strictly larger: on a tie the earlier round's token, whose index is lower.
                 // In a round, a lower lane holds lower indices.
@@ -1150,19 +1177,6 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, features: u32, max_only: bo
                 best_index = shfl_idx_u32(FULL_MASK, first + at, holders.trailing_zeros());
                 best_bits = round_top;
             }
-            raise_ceiling(scan.bands, &mut ceiling, round_top);
-            // Once per round, so a conversion is fine; outside the range, bands are never used
-            // (`CEIL_LIMIT`) and any value keeps the slots in bounds.
-            let ceiling_i = if ceiling < CEIL_LIMIT && ceiling > -CEIL_LIMIT { ceiling as i32 } else { 0 };
-            // Pass 2: counts, band sums, and a bit for each token whose value reaches the
-            // threshold's (a key above the threshold has at least its value) and the least of
-            // the lanes' largest values in this round: 32 tokens of the round are at or above
-            // that, so a token below it is not in the tile's top 32. Without it the first
-            // round appended all 256 tokens, about half the keys a tile merged.
-            let list_floor = if top.threshold == 0 { f32::NEG_INFINITY } else { key_value(top.threshold) };
-            let least_top = if max_only { 0 } else { redux_min_sync(FULL_MASK, lane_top) };
-            let round_floor = if least_top == 0 { f32::NEG_INFINITY } else { from_ordered_bits(least_top) };
-            let floor_x = if round_floor > list_floor { round_floor } else { list_floor };
             if round_top == ORDERED_INFINITY {
                 // +inf tokens are counted only in rounds that have one (never in finite rows).
                 each8(|j| infinite += (x[j] == f32::INFINITY) as u32);
@@ -1172,39 +1186,25 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, features: u32, max_only: bo
             } else {
                 each8(|j| valid += (x[j] > f32::NEG_INFINITY) as u32);
             }
-            let mut passed = 0u32;
             if !max_only {
+                // A bit for each token whose value reaches the threshold's (a key above the
+                // threshold has at least its value) and the least of the lanes' largest values
+                // in this round: 32 tokens of the round are at or above that, so a token below
+                // it is not in the tile's top 32. Without it the first round appended all 256
+                // tokens, about half the keys a tile merged.
+                let list_floor = if top.threshold == 0 { f32::NEG_INFINITY } else { key_value(top.threshold) };
+                let round_floor = if least_top == 0 { f32::NEG_INFINITY } else { from_ordered_bits(least_top) };
+                let floor_x = if round_floor > list_floor { round_floor } else { list_floor };
+                let mut passed = 0u32;
                 each8(|j| {
                     st_shared_u32(stage + j as u32 * 128, x[j].to_bits());
                     passed |= ((x[j] > f32::NEG_INFINITY && x[j] >= floor_x) as u32) << j;
                 });
-            }
-            let (mut weight, mut slot) = ([0u32; 8], [0u32; 8]);
-            each8(|j| {
-                let x = x[j];
-                // Computed for every token; a token outside the ceiling's 37 bands adds to the
-                // discard row. With a branch or a select on the weight instead, LLVM sank each
-                // token's `soft_exp` under a branch, and ptxas ran the eight chains one after
-                // another. The band is an integer difference (`small_ceil`): no conversion. A
-                // token with |x| >= 2^22, or not finite, is in no band of a ceiling that stage 2
-                // uses (`bands_usable`).
-                let small = x < CEIL_LIMIT && x > -CEIL_LIMIT;
-                let v = if small { x } else { 0.0 };
-                let (c, ci) = small_ceil(v);
-                weight[j] = frac_weight(v - c);
-                let band = ceiling_i.wrapping_sub(ci) as u32;
-                let band = if small && band < BANDS { band } else { DISCARD_BAND };
-                slot[j] = band_slot(scan.bands, band, lane);
-            });
-            // The band updates after all eight weights, as reductions with no returned value:
-            // a load, add and store per token made each update wait for the one before (two of
-            // a lane's tokens may share a slot), eight shared-memory round trips in a chain.
-            each8(|j| red_add_shared_u32(slot[j], weight[j]));
-            // The marked tokens' keys, from the staged values, go to the buffer at once (a warp
-            // prefix sum of the lanes' counts) and are merged in chunks of 32. A token tied with
-            // the threshold's value may be marked with a smaller key; merging it changes nothing.
-            // Each lane reads only its own staged values, so no sync_warp is needed for them.
-            if !max_only {
+                // The marked tokens' keys, from the staged values, go to the buffer at once (a
+                // warp prefix sum of the lanes' counts) and are merged in chunks of 32. A token
+                // tied with the threshold's value may be marked with a smaller key; merging it
+                // changes nothing. Each lane reads only its own staged values, so no sync_warp is
+                // needed for them.
                 insert_round(&mut top, scan.shared, passed, false, |j| sort_key(f32::from_bits(ld_shared_u32(stage + j * 128)), first + j));
             }
             mask = mask_ahead;
