@@ -1050,13 +1050,14 @@ unsafe fn bias8(p: &StepParams, scan: &TileScan, offset: u32) -> [f32; 8] {
 /// largest keys and the band sums, for every feature set (`features` is a run-time value: one
 /// round body for all rows keeps the kernel's code small enough for the instruction cache).
 ///
-/// A round has two unrolled passes over the lane's 8 tokens, all in registers. The first
-/// applies the prologue and the temperature and finds the lane's largest tempered value, so
-/// the round's ceiling is raised before any band sum is touched. The second adds each token's
-/// fixed-point fraction to its band and marks the tokens that may pass the list's threshold;
-/// it is branch-free but for the band update, so the eight `soft_exp` chains overlap (one
-/// token at a time, a loop of dependent multiply-adds, was most of this kernel's time). The
-/// marked tokens' keys are built from tempered values staged in shared memory.
+/// A round is unrolled over the lane's 8 tokens, all in registers, and is one basic block up
+/// to the band updates but for the rare shift of the sums. It applies the prologue and the
+/// temperature, takes the warp's largest and least values, then computes every token's
+/// fixed-point fraction while those reductions and the round's ceiling are in flight (the
+/// eight chains overlap each other too: one token at a time, a loop of dependent
+/// multiply-adds, was most of this kernel's time), and adds the fractions to their bands.
+/// Then it counts and marks the tokens that may pass the list's threshold; their keys are
+/// built from tempered values staged in shared memory.
 ///
 /// # Safety
 /// All 32 lanes call it together; `scan` describes a valid row and tile of `p`.
@@ -1140,7 +1141,7 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, features: u32, max_only: bo
                 weight[j] = frac_weight(v - c);
                 token_ceil[j] = if small { ci } else { NO_BAND_CEIL };
             });
-            // `raise_ceiling` without its branches: the shift of the sums waits until just
+            // The round's ceiling with selects: only the shift of the sums is a branch, just
             // before the band updates, the first to need it. (`soft_ceil` of round_top's bits
             // when it is 0, no value, is discarded.)
             let top_ceil = soft_ceil(from_ordered_bits(round_top));
