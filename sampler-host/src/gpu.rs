@@ -27,8 +27,8 @@ use sampler_kernels::abi::{
     ExactJob, RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, EXACT_BINS, EXACT_GATHER_KEYS,
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, EXACT_SUB_BINS, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
-    MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
-    TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_split, warp_row_run, EXACT_LIST_BLOCK_ROWS, EXACT_LIST_HEAD,
+    MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_RING_SHARED_BYTES, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
+    TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_ring, scan_split, warp_row_run, EXACT_LIST_BLOCK_ROWS, EXACT_LIST_HEAD,
 };
 use sampler_kernels::decide::{needs_row_mass, stage2_always_decides, stage2_seldom_lists};
 use sampler_kernels::logit::bitmask_words;
@@ -373,10 +373,14 @@ pub struct GpuSampler {
     bitmask_words: usize,
     layout: UploadLayout,
     stage_tiles: CudaFunction,
+    /// `sample_tiles` with its logits in a shared-memory ring, for one-wave grids
+    /// (`abi::scan_ring`).
+    stage_tiles_ring: CudaFunction,
     stage_tiles_greedy: CudaFunction,
     stage_tiles_mass: CudaFunction,
-    /// `sample_tiles` warps the device holds at once (occupancy calculator × SMs): what
-    /// `scan_split` may fill.
+    /// `sample_tiles` warps the device holds at once (occupancy calculator × SMs; the fewer of
+    /// `sample_tiles`' and `sample_tiles_ring`'s, the same on an H200): what `scan_split` may
+    /// fill.
     scan_resident_warps: u32,
     /// Blocks of the persistent `sample_tiles_mass` grid: as many as run at once (occupancy
     /// calculator × SMs; four per SM on an H200).
@@ -516,13 +520,16 @@ impl GpuSampler {
         let sm_count = gpu.sm_count()?.max(1);
         let exact_slots = b.min(EXACT_SLOTS_MAX as usize);
         let stage_tiles = gpu.function("sample_tiles")?;
-        let scan_resident_warps =
-            resident_blocks(&gpu, &stage_tiles, SCAN_THREADS, SCAN_SHARED_BYTES, "reading sample_tiles' occupancy")? * SCAN_WARPS;
+        let stage_tiles_ring = function_with_shared(&gpu, "sample_tiles_ring", SCAN_RING_SHARED_BYTES)?;
+        let scan_resident_warps = resident_blocks(&gpu, &stage_tiles, SCAN_THREADS, SCAN_SHARED_BYTES, "reading sample_tiles' occupancy")?
+            .min(resident_blocks(&gpu, &stage_tiles_ring, SCAN_THREADS, SCAN_RING_SHARED_BYTES, "reading sample_tiles_ring's occupancy")?)
+            * SCAN_WARPS;
         // Persistent: as many blocks as fit at once (four per SM on an H200: registers).
         let mass_scan_blocks =
             resident_blocks(&gpu, &stage_tiles_mass, MASS_SCAN_THREADS, MASS_SCAN_SHARED_BYTES, "reading sample_tiles_mass' occupancy")?;
         let sampler = Self {
             stage_tiles,
+            stage_tiles_ring,
             stage_tiles_greedy: gpu.function("sample_tiles_greedy")?,
             stage_tiles_mass,
             scan_resident_warps,
@@ -862,6 +869,12 @@ impl GpuSampler {
             block_dim: (SCAN_THREADS, 1, 1),
             shared_mem_bytes: SCAN_SHARED_BYTES,
         };
+        // The same grid, with the ring's shared memory, when it is one wave.
+        let (stage_tiles, stage_tiles_cfg) = if scan_ring(warps, params.0.tile_split, self.scan_resident_warps) {
+            (&self.stage_tiles_ring, LaunchConfig { shared_mem_bytes: SCAN_RING_SHARED_BYTES, ..tiles_cfg })
+        } else {
+            (&self.stage_tiles, tiles_cfg)
+        };
         // Persistent: at most the blocks that fit at once. A block per item when they are
         // fewer, so that the kernel can give each tile all four warps of a block
         // (`abi::mass_split`; it decides from the grid it gets).
@@ -905,7 +918,7 @@ impl GpuSampler {
             shared_mem_bytes: EXACT_HIST_SHARED_BYTES,
         };
         let stages = [
-            (&self.stage_tiles, tiles_cfg, "launching sample_tiles"),
+            (stage_tiles, stage_tiles_cfg, "launching sample_tiles"),
             (&self.stage_tiles_mass, mass_cfg, "launching sample_tiles_mass"),
             (stage_rows, rows_cfg, "launching sample_rows"),
         ];

@@ -333,6 +333,15 @@ pub const SCAN_THREADS: u32 = SCAN_WARPS * 32;
 pub const SCAN_WARP_SHARED_BYTES: u32 = 288 * 8 + 128 * 4 + 64 * 8;
 /// Dynamic shared memory of `sample_tiles`.
 pub const SCAN_SHARED_BYTES: u32 = SCAN_WARPS * SCAN_WARP_SHARED_BYTES;
+/// Shared memory of one `sample_tiles_ring` warp: [`SCAN_WARP_SHARED_BYTES`], then its ring of
+/// [`MASS_RING_ROUNDS`] rounds of logits (8 f32 a lane each, or 8 half-width values in the
+/// first half; `tiles::ring_fetch`).
+pub const SCAN_RING_WARP_SHARED_BYTES: u32 = SCAN_WARP_SHARED_BYTES + MASS_RING_ROUNDS * 8 * 32 * 4;
+/// Dynamic shared memory of `sample_tiles_ring` (58 KiB, over the default 48 KiB a launch may
+/// ask, which the host raises): three blocks fit an SM of the H200 (227 KiB), as many as
+/// `sample_tiles`' 80 registers allow.
+pub const SCAN_RING_SHARED_BYTES: u32 = SCAN_WARPS * SCAN_RING_WARP_SHARED_BYTES;
+const _: () = assert!(SCAN_RING_SHARED_BYTES == 58 * 1024);
 /// Warps of `sample_tiles` per (row, tile) for a grid of `items` (row, tile) pairs on a GPU
 /// that holds `resident` of its warps at once (the host asks the occupancy calculator): the
 /// most of 8, 4, 2, 1 that keeps every warp resident. A lone warp scans its
@@ -355,6 +364,15 @@ pub const fn scan_split(items: u32, resident: u32) -> u32 {
 /// only, and running them together measured 5 µs slower for a mass row at B = 1.
 pub const fn overlap_stage1(rows: u32, items: u32, split: u32, resident: u32) -> bool {
     rows >= 2 && items as u64 * split as u64 <= resident as u64
+}
+/// Whether the host launches `sample_tiles_ring` instead of `sample_tiles` for `items` (row,
+/// tile) pairs scanned `split` warps each, on a GPU that holds `resident` warps of both: when
+/// the grid is one wave. Then each warp's own lookahead is what hides its loads, and the ring
+/// keeps three rounds in flight for every row (top-k 50 + top-p 0.955–0.977× the time at B ≤ 64
+/// on the H200, session 36); in a grid of several waves other warps hide them, and the ring's
+/// copies and waits measured slower (top-k 50 at B = 1024 1.008×).
+pub const fn scan_ring(items: u32, split: u32, resident: u32) -> bool {
+    items as u64 * split as u64 <= resident as u64
 }
 /// Whether stage 2 runs as `sample_rows_two_per_sm` (two 512-thread blocks per SM, 64
 /// registers) rather than `sample_rows` (one per SM) for `rows` rows on `sms` SMs, and the

@@ -156,6 +156,9 @@ struct TileScan {
     shared: u32,
     /// This warp's band sums (`sample_tiles_mass`), else unused.
     bands: u32,
+    /// This warp's ring of logits ([`ring_fetch`]): `sample_tiles_mass` and `sample_tiles_ring`;
+    /// else unused.
+    ring: u32,
     /// Bias entries of the row that fall in this tile.
     bias_found: u32,
 }
@@ -351,12 +354,22 @@ unsafe fn ring_fetch(p: &StepParams, logits: u64, vector_ok: bool, ring: u32, sl
 #[inline(always)]
 unsafe fn ring_take(p: &StepParams, logits: u64, vector_ok: bool, ring: u32, slot: u32, base: u32) -> RawBits {
     cp_async_wait_group::<{ RING_AHEAD - 1 }>();
+    // SAFETY: forwarded; the slot's group is in.
+    unsafe { ring_read(p, logits, vector_ok, ring, slot, base) }
+}
+
+/// [`ring_take`] without its wait: for a caller that has waited for the slot's group itself.
+///
+/// # Safety
+/// As for [`ring_take`], after a wait that covers the slot's group.
+#[inline(always)]
+unsafe fn ring_read(p: &StepParams, logits: u64, vector_ok: bool, ring: u32, slot: u32, base: u32) -> RawBits {
     if !whole_vector(p, vector_ok, base) {
         // SAFETY: forwarded.
         return unsafe { load_bits8(p, logits, vector_ok, base) };
     }
     let at = ring + (slot % MASS_RING_ROUNDS) * RING_SLOT_BYTES + lane_id() * 32;
-    // SAFETY: this lane's own copy, done (waited for above), visible to this lane.
+    // SAFETY: this lane's own copy, done (waited for by the caller), visible to this lane.
     unsafe {
         let a = ld_shared_v4_u32(at);
         if p.dtype == DTYPE_F32 {
@@ -836,12 +849,15 @@ unsafe fn scan_max_slots(p: &StepParams, scan: &TileScan, raw: [[f32; 8]; 3]) ->
 }
 
 /// The rounds of one tile for one (mode, features) pair. `raw` holds this lane's logits of
-/// the first three rounds, already requested.
+/// the first three rounds, already requested; with `RING` (`sample_tiles_ring`) they are in
+/// the warp's ring instead (`raw` unused), and every round is taken from it.
 ///
 /// # Safety
-/// All 32 lanes call it together; `scan` describes a valid row and tile of `p`.
+/// All 32 lanes call it together; `scan` describes a valid row and tile of `p`; with `RING`,
+/// [`ring_fetch`] has requested this warp's first `RING_AHEAD` rounds into `scan.ring`, one
+/// group each, and nothing since.
 #[inline(always)]
-unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan: &TileScan, raw: [[f32; 8]; 3]) -> TileResult {
+unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32, const RING: bool>(p: &StepParams, scan: &TileScan, raw: [[f32; 8]; 3]) -> TileResult {
     let lane = lane_id();
     let t = scan.row.settings.temperature;
     let overflow_floor = temper_overflow_floor(t);
@@ -856,12 +872,24 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
         // How far ahead logits are loaded is what the registers allow under 80 (24 warps per
         // SM): three rounds for plain rows, none with features (whose counts take 8 more);
         // other warps hide the rest. Early loads not used are reloaded from cache. Mask words
-        // are loaded one round ahead, penalty counts in their round.
-        let ahead_rounds = if FEATURES == PLAIN { 3 } else { 0 };
+        // are loaded one round ahead, penalty counts in their round. The ring keeps every
+        // row's logits three rounds ahead without registers.
+        let ahead_rounds = if FEATURES == PLAIN && !RING { 3 } else { 0 };
+        let (logits, vector_ok) = (scan.row.logits, scan.row.vector_ok);
         if MODE == MODE_CANDIDATES && FEATURES == PLAIN {
             let own = (scan.end_round - scan.first_round).min(3);
-            floor_y = loaded_floor(&raw, own, t);
+            floor_y = if RING {
+                // The floor from the rounds already requested: all of them in, read without
+                // being taken. Only this warp's own rounds count (`own`); a slot past them
+                // holds nothing requested and is not used.
+                cp_async_wait_group::<0>();
+                let read = |k: u32| widen8(&ring_read(p, logits, vector_ok, scan.ring, k, first0 + k * ROUND_TOKENS), p.dtype);
+                loaded_floor(&[read(0), read(1), read(2)], own, t)
+            } else {
+                loaded_floor(&raw, own, t)
+            };
         }
+        let mut slot = 0;
         let [mut raw_a, mut raw_b, mut raw_c] = raw;
         let mut mask = if FEATURES != PLAIN { load_mask(p, &scan.row, first0) } else { u32::MAX };
         // The loop runs on the round's first token against one limit (the end of this warp's
@@ -881,10 +909,17 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
             } else {
                 [f32::NAN; 8]
             };
-            if ahead_rounds == 0 && later_round {
+            if ahead_rounds == 0 && later_round && !RING {
                 raw_a = load_raw8(p, scan.row.logits, scan.row.vector_ok, first);
             }
-            let raw = raw_a;
+            let raw = if RING {
+                let raw = widen8(&ring_take(p, logits, vector_ok, scan.ring, slot, first), p.dtype);
+                let ahead = scan.first_round + slot + RING_AHEAD < scan.end_round;
+                ring_fetch(p, logits, vector_ok, scan.ring, slot + RING_AHEAD, first + RING_AHEAD * ROUND_TOKENS, ahead);
+                raw
+            } else {
+                raw_a
+            };
             let mask_ahead = if FEATURES != PLAIN && round_start + ROUND_TOKENS < limit {
                 load_mask(p, &scan.row, first + ROUND_TOKENS)
             } else {
@@ -1003,6 +1038,7 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32>(p: &StepParams, scan
             mask = mask_ahead;
             round_start += ROUND_TOKENS;
             later_round = true;
+            slot += 1;
         }
         let valid = redux_add_sync(FULL_MASK, valid);
         let infinite = redux_add_sync(FULL_MASK, infinite);
@@ -1306,6 +1342,8 @@ fn tile_part(p: &StepParams) -> (u32, u32) {
 /// `tile_part` in `sample_tiles`, `mass_part` in `sample_tiles_mass`) if the row belongs to
 /// this kernel; the warp of part 0 merges the parts and writes the record. `GREEDY_STEP`
 /// (`sample_tiles_greedy`): every row is this kernel's and is scanned for its maximum alone.
+/// `RING` (`sample_tiles_ring`): `sample_tiles` with its logits in the warp's ring, as the mass
+/// scan's are.
 /// Returns, in that kernel, whether the warp wrote its tile's record (part 0) or its row is
 /// active and not addressable (no record); otherwise false.
 ///
@@ -1315,7 +1353,7 @@ fn tile_part(p: &StepParams) -> (u32, u32) {
 /// warps of the tile are consecutive warps of one block, and every one of them calls this
 /// function with the same (row, tile).
 #[inline(always)]
-unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool>(
+unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, const RING: bool>(
     p: &StepParams,
     row: u32,
     tile: u32,
@@ -1333,15 +1371,15 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool>(
     // spilled registers. (The mass scan splits at most 4 ways, and its ring skips such a round.)
     let first0 = start + first_round * ROUND_TOKENS + lane * LANE_TOKENS;
 
-    // `sample_tiles_mass` requests them into its ring (`ring_fetch`; waited for in
-    // `scan_mass_items` if the row is not scanned); `sample_tiles` takes them widened at the
-    // load, as its round loop does (measured: greedy B = 1024 was 6% slower with the deferred
-    // widening).
+    // `sample_tiles_mass` and `sample_tiles_ring` request them into the warp's ring
+    // (`ring_fetch`; waited for before the ring is used again if the row is not scanned);
+    // `sample_tiles` takes them widened at the load, as its round loop does (measured: greedy
+    // B = 1024 was 6% slower with the deferred widening).
+    let ring = if MASS_KERNEL { region + BAND_BYTES + W_RING } else { region + W_END };
     // SAFETY: row < rows; load_raw8 clips to the vocab, ring_fetch to whole vectors inside it;
     // the ring is this warp's and free (every earlier copy was waited for).
     let raw_f32 = unsafe {
-        if MASS_KERNEL {
-            let ring = region + BAND_BYTES + W_RING;
+        if MASS_KERNEL || RING {
             let mut k = 0;
             while k < RING_AHEAD {
                 ring_fetch(p, logits, vector_ok, ring, k, first0 + k * ROUND_TOKENS, first_round + k < end_round);
@@ -1375,20 +1413,20 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool>(
     unsafe {
         let (bias_found, duplicate_bias) = if s.bias_len > 0 { collect_bias(p, &r, start, shared) } else { (0, false) };
         let features = if r.counts != 0 || bias_found > 0 || r.bitmask != 0 { FEATURED } else { PLAIN };
-        let scan = TileScan { row: r, start, first_round, end_round, shared, bands, bias_found };
+        let scan = TileScan { row: r, start, first_round, end_round, shared, bands, ring, bias_found };
         let (mode, res) = if MASS_KERNEL {
             (MODE_MASS, scan_mass(p, &scan, features, !needs_candidates(&s) || lists_skipped(p, &s)))
         } else if greedy {
             let res = match features {
                 PLAIN if GREEDY_STEP => scan_max_slots(p, &scan, raw_f32),
-                PLAIN => scan_rounds::<MODE_MAX, PLAIN>(p, &scan, raw_f32),
-                _ => scan_rounds::<MODE_MAX, FEATURED>(p, &scan, raw_f32),
+                PLAIN => scan_rounds::<MODE_MAX, PLAIN, RING>(p, &scan, raw_f32),
+                _ => scan_rounds::<MODE_MAX, FEATURED, RING>(p, &scan, raw_f32),
             };
             (MODE_MAX, res)
         } else {
             let res = match features {
-                PLAIN => scan_rounds::<MODE_CANDIDATES, PLAIN>(p, &scan, raw_f32),
-                _ => scan_rounds::<MODE_CANDIDATES, FEATURED>(p, &scan, raw_f32),
+                PLAIN => scan_rounds::<MODE_CANDIDATES, PLAIN, RING>(p, &scan, raw_f32),
+                _ => scan_rounds::<MODE_CANDIDATES, FEATURED, RING>(p, &scan, raw_f32),
             };
             (MODE_CANDIDATES, res)
         };
@@ -1396,7 +1434,13 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool>(
         if mode != MODE_MAX {
             res.list = flush(res.list, res.waiting, shared);
         }
-        let stride = if MASS_KERNEL { MASS_SCAN_WARP_SHARED_BYTES } else { SCAN_WARP_SHARED_BYTES };
+        let stride = if MASS_KERNEL {
+            MASS_SCAN_WARP_SHARED_BYTES
+        } else if RING {
+            SCAN_RING_WARP_SHARED_BYTES
+        } else {
+            SCAN_WARP_SHARED_BYTES
+        };
         let own_ceiling = res.ceiling;
         // The part is read again, not kept live across the scan (registers).
         let (part, parts) = if MASS_KERNEL { mass_part } else { tile_part(p) };
@@ -1466,7 +1510,7 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool>(
 /// # Safety
 /// As for [`scan_and_record`].
 #[inline(always)]
-unsafe fn scan_tile<const MASS_KERNEL: bool, const GREEDY_STEP: bool>(
+unsafe fn scan_tile<const MASS_KERNEL: bool, const GREEDY_STEP: bool, const RING: bool>(
     p: &StepParams,
     row: u32,
     tile: u32,
@@ -1475,7 +1519,7 @@ unsafe fn scan_tile<const MASS_KERNEL: bool, const GREEDY_STEP: bool>(
 ) {
     // SAFETY: forwarded; the whole warp gets the same answer; one settings entry (row < rows).
     unsafe {
-        if scan_and_record::<MASS_KERNEL, GREEDY_STEP>(p, row, tile, region, mass_part) && tile_part(p).0 == 0 {
+        if scan_and_record::<MASS_KERNEL, GREEDY_STEP, RING>(p, row, tile, region, mass_part) && tile_part(p).0 == 0 {
             arrive(p, row, &read_settings(p, row));
         }
     }
@@ -1530,7 +1574,7 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
         allow_dependent_launch();
     }
     // SAFETY: forwarded.
-    unsafe { sample_tiles_body::<false>(&p) }
+    unsafe { sample_tiles_body::<false, false>(&p) }
 }
 
 /// The whole step for a greedy step (every row one that `decide::stage2_always_decides`; the
@@ -1544,15 +1588,34 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_tiles_greedy(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { sample_tiles_body::<true>(&p) }
+    unsafe { sample_tiles_body::<true, false>(&p) }
 }
 
-/// The body of both entry points above.
+/// [`sample_tiles`] with each warp's logits in a ring of [`MASS_RING_ROUNDS`] round slots in
+/// shared memory, filled three rounds ahead by `cp.async` copies as the mass scan's are
+/// (`ring_fetch`), for every row, featured ones included: no register holds a load in flight.
+/// The host launches it for grids whose warps are all resident at once (`abi::scan_ring`),
+/// where a warp's own lookahead is what hides the loads; in larger grids other warps do, and
+/// the ring's copies, waits and shared memory (60 KiB a block, not 28) measured slower
+/// (session 36).
+///
+/// # Safety
+/// As for [`sample_tiles`], launched with [`SCAN_RING_SHARED_BYTES`] of dynamic shared memory.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn sample_tiles_ring(p: StepParams) {
+    if p.overlap_stage1 != 0 {
+        allow_dependent_launch();
+    }
+    // SAFETY: forwarded.
+    unsafe { sample_tiles_body::<false, true>(&p) }
+}
+
+/// The body of the three entry points above.
 ///
 /// # Safety
 /// As for [`sample_tiles`].
 #[inline(always)]
-unsafe fn sample_tiles_body<const GREEDY_STEP: bool>(p: &StepParams) {
+unsafe fn sample_tiles_body<const GREEDY_STEP: bool, const RING: bool>(p: &StepParams) {
     let p = *p;
     // SAFETY: forwarded (a stage-1 kernel).
     unsafe { clear_exact_list_head(&p) };
@@ -1569,7 +1632,13 @@ unsafe fn sample_tiles_body<const GREEDY_STEP: bool>(p: &StepParams) {
     // region is this warp's slice of the launch's shared memory; the `parts` warps of a tile
     // are consecutive in the block (parts divides SCAN_WARPS) and all get here.
     unsafe {
-        scan_tile::<false, GREEDY_STEP>(&p, row, tile, smem(warp_id() * SCAN_WARP_SHARED_BYTES), (0, 1))
+        let stride = if RING { SCAN_RING_WARP_SHARED_BYTES } else { SCAN_WARP_SHARED_BYTES };
+        scan_tile::<false, GREEDY_STEP, RING>(&p, row, tile, smem(warp_id() * stride), (0, 1));
+        if RING {
+            // Nothing in flight when the warp leaves (a row left unscanned keeps its first
+            // copies).
+            cp_async_wait_all();
+        }
     }
 }
 
@@ -1656,7 +1725,7 @@ unsafe fn scan_mass_items(p: &StepParams) {
         unsafe {
             let row = ld_global_nc_u32(list.add(1 + (item / p.tiles) as usize));
             if row < p.rows {
-                scan_tile::<true, false>(&p, row, item % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES), (part, parts));
+                scan_tile::<true, false, false>(&p, row, item % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES), (part, parts));
                 // The ring is free for the next item: a row left unscanned leaves its first
                 // rounds' copies in flight (after a scan, only empty groups).
                 cp_async_wait_all();
