@@ -4,8 +4,9 @@
 //! capture, and the [`Backend`] implementation. A greedy step (every row greedy without
 //! log-probabilities, `decide::stage2_always_decides`) is one kernel, `sample_tiles_greedy`,
 //! which finishes its rows; a step with no row that needs the row mass leaves
-//! `sample_tiles_mass` out, and one whose rows all need it `sample_tiles` ([`StepKernels`]); a
-//! quiet step (`decide::stage2_seldom_lists` for every row) launches no exact pass under
+//! `sample_tiles_mass` out, and one whose rows all need it `sample_tiles` ([`StepKernels`]),
+//! which runs as its ring build, `sample_tiles_ring`, when its grid is one wave
+//! (`abi::scan_ring`); a quiet step (`decide::stage2_seldom_lists` for every row) launches no exact pass under
 //! `ExactPassLaunch::BySettings` ([`StepExactPass`]). A captured step is a graph of each, and
 //! a replay launches the one the upload calls for.
 //!

@@ -368,9 +368,9 @@ pub const fn overlap_stage1(rows: u32, items: u32, split: u32, resident: u32) ->
 /// Whether the host launches `sample_tiles_ring` instead of `sample_tiles` for `items` (row,
 /// tile) pairs scanned `split` warps each, on a GPU that holds `resident` warps of both: when
 /// the grid is one wave. Then each warp's own lookahead is what hides its loads, and the ring
-/// keeps three rounds in flight for every row (top-k 50 + top-p 0.955–0.977× the time at B ≤ 64
-/// on the H200, session 36); in a grid of several waves other warps hide them, and the ring's
-/// copies and waits measured slower (top-k 50 at B = 1024 1.008×).
+/// keeps three rounds in flight for every row (on the H200, session 36: top-k 50 + top-p
+/// 0.972–0.988× the time at B ≤ 64, bf16 B = 64 0.916×); in a grid of several waves other warps
+/// hide them, and the ring's copies and waits measured slower (top-k 50 at B = 1024 1.008×).
 pub const fn scan_ring(items: u32, split: u32, resident: u32) -> bool {
     items as u64 * split as u64 <= resident as u64
 }

@@ -1596,7 +1596,7 @@ pub unsafe extern "ptx-kernel" fn sample_tiles_greedy(p: StepParams) {
 /// (`ring_fetch`), for every row, featured ones included: no register holds a load in flight.
 /// The host launches it for grids whose warps are all resident at once (`abi::scan_ring`),
 /// where a warp's own lookahead is what hides the loads; in larger grids other warps do, and
-/// the ring's copies, waits and shared memory (60 KiB a block, not 28) measured slower
+/// the ring's copies, waits and shared memory (58 KiB a block, not 26) measured slower
 /// (session 36).
 ///
 /// # Safety
