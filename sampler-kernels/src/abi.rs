@@ -818,6 +818,25 @@ mod tests {
         assert_eq!(scan_split(1, 0), 1);
     }
 
+    /// `sample_tiles_ring` takes exactly the grids whose warps, split as `scan_split` says,
+    /// are all resident at once: one row's grid always (split or not), a grid past one wave
+    /// never, at any residency.
+    #[test]
+    fn the_ring_build_takes_one_wave_grids_alone() {
+        for resident in [8u32, 24, 168, 1584, 3168, 3456] {
+            for items in 1..=2 * resident + 3 {
+                let split = scan_split(items, resident);
+                assert_eq!(scan_ring(items, split, resident), items <= resident, "resident {resident} items {items}");
+            }
+        }
+        // The batches measured on the H200 (3168 resident warps; V = 128256: 32 tiles, V =
+        // 151936: 38): the ring up to B = 64, `sample_tiles` from B = 256.
+        let ring = |rows: u32, tiles: u32| scan_ring(rows * tiles, scan_split(rows * tiles, 3168), 3168);
+        assert!(ring(1, 32) && ring(8, 32) && ring(64, 32) && ring(64, 38));
+        assert!(!ring(256, 32) && !ring(1024, 32));
+        assert!(!scan_ring(u32::MAX, 8, u32::MAX));
+    }
+
     /// The stage-1 kernels run side by side for small batches of two rows or more only.
     #[test]
     fn stage1_overlaps_for_one_wave_of_two_rows_or_more() {
