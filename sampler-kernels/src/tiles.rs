@@ -1368,7 +1368,7 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, cons
     // The first rounds' logits go out before the settings: their address needs none. A
     // `sample_tiles` warp with two rounds (a tile split 8 ways) loads its neighbour's first
     // round as its third, unused, which the neighbour loads at the same time: skipping it
-    // spilled registers. (The mass scan splits at most 4 ways, and its ring skips such a round.)
+    // spilled registers. (The ring builds skip such a round.)
     let first0 = start + first_round * ROUND_TOKENS + lane * LANE_TOKENS;
 
     // `sample_tiles_mass` and `sample_tiles_ring` request them into the warp's ring
