@@ -6,7 +6,7 @@
 //! which finishes its rows; a step with no row that needs the row mass leaves
 //! `sample_tiles_mass` out, and one whose rows all need it `sample_tiles` ([`StepKernels`]),
 //! which runs as its ring build, `sample_tiles_ring`, when its grid is one wave
-//! (`abi::scan_ring`); a quiet step (`decide::stage2_seldom_lists` for every row) launches no
+//! (`abi::one_wave`); a quiet step (`decide::stage2_seldom_lists` for every row) launches no
 //! exact pass under `ExactPassLaunch::BySettings` ([`StepExactPass`]). A captured step is a
 //! graph of each, and a replay launches the one the upload calls for.
 //!
@@ -29,7 +29,7 @@ use sampler_kernels::abi::{
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, EXACT_SUB_BINS, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_RING_SHARED_BYTES, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
-    TILE_TOKENS, overlap_stage1, rows_two_per_sm, scan_ring, scan_split, warp_row_run, EXACT_LIST_BLOCK_ROWS, EXACT_LIST_HEAD,
+    TILE_TOKENS, overlap_stage1, rows_two_per_sm, one_wave, scan_split, warp_row_run, EXACT_LIST_BLOCK_ROWS, EXACT_LIST_HEAD,
 };
 use sampler_kernels::decide::{needs_row_mass, stage2_always_decides, stage2_seldom_lists};
 use sampler_kernels::logit::bitmask_words;
@@ -375,7 +375,7 @@ pub struct GpuSampler {
     layout: UploadLayout,
     stage_tiles: CudaFunction,
     /// `sample_tiles` with its logits in a shared-memory ring, for one-wave grids
-    /// (`abi::scan_ring`).
+    /// (`abi::one_wave`).
     stage_tiles_ring: CudaFunction,
     stage_tiles_greedy: CudaFunction,
     stage_tiles_mass: CudaFunction,
@@ -871,7 +871,7 @@ impl GpuSampler {
             shared_mem_bytes: SCAN_SHARED_BYTES,
         };
         // The same grid, with the ring's shared memory, when it is one wave.
-        let (stage_tiles, stage_tiles_cfg) = if scan_ring(warps, params.0.tile_split, self.scan_resident_warps) {
+        let (stage_tiles, stage_tiles_cfg) = if one_wave(warps, params.0.tile_split, self.scan_resident_warps) {
             (&self.stage_tiles_ring, LaunchConfig { shared_mem_bytes: SCAN_RING_SHARED_BYTES, ..tiles_cfg })
         } else {
             (&self.stage_tiles, tiles_cfg)

@@ -363,15 +363,17 @@ pub const fn scan_split(items: u32, resident: u32) -> u32 {
 /// on the H200). And only for two rows or more: one row has work in one of the two kernels
 /// only, and running them together measured 5 µs slower for a mass row at B = 1.
 pub const fn overlap_stage1(rows: u32, items: u32, split: u32, resident: u32) -> bool {
-    rows >= 2 && items as u64 * split as u64 <= resident as u64
+    rows >= 2 && one_wave(items, split, resident)
 }
-/// Whether the host launches `sample_tiles_ring` instead of `sample_tiles` for `items` (row,
-/// tile) pairs scanned `split` warps each, on a GPU that holds `resident` warps of both: when
-/// the grid is one wave. Then each warp's own lookahead is what hides its loads, and the ring
-/// keeps three rounds in flight for every row (on the H200, session 36: top-k 50 + top-p
-/// 0.972–0.988× the time at B ≤ 64, bf16 B = 64 0.916×); in a grid of several waves other warps
-/// hide them, and the ring's copies and waits measured slower (top-k 50 at B = 1024 1.008×).
-pub const fn scan_ring(items: u32, split: u32, resident: u32) -> bool {
+/// Whether a `sample_tiles` grid of `items` (row, tile) pairs scanned `split` warps each is one
+/// wave on a GPU that holds `resident` of its warps: every warp resident at once. Such a grid
+/// lets `sample_tiles_mass` start beside it (`overlap_stage1`), and runs as `sample_tiles_ring`
+/// (the host takes `resident` as the fewer of both builds'). In it each warp's own lookahead
+/// is what hides its loads, and the ring keeps three rounds in flight for every row (on the
+/// H200, session 36: top-k 50 + top-p 0.972–0.988× the time at B ≤ 64, bf16 B = 64 0.916×); in
+/// a grid of several waves other warps hide them, and the ring's copies and waits measured
+/// slower (top-k 50 at B = 1024 1.008×).
+pub const fn one_wave(items: u32, split: u32, resident: u32) -> bool {
     items as u64 * split as u64 <= resident as u64
 }
 /// Whether stage 2 runs as `sample_rows_two_per_sm` (two 512-thread blocks per SM, 64
@@ -818,23 +820,23 @@ mod tests {
         assert_eq!(scan_split(1, 0), 1);
     }
 
-    /// `sample_tiles_ring` takes exactly the grids whose warps, split as `scan_split` says,
-    /// are all resident at once: one row's grid always (split or not), a grid past one wave
-    /// never, at any residency.
+    /// `one_wave` holds for exactly the grids whose warps, split as `scan_split` says, are all
+    /// resident at once (so `sample_tiles_ring` takes them): one row's grid always (split or
+    /// not), a grid past one wave never, at any residency.
     #[test]
-    fn the_ring_build_takes_one_wave_grids_alone() {
+    fn one_wave_grids_are_those_scan_split_keeps_resident() {
         for resident in [8u32, 24, 168, 1584, 3168, 3456] {
             for items in 1..=2 * resident + 3 {
                 let split = scan_split(items, resident);
-                assert_eq!(scan_ring(items, split, resident), items <= resident, "resident {resident} items {items}");
+                assert_eq!(one_wave(items, split, resident), items <= resident, "resident {resident} items {items}");
             }
         }
         // The batches measured on the H200 (3168 resident warps; V = 128256: 32 tiles, V =
         // 151936: 38): the ring up to B = 64, `sample_tiles` from B = 256.
-        let ring = |rows: u32, tiles: u32| scan_ring(rows * tiles, scan_split(rows * tiles, 3168), 3168);
+        let ring = |rows: u32, tiles: u32| one_wave(rows * tiles, scan_split(rows * tiles, 3168), 3168);
         assert!(ring(1, 32) && ring(8, 32) && ring(64, 32) && ring(64, 38));
         assert!(!ring(256, 32) && !ring(1024, 32));
-        assert!(!scan_ring(u32::MAX, 8, u32::MAX));
+        assert!(!one_wave(u32::MAX, 8, u32::MAX));
     }
 
     /// The stage-1 kernels run side by side for small batches of two rows or more only.

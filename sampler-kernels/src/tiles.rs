@@ -1594,7 +1594,7 @@ pub unsafe extern "ptx-kernel" fn sample_tiles_greedy(p: StepParams) {
 /// [`sample_tiles`] with each warp's logits in a ring of [`MASS_RING_ROUNDS`] round slots in
 /// shared memory, filled three rounds ahead by `cp.async` copies as the mass scan's are
 /// (`ring_fetch`), for every row, featured ones included: no register holds a load in flight.
-/// The host launches it for grids whose warps are all resident at once (`abi::scan_ring`),
+/// The host launches it for grids whose warps are all resident at once (`abi::one_wave`),
 /// where a warp's own lookahead is what hides the loads; in larger grids other warps do, and
 /// the ring's copies, waits and shared memory (58 KiB a block, not 26) measured slower
 /// (session 36).
