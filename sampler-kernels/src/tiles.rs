@@ -7,7 +7,8 @@
 //!
 //! A warp streams its 4096-token tile in 16 rounds of 256 tokens (8 consecutive tokens per
 //! lane, logits loaded three rounds ahead: into registers in `sample_tiles`, into a ring of
-//! shared-memory slots by `cp.async` in `sample_tiles_mass`, `ring_fetch`) and leaves the
+//! shared-memory slots by `cp.async` in `sample_tiles_mass` and in `sample_tiles_ring`, the
+//! build of `sample_tiles` for one-wave grids, `ring_fetch`) and leaves the
 //! `TileRecord` stages 2 and 3 read: the tile's 32 largest keys, its valid and +inf counts and,
 //! for rows that need it, the exact band masses. In `sample_tiles` each (mode, features) pair
 //! gets its own loop, so the hot loop of a plain row is the prologue and one comparison per
@@ -112,6 +113,9 @@ const RING_SLOT_BYTES: u32 = LANE_TOKENS * 32 * 4;
 /// Rounds requested ahead of the one scanned: the ring's other slots.
 const RING_AHEAD: u32 = MASS_RING_ROUNDS - 1;
 const _: () = assert!(BAND_BYTES + W_RING + MASS_RING_ROUNDS * RING_SLOT_BYTES == MASS_SCAN_WARP_SHARED_BYTES);
+/// `sample_tiles_ring`'s ring, past the region `sample_tiles` has (that kernel stages nothing).
+const W_TILES_RING: u32 = W_END;
+const _: () = assert!(W_TILES_RING + MASS_RING_ROUNDS * RING_SLOT_BYTES == SCAN_RING_WARP_SHARED_BYTES && W_TILES_RING % 16 == 0);
 const _: () = assert!(MASS_RING_ROUNDS.is_power_of_two() && RING_AHEAD == 3 && W_RING % 16 == 0 && BAND_BYTES % 16 == 0);
 const _: () = assert!(BUFFER_KEYS >= 31 + ROUND_TOKENS);
 const _: () = assert!(TILE_CANDIDATES == 32 && ROUNDS * ROUND_TOKENS == TILE_TOKENS);
@@ -329,7 +333,7 @@ fn whole_vector(p: &StepParams, vector_ok: bool, base: u32) -> bool {
 #[inline(always)]
 unsafe fn ring_fetch(p: &StepParams, logits: u64, vector_ok: bool, ring: u32, slot: u32, base: u32, fetch: bool) {
     if fetch && whole_vector(p, vector_ok, base) {
-        let dst = ring + (slot % MASS_RING_ROUNDS) * RING_SLOT_BYTES + lane_id() * 32;
+        let dst = ring_lane_slot(ring, slot);
         // SAFETY: 8 tokens inside the row, 16-byte aligned (row start aligned, base % 8 == 0);
         // the destination is this lane's 32 bytes of a free slot.
         unsafe {
@@ -358,6 +362,12 @@ unsafe fn ring_take(p: &StepParams, logits: u64, vector_ok: bool, ring: u32, slo
     unsafe { ring_read(p, logits, vector_ok, ring, slot, base) }
 }
 
+/// This lane's 32 bytes of ring slot `slot` (modulo `MASS_RING_ROUNDS`).
+#[inline(always)]
+fn ring_lane_slot(ring: u32, slot: u32) -> u32 {
+    ring + (slot % MASS_RING_ROUNDS) * RING_SLOT_BYTES + lane_id() * 32
+}
+
 /// [`ring_take`] without its wait: for a caller that has waited for the slot's group itself.
 ///
 /// # Safety
@@ -368,7 +378,7 @@ unsafe fn ring_read(p: &StepParams, logits: u64, vector_ok: bool, ring: u32, slo
         // SAFETY: forwarded.
         return unsafe { load_bits8(p, logits, vector_ok, base) };
     }
-    let at = ring + (slot % MASS_RING_ROUNDS) * RING_SLOT_BYTES + lane_id() * 32;
+    let at = ring_lane_slot(ring, slot);
     // SAFETY: this lane's own copy, done (waited for by the caller), visible to this lane.
     unsafe {
         let a = ld_shared_v4_u32(at);
@@ -1120,7 +1130,7 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, features: u32, max_only: bo
         }
         let first0 = scan.start + lane * LANE_TOKENS;
         // Logits three rounds ahead, whatever the features, in the ring (`ring_fetch`).
-        let ring = scan.shared + W_RING;
+        let ring = scan.ring;
         let mut mask = if features != PLAIN { load_mask(p, &scan.row, first0 + scan.first_round * ROUND_TOKENS) } else { u32::MAX };
         let mut round = scan.first_round;
         while round < scan.end_round && scan.start + round * ROUND_TOKENS < p.vocab {
@@ -1375,7 +1385,7 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, cons
     // (`ring_fetch`; waited for before the ring is used again if the row is not scanned);
     // `sample_tiles` takes them widened at the load, as its round loop does (measured: greedy
     // B = 1024 was 6% slower with the deferred widening).
-    let ring = if MASS_KERNEL { region + BAND_BYTES + W_RING } else { region + W_END };
+    let ring = if MASS_KERNEL { region + BAND_BYTES + W_RING } else { region + W_TILES_RING };
     // SAFETY: row < rows; load_raw8 clips to the vocab, ring_fetch to whole vectors inside it;
     // the ring is this warp's and free (every earlier copy was waited for).
     let raw_f32 = unsafe {
