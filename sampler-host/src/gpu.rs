@@ -454,6 +454,9 @@ pub struct GpuSampler {
     /// How the last eager step ran its exact pass (`None` before the first and for a greedy
     /// step); a test hook.
     last_eager_exact: Option<StepExactPass>,
+    /// Whether the last launch sequence enqueued (an eager step, or the last graph captured)
+    /// took the two-per-SM builds (`abi::rows_two_per_sm`); a test hook.
+    last_two_per_sm: bool,
     /// Requests whose row stage 2 left undecided in the last step whose outputs were read
     /// (`read_outputs` reads the rows' exact-pass flags under `BySettings`, after a step that
     /// is not greedy). Such a request's next step is not quiet: a row whose logits defeat the
@@ -610,6 +613,7 @@ impl GpuSampler {
             uploaded: Vec::new(),
             step_plan: StepPlan { kernels: StepKernels::All, quiet: false },
             last_eager_exact: None,
+            last_two_per_sm: false,
             undecided: HashSet::new(),
         };
         sampler.gpu.synchronize()?;
@@ -858,6 +862,7 @@ impl GpuSampler {
         if rows == 0 {
             return Ok(());
         }
+        self.last_two_per_sm = rows_two_per_sm(rows as u32, self.sm_count);
         let params = KernelParams(self.step_params(logits, rows, kernels, exact));
         let stream = self.gpu.stream().clone();
         let block = (SAMPLER_THREADS, 1, 1);
@@ -895,7 +900,7 @@ impl GpuSampler {
             shared_mem_bytes,
         };
         let split_rows = (rows as u32).min(self.exact_slots);
-        let two_per_sm = rows_two_per_sm(rows as u32, self.sm_count);
+        let two_per_sm = self.last_two_per_sm;
         let exact_bins = if two_per_sm { &self.exact_bins_two_per_sm } else { &self.exact_bins };
         let (exact_histogram, exact_gather) = if self.takes_warp_runs(rows as u32) {
             (&self.exact_histogram_runs, &self.exact_gather_runs)
@@ -980,6 +985,14 @@ impl GpuSampler {
     #[doc(hidden)]
     pub fn last_step_exact_pass(&self) -> Option<StepExactPass> {
         self.last_eager_exact
+    }
+
+    /// Whether the last eager step launched the two-per-SM builds of stage 2 (and, with four
+    /// exact-pass launches, of `exact_bins` and the finish): more rows than the device has SMs.
+    /// Not API: the GPU tests check that a case meant for them ran them.
+    #[doc(hidden)]
+    pub fn last_step_two_per_sm(&self) -> bool {
+        self.last_two_per_sm
     }
 
     /// Captures a step for up to `rows` rows of `logits` into CUDA graphs, one per

@@ -162,12 +162,16 @@ fn gpu_exact_pass_paths_equal_reference() {
 fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
     let mut rng = fresh_rng(&format!("{test} {launch:?}"));
     let (mut split_rows, mut band_rows, mut single_rows, mut mismatches) = (0usize, 0usize, 0usize, 0usize);
-    // More rows than the H200's 132 SMs in the last case: the host then launches the two-per-SM
-    // builds of stage 2, `exact_bins` and the finish.
+    let (mut two_per_sm_steps, mut one_per_sm_steps) = (0usize, 0usize);
+    let Some(device) = gpu_or_skip(test) else { return };
+    let sms = device.sm_count().expect("SM count") as usize;
+    drop(device);
+    // More rows than SMs in the last case (160 on the H200's 132): the host then launches the
+    // two-per-SM builds of stage 2, `exact_bins` and the finish; fewer in the others.
     let cases = [
-        (151_936usize, sized(48usize, 12), LogitsDtype::F32),
-        (50_257, sized(21, 7), LogitsDtype::Bf16),
-        (32_000, sized(160, 140), LogitsDtype::F16),
+        (151_936usize, sized(48usize, 12).min(sms), LogitsDtype::F32),
+        (50_257, sized(21, 7).min(sms), LogitsDtype::Bf16),
+        (32_000, sms + sized(28, 8), LogitsDtype::F16),
     ];
     for &(vocab, batch, dtype) in &cases {
         let Some(device) = gpu_or_skip(test) else { return };
@@ -213,6 +217,11 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
                     eprintln!("{launch:?} V={vocab} {dtype:?} step {step} row {i} (kind {}): {diff}", i % 7);
                 }
             }
+            if gpu.last_step_two_per_sm() {
+                two_per_sm_steps += 1;
+            } else {
+                one_per_sm_steps += 1;
+            }
             let (split, single) = gpu.exact_paths_last_step().expect("flags");
             let band = gpu.exact_band_rows_last_step().expect("jobs");
             eprintln!("{launch:?} V={vocab} {dtype:?} step {step}: {split} rows split ({band} in band mode), {single} single-block");
@@ -225,6 +234,8 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
     assert!(band_rows > 0, "{launch:?}: the split exact pass never ran in band mode");
     assert!(split_rows > band_rows, "{launch:?}: the split exact pass never binned a whole row");
     assert!(single_rows > 0, "{launch:?}: the single-block exact pass never ran");
+    let steps = sized(2, 1);
+    assert_eq!((one_per_sm_steps, two_per_sm_steps), (2 * steps, steps), "{launch:?}: steps of one and of two blocks per SM");
 }
 
 /// Steps whose split rows are all in band mode without logit bias ("warp rows"):
