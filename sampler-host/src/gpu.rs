@@ -214,6 +214,12 @@ fn device_address<T>(slice: &CudaSlice<T>) -> u64 {
     ptr
 }
 
+/// The arrays of `GpuSampler::row_words`, `max_batch` words each, in order.
+const ROW_TOKENS: usize = 0;
+const ROW_STATUS: usize = 1;
+const ROW_FLAGS: usize = 2;
+const ROW_WORD_ARRAYS: usize = 3;
+
 fn device_address_mut<T>(slice: &mut CudaSlice<T>) -> u64 {
     let stream = slice.stream().clone();
     let (ptr, _guard) = slice.device_ptr_mut(&stream);
@@ -426,7 +432,10 @@ pub struct GpuSampler {
     /// `StepParams::slot_flags` (`SLOT_*`), written by stage 2, cleared with the slot.
     slot_flags: CudaSlice<u32>,
     records: CudaSlice<u8>,
-    exact_flags: CudaSlice<u32>,
+    /// Each row's token (`i32` bits), status and exact-pass flag, as three arrays of `max_batch`
+    /// words in one allocation (`StepParams::out_tokens`, `out_status`, `exact_flags`), so that
+    /// `read_outputs` reads all three with one synchronous copy, not three.
+    row_words: CudaSlice<u32>,
     /// `StepParams::row_arrivals`: zero between steps.
     row_arrivals: CudaSlice<u32>,
     exact_list: CudaSlice<u32>,
@@ -438,8 +447,6 @@ pub struct GpuSampler {
     exact_tile_bins: CudaSlice<u64>,
     /// Warp rows' band codes, a byte a token of each split position (`StepParams::exact_codes`).
     exact_codes: CudaSlice<u8>,
-    out_tokens: CudaSlice<i32>,
-    out_status: CudaSlice<u32>,
     out_logprobs: CudaSlice<f32>,
     out_top_tokens: CudaSlice<i32>,
     out_top_logprobs: CudaSlice<f32>,
@@ -567,7 +574,7 @@ impl GpuSampler {
             records: stream
                 .alloc_zeros::<u8>(b * tiles as usize * std::mem::size_of::<TileRecord>())
                 .map_err(cuda_err("allocating tile records"))?,
-            exact_flags: stream.alloc_zeros::<u32>(b).map_err(cuda_err("allocating flags"))?,
+            row_words: stream.alloc_zeros::<u32>(ROW_WORD_ARRAYS * b).map_err(cuda_err("allocating outputs"))?,
             row_arrivals: stream.alloc_zeros::<u32>(b).map_err(cuda_err("allocating the row arrival counts"))?,
             exact_list: stream.alloc_zeros::<u32>(EXACT_LIST_HEAD as usize + b).map_err(cuda_err("allocating the exact-pass list"))?,
             exact_jobs: stream
@@ -592,8 +599,6 @@ impl GpuSampler {
             exact_codes: stream
                 .alloc_zeros::<u8>(exact_slots * tiles as usize * TILE_TOKENS as usize)
                 .map_err(cuda_err("allocating the exact-pass band codes"))?,
-            out_tokens: stream.alloc_zeros::<i32>(b).map_err(cuda_err("allocating outputs"))?,
-            out_status: stream.alloc_zeros::<u32>(b).map_err(cuda_err("allocating outputs"))?,
             out_logprobs: stream.alloc_zeros::<f32>(b).map_err(cuda_err("allocating outputs"))?,
             out_top_tokens: stream
                 .alloc_zeros::<i32>(b * MAX_TOP_LOGPROBS as usize)
@@ -749,6 +754,7 @@ impl GpuSampler {
     fn step_params(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: StepExactPass) -> StepParams {
         let l = self.layout;
         let upload = device_address_mut(&mut self.upload);
+        let row_words = device_address_mut(&mut self.row_words);
         let tile_split = scan_split(rows as u32 * self.tiles, self.scan_resident_warps);
         StepParams {
             logits: logits.ptr,
@@ -770,7 +776,7 @@ impl GpuSampler {
                 0
             },
             records: device_address_mut(&mut self.records),
-            exact_flags: device_address_mut(&mut self.exact_flags),
+            exact_flags: row_words + (ROW_FLAGS * self.config.max_batch * 4) as u64,
             row_arrivals: device_address_mut(&mut self.row_arrivals),
             exact_list: device_address_mut(&mut self.exact_list),
             exact_jobs: device_address_mut(&mut self.exact_jobs),
@@ -780,8 +786,8 @@ impl GpuSampler {
             exact_tile_mass: device_address_mut(&mut self.exact_tile_mass),
             exact_tile_bins: device_address_mut(&mut self.exact_tile_bins),
             exact_codes: device_address_mut(&mut self.exact_codes),
-            out_tokens: device_address_mut(&mut self.out_tokens),
-            out_status: device_address_mut(&mut self.out_status),
+            out_tokens: row_words + (ROW_TOKENS * self.config.max_batch * 4) as u64,
+            out_status: row_words + (ROW_STATUS * self.config.max_batch * 4) as u64,
             out_logprobs: device_address_mut(&mut self.out_logprobs),
             out_top_tokens: device_address_mut(&mut self.out_top_tokens),
             out_top_logprobs: device_address_mut(&mut self.out_top_logprobs),
@@ -1055,8 +1061,18 @@ impl GpuSampler {
         let n = self.uploaded.len();
         let stream = self.gpu.stream().clone();
         let dl = |e| Error::Cuda { op: "reading the outputs", detail: format!("{e}") };
-        let tokens = stream.clone_dtoh(&self.out_tokens.slice(0..n)).map_err(dl)?;
-        let status = stream.clone_dtoh(&self.out_status.slice(0..n)).map_err(dl)?;
+        // `undecided` steers only `BySettings`, and a greedy step leaves no row undecided: the
+        // flags are read only where they can change a plan.
+        let track = self.config.exact_pass == ExactPassLaunch::BySettings && self.step_plan.kernels != StepKernels::Greedy;
+        // Tokens, status and (when tracked) the flags in one copy: the arrays up to the last
+        // one read, its first `n` words.
+        let b = self.config.max_batch;
+        let last = if track { ROW_FLAGS } else { ROW_STATUS };
+        let words = stream.clone_dtoh(&self.row_words.slice(0..last * b + n)).map_err(dl)?;
+        let row_array = |array: usize| &words[array * b..array * b + n];
+        let tokens: Vec<i32> = row_array(ROW_TOKENS).iter().map(|&w| w as i32).collect();
+        let status = row_array(ROW_STATUS);
+        let flags = if track { row_array(ROW_FLAGS) } else { &[] };
         // Each copy is a synchronous round trip: the log-probability arrays only when a row
         // asked for them (a row's entries are read below only then).
         let wants_logprob = self.uploaded.iter().any(|&(_, want_lp, _)| want_lp);
@@ -1071,10 +1087,6 @@ impl GpuSampler {
         } else {
             (Vec::new(), Vec::new())
         };
-        // `undecided` steers only `BySettings`, and a greedy step leaves no row undecided: the
-        // flags are read (one more copy) only where they can change a plan.
-        let track = self.config.exact_pass == ExactPassLaunch::BySettings && self.step_plan.kernels != StepKernels::Greedy;
-        let flags = if track { self.exact_flags_last_step()? } else { Vec::new() };
         let mut out = Vec::with_capacity(n);
         for (i, &(request, want_lp, top)) in self.uploaded.iter().enumerate() {
             let ok = status[i] == STATUS_OK;
@@ -1171,8 +1183,11 @@ impl GpuSampler {
 
     /// The last step's rows' exact-pass flags (`EXACT_*`, 0 for a row stage 2 decided).
     fn exact_flags_last_step(&self) -> Result<Vec<u32>> {
-        let n = self.uploaded.len();
-        self.gpu.stream().clone_dtoh(&self.exact_flags.slice(0..n)).map_err(cuda_err("reading the exact-pass flags"))
+        let (n, b) = (self.uploaded.len(), self.config.max_batch);
+        self.gpu
+            .stream()
+            .clone_dtoh(&self.row_words.slice(ROW_FLAGS * b..ROW_FLAGS * b + n))
+            .map_err(cuda_err("reading the exact-pass flags"))
     }
 
     /// Of the rows of the last step the split pass took, how many it took in band mode
