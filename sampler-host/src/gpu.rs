@@ -214,12 +214,6 @@ fn device_address<T>(slice: &CudaSlice<T>) -> u64 {
     ptr
 }
 
-/// The arrays of `GpuSampler::row_words`, `max_batch` words each, in order.
-const ROW_TOKENS: usize = 0;
-const ROW_STATUS: usize = 1;
-const ROW_FLAGS: usize = 2;
-const ROW_WORD_ARRAYS: usize = 3;
-
 fn device_address_mut<T>(slice: &mut CudaSlice<T>) -> u64 {
     let stream = slice.stream().clone();
     let (ptr, _guard) = slice.device_ptr_mut(&stream);
@@ -370,6 +364,12 @@ impl StepGraph {
         self.last.get().and_then(|(_, exact)| exact)
     }
 }
+
+/// The arrays of `GpuSampler::row_words`, `max_batch` words each, in order.
+const ROW_TOKENS: usize = 0;
+const ROW_STATUS: usize = 1;
+const ROW_FLAGS: usize = 2;
+const ROW_WORD_ARRAYS: usize = 3;
 
 /// The GPU sampler. See the module documentation.
 pub struct GpuSampler {
@@ -993,9 +993,10 @@ impl GpuSampler {
         self.last_eager_exact
     }
 
-    /// Whether the last eager step launched the two-per-SM builds of stage 2 (and, with four
-    /// exact-pass launches, of `exact_bins` and the finish): more rows than the device has SMs.
-    /// Not API: the GPU tests check that a case meant for them ran them.
+    /// Whether the last launch sequence enqueued (an eager step, or the last graph captured)
+    /// took the two-per-SM builds of stage 2 (and, with four exact-pass launches, of
+    /// `exact_bins` and the finish): more rows than the device has SMs. Not API: the GPU tests
+    /// check that a case meant for them ran them.
     #[doc(hidden)]
     pub fn last_step_two_per_sm(&self) -> bool {
         self.last_two_per_sm

@@ -150,7 +150,8 @@ fn gpu_tokens_equal_reference_on_mixed_batches() {
 /// binned whole), and rows of equal logits whose boundary bin holds the whole row, which the
 /// split pass hands to the single-block pass (in either mode). Every token must be the
 /// reference's, and each path must have run, both with the exact pass in one launch
-/// (`exact_tail`) and in four.
+/// (`exact_tail`) and in four; the case of more rows than SMs must have taken the two-per-SM
+/// builds, and only it.
 #[test]
 fn gpu_exact_pass_paths_equal_reference() {
     const TEST: &str = "gpu_exact_pass_paths_equal_reference";
@@ -163,6 +164,7 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
     let mut rng = fresh_rng(&format!("{test} {launch:?}"));
     let (mut split_rows, mut band_rows, mut single_rows, mut mismatches) = (0usize, 0usize, 0usize, 0usize);
     let (mut two_per_sm_steps, mut one_per_sm_steps) = (0usize, 0usize);
+    let steps = sized(2, 1);
     let Some(device) = gpu_or_skip(test) else { return };
     let sms = device.sm_count().expect("SM count") as usize;
     drop(device);
@@ -206,7 +208,7 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
             }
         }
         let logits = TypedRows::new(dtype, values);
-        for step in 0..sized(2, 1) {
+        for step in 0..steps {
             let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
             let b = Batch { logits: logits.host(batch, vocab, vocab), rows };
             let g = gpu.sample(&b).expect("gpu sample");
@@ -234,7 +236,6 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
     assert!(band_rows > 0, "{launch:?}: the split exact pass never ran in band mode");
     assert!(split_rows > band_rows, "{launch:?}: the split exact pass never binned a whole row");
     assert!(single_rows > 0, "{launch:?}: the single-block exact pass never ran");
-    let steps = sized(2, 1);
     assert_eq!((one_per_sm_steps, two_per_sm_steps), (2 * steps, steps), "{launch:?}: steps of one and of two blocks per SM");
 }
 
