@@ -776,7 +776,7 @@ impl GpuSampler {
                 0
             },
             records: device_address_mut(&mut self.records),
-            exact_flags: row_words + (ROW_FLAGS * self.config.max_batch * 4) as u64,
+            exact_flags: row_words + 4 * self.row_array(ROW_FLAGS).start as u64,
             row_arrivals: device_address_mut(&mut self.row_arrivals),
             exact_list: device_address_mut(&mut self.exact_list),
             exact_jobs: device_address_mut(&mut self.exact_jobs),
@@ -786,8 +786,8 @@ impl GpuSampler {
             exact_tile_mass: device_address_mut(&mut self.exact_tile_mass),
             exact_tile_bins: device_address_mut(&mut self.exact_tile_bins),
             exact_codes: device_address_mut(&mut self.exact_codes),
-            out_tokens: row_words + (ROW_TOKENS * self.config.max_batch * 4) as u64,
-            out_status: row_words + (ROW_STATUS * self.config.max_batch * 4) as u64,
+            out_tokens: row_words + 4 * self.row_array(ROW_TOKENS).start as u64,
+            out_status: row_words + 4 * self.row_array(ROW_STATUS).start as u64,
             out_logprobs: device_address_mut(&mut self.out_logprobs),
             out_top_tokens: device_address_mut(&mut self.out_top_tokens),
             out_top_logprobs: device_address_mut(&mut self.out_top_logprobs),
@@ -1067,13 +1067,10 @@ impl GpuSampler {
         let track = self.config.exact_pass == ExactPassLaunch::BySettings && self.step_plan.kernels != StepKernels::Greedy;
         // Tokens, status and (when tracked) the flags in one copy: the arrays up to the last
         // one read, its first `n` words.
-        let b = self.config.max_batch;
-        let last = if track { ROW_FLAGS } else { ROW_STATUS };
-        let words = stream.clone_dtoh(&self.row_words.slice(0..last * b + n)).map_err(dl)?;
-        let row_array = |array: usize| &words[array * b..array * b + n];
-        let tokens: Vec<i32> = row_array(ROW_TOKENS).iter().map(|&w| w as i32).collect();
-        let status = row_array(ROW_STATUS);
-        let flags = if track { row_array(ROW_FLAGS) } else { &[] };
+        let last = self.row_array(if track { ROW_FLAGS } else { ROW_STATUS });
+        let words = stream.clone_dtoh(&self.row_words.slice(0..last.end)).map_err(dl)?;
+        let (tokens, status) = (&words[self.row_array(ROW_TOKENS)], &words[self.row_array(ROW_STATUS)]);
+        let flags = if track { &words[last] } else { &[] };
         // Each copy is a synchronous round trip: the log-probability arrays only when a row
         // asked for them (a row's entries are read below only then).
         let wants_logprob = self.uploaded.iter().any(|&(_, want_lp, _)| want_lp);
@@ -1091,7 +1088,8 @@ impl GpuSampler {
         let mut out = Vec::with_capacity(n);
         for (i, &(request, want_lp, top)) in self.uploaded.iter().enumerate() {
             let ok = status[i] == STATUS_OK;
-            let mut row = RowOutput { token: tokens[i], status: status[i], logprob: None, top_logprobs: Vec::new() };
+            // The token's `i32` bits: -1 (no token) stays -1.
+            let mut row = RowOutput { token: tokens[i] as i32, status: status[i], logprob: None, top_logprobs: Vec::new() };
             if ok {
                 if want_lp {
                     row.logprob = Some(logprobs[i]);
@@ -1182,13 +1180,15 @@ impl GpuSampler {
         Ok((count(EXACT_SPLIT), count(EXACT_SINGLE)))
     }
 
+    /// The words of `row_words` array `array` (`ROW_*`) that hold the last upload's rows.
+    fn row_array(&self, array: usize) -> std::ops::Range<usize> {
+        let first = array * self.config.max_batch;
+        first..first + self.uploaded.len()
+    }
+
     /// The last step's rows' exact-pass flags (`EXACT_*`, 0 for a row stage 2 decided).
     fn exact_flags_last_step(&self) -> Result<Vec<u32>> {
-        let (n, b) = (self.uploaded.len(), self.config.max_batch);
-        self.gpu
-            .stream()
-            .clone_dtoh(&self.row_words.slice(ROW_FLAGS * b..ROW_FLAGS * b + n))
-            .map_err(cuda_err("reading the exact-pass flags"))
+        self.gpu.stream().clone_dtoh(&self.row_words.slice(self.row_array(ROW_FLAGS))).map_err(cuda_err("reading the exact-pass flags"))
     }
 
     /// Of the rows of the last step the split pass took, how many it took in band mode
