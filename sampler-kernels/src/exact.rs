@@ -1696,13 +1696,32 @@ unsafe fn exact_finish_body(p: &StepParams) {
                     // memory this row's last reads use.
                     sync_threads();
                 } else if flag == EXACT_SINGLE {
-                    exact_single(&p, row);
+                    exact_single_out_of_line(p, row);
                     sync_threads();
                 }
             }
             pos += grid_dim_x();
         }
     }
+}
+
+/// [`exact_single`] for `exact_finish`, not inlined. Inlined, the single-block pass took the
+/// 64-register build's own spills to 4224 bytes a thread (1128 without it), though a split row
+/// never runs it. (The kernel's code is as large: ptxas puts the called function's code in the
+/// kernel's section, 689 KB against 674.) The split rows' finish took as long
+/// either way under Nsight (flat top-p 0.95, B = 256: 34.2-34.6 against 34 µs): the spills were
+/// not what it waits for. Steps measured 0.994-0.997× the time at B = 1 and unchanged at
+/// B ≥ 64 (session 38). `sample_rows_quiet` keeps the pass inlined: out of line there, its
+/// common path rose from 122 to 127 registers and flat top-p 0.95 B = 1 took 1.007× the time.
+///
+/// # Safety
+/// As for [`exact_single`]; the whole block calls it with the same arguments.
+#[inline(never)]
+// Both sides are this crate's code, built together: `StepParams` is `repr(C)` anyway.
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn exact_single_out_of_line(p: StepParams, row: u32) {
+    // SAFETY: forwarded.
+    unsafe { exact_single(&p, row) }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -44,6 +44,10 @@ use std::process::Command;
 /// and writes for the next step (`sampler::lists_skipped`, `set_slot_flags`), which the quiet
 /// builds leave out.
 ///
+/// `exact_finish_two_per_sm` is 4328 B since session 38: 1128 B of its own and 3200 B in the
+/// single-block pass, which it calls out of line (`exact::exact_single_out_of_line`) and a split
+/// row never runs; inlined, the kernel's own were 4224 B. `exact_finish` is 88 B the same way.
+///
 /// A kernel that spills more fails the check; shrinking these is open work.
 const SPILL_ALLOWANCE: &[(&str, u32)] = &[
     ("exact_histogram_runs", 24),
@@ -54,8 +58,8 @@ const SPILL_ALLOWANCE: &[(&str, u32)] = &[
     ("sample_rows_two_per_sm", 386),
     ("sample_rows_quiet_two_per_sm", 2228),
     ("exact_tail", 572),
-    ("exact_finish_two_per_sm", 4224),
-    ("exact_finish", 172),
+    ("exact_finish_two_per_sm", 4328),
+    ("exact_finish", 88),
 ];
 
 use anyhow::{bail, Context, Result};
