@@ -648,12 +648,13 @@ unsafe fn for_each_warp_item<T, L: Fn(&WarpItem, &SplitRow) -> T, F: FnMut(&Warp
 }
 
 /// Calls `f(base, x)` for the rounds of `item` that start inside the vocab: `base` is this
-/// lane's first token, `x` its 8 processed values (-inf past the vocab), but for a plain f32
-/// row's whole-vector items, whose `x` may hold -0 where the prologue gives +0 (the histogram,
-/// the one caller, bins them the same). `first` is the first
-/// round's logits; the next round's are loaded before a round is processed, and the one after
-/// is asked of L2, each lane its own tokens (no register: 64 registers did not hold a second
-/// round ahead without spills). Asking for 4 or 6 rounds ahead was slower (session 29).
+/// lane's first token, `x` its 8 processed values (-inf past the vocab; a plain f32 row's
+/// whole-vector items may give -0 where the prologue gives +0, which the histogram, the one
+/// caller, bins the same). `first` is the first round's logits; the next round's are loaded
+/// before a round is processed, and the one after is asked of L2, each lane its own tokens (no
+/// register: 64 registers did not hold a second round ahead without spills). Asking for 4 or 6
+/// rounds ahead was slower (session 29), and a shared-memory ring three rounds ahead no faster
+/// (session 38).
 ///
 /// # Safety
 /// The whole warp calls it; `r` is a split row without logit bias.
@@ -1745,11 +1746,11 @@ unsafe fn exact_finish_body(p: &StepParams) {
 /// [`exact_single`] for `exact_finish`, not inlined. Inlined, the single-block pass took the
 /// 64-register build's own spills to 4224 bytes a thread (1128 without it), though a split row
 /// never runs it. (The kernel's code is as large: ptxas puts the called function's code in the
-/// kernel's section, 689 KB against 674.) The split rows' finish took as long
-/// either way under Nsight (flat top-p 0.95, B = 256: 34.2-34.6 against 34 µs): the spills were
-/// not what it waits for. Steps measured 0.994-0.997× the time at B = 1 and unchanged at
-/// B ≥ 64 (session 38). `sample_rows_quiet` keeps the pass inlined: out of line there, its
-/// common path rose from 122 to 127 registers and flat top-p 0.95 B = 1 took 1.007× the time.
+/// kernel's section, 689 KB against 674.) The split rows' finish took as long either way under
+/// Nsight (flat top-p 0.95, B = 256: 34.2-34.6 against 33.9 µs): the spills were not what it
+/// waits for. Steps measured 0.991-0.997× the time at B = 1 and 0.997-1.003× at B ≥ 64
+/// (session 38). `sample_rows_quiet` keeps the pass inlined: out of line there, its common
+/// path rose from 122 to 127 registers and flat top-p 0.95 B = 1 took 1.007× the time.
 ///
 /// # Safety
 /// As for [`exact_single`]; the whole block calls it with the same arguments.
