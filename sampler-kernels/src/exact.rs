@@ -1755,8 +1755,6 @@ unsafe fn exact_finish_body(p: &StepParams) {
 /// # Safety
 /// As for [`exact_single`]; the whole block calls it with the same arguments.
 #[inline(never)]
-// Both sides are this crate's code, built together: `StepParams` is `repr(C)` anyway.
-#[allow(improper_ctypes_definitions)]
 unsafe extern "C" fn exact_single_out_of_line(p: StepParams, row: u32) {
     // SAFETY: forwarded.
     unsafe { exact_single(&p, row) }
