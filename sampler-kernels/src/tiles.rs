@@ -268,10 +268,8 @@ pub(crate) unsafe fn load_bits8(p: &StepParams, logits: u64, vector_ok: bool, ba
     }
     if whole_vector(p, vector_ok, base) {
         if p.dtype == DTYPE_F32 {
-            let ptr = (logits + base as u64 * 4) as *const u32;
             // SAFETY: 8 tokens inside the row; 16-byte aligned (row start aligned, base % 8 == 0).
-            let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
-            w = [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]];
+            w = unsafe { load_f32_vector8((logits + base as u64 * 4) as *const u32) };
         } else {
             // SAFETY: as above; 8 half-width tokens are one 16-byte vector.
             let q = unsafe { ld_global_nc_v4_u32((logits + base as u64 * 2) as *const u32) };
@@ -307,6 +305,19 @@ pub(crate) unsafe fn load_bits8(p: &StepParams, logits: u64, vector_ok: bool, ba
         j += 1;
     }
     w
+}
+
+/// The bits of 8 f32 logits from `ptr`, two 16-byte non-coherent loads: [`load_bits8`]'s
+/// whole-vector case, and the exact histogram's rounds of a plain f32 row.
+///
+/// # Safety
+/// `ptr` is 16-byte aligned, and its 32 bytes lie in logits nothing writes while the kernel
+/// runs.
+#[inline(always)]
+pub(crate) unsafe fn load_f32_vector8(ptr: *const u32) -> RawBits {
+    // SAFETY: forwarded.
+    let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
+    [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
 }
 
 /// Whether this lane's 8 tokens from `base` are a whole vector of an aligned row: what
