@@ -755,6 +755,8 @@ impl GpuSampler {
         let l = self.layout;
         let upload = device_address_mut(&mut self.upload);
         let row_words = device_address_mut(&mut self.row_words);
+        // The row-word arrays the kernels write, each `max_batch` u32 into `row_words`.
+        let [exact_flags, out_tokens, out_status] = [ROW_FLAGS, ROW_TOKENS, ROW_STATUS].map(|array| row_words + 4 * self.row_array(array).start as u64);
         let tile_split = scan_split(rows as u32 * self.tiles, self.scan_resident_warps);
         StepParams {
             logits: logits.ptr,
@@ -776,7 +778,7 @@ impl GpuSampler {
                 0
             },
             records: device_address_mut(&mut self.records),
-            exact_flags: row_words + 4 * self.row_array(ROW_FLAGS).start as u64,
+            exact_flags,
             row_arrivals: device_address_mut(&mut self.row_arrivals),
             exact_list: device_address_mut(&mut self.exact_list),
             exact_jobs: device_address_mut(&mut self.exact_jobs),
@@ -786,8 +788,8 @@ impl GpuSampler {
             exact_tile_mass: device_address_mut(&mut self.exact_tile_mass),
             exact_tile_bins: device_address_mut(&mut self.exact_tile_bins),
             exact_codes: device_address_mut(&mut self.exact_codes),
-            out_tokens: row_words + 4 * self.row_array(ROW_TOKENS).start as u64,
-            out_status: row_words + 4 * self.row_array(ROW_STATUS).start as u64,
+            out_tokens,
+            out_status,
             out_logprobs: device_address_mut(&mut self.out_logprobs),
             out_top_tokens: device_address_mut(&mut self.out_top_tokens),
             out_top_logprobs: device_address_mut(&mut self.out_top_logprobs),
