@@ -50,7 +50,7 @@ use crate::sampler::{
     active_rows, draw, exact_single, finish, finish_chosen, load_raw8, process_raw8, prologue1, prologue1_inputs, prologue8, read_settings,
     recorded_band_mass, row_logits, row_setup, walk_tile, Prologue1Inputs, Row, Summary,
 };
-use crate::tiles::{load_bits8, load_f32_vector8, widen8, RawBits, NAN_WORD};
+use crate::tiles::{load_bits8, widen8, RawBits, NAN_WORD};
 use crate::status::{NO_TOKEN, STATUS_NO_VALID_TOKEN};
 
 // ---------------------------------------------------------------------------------------------
@@ -689,7 +689,7 @@ unsafe fn for_each_warp_round<F: FnMut(u32, [f32; 8])>(p: &StepParams, r: &Split
         // (row start aligned, lane_base % 8 == 0); the last round loads itself again as its
         // successor instead of testing.
         unsafe {
-            let load = |k: u32| load_f32_vector8(lane_logits.add((k * ROUND) as usize));
+            let load = |k: u32| ld_global_nc_v8_u32(lane_logits.add((k * ROUND) as usize));
             let mut now = first;
             let mut k = 0;
             while k < rounds {

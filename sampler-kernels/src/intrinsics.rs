@@ -341,6 +341,19 @@ pub unsafe fn ld_global_nc_v4_u32(ptr: *const u32) -> [u32; 4] {
     [a, b, c, d]
 }
 
+/// [`ld_global_nc_v4_u32`] twice, at `ptr` and 16 bytes on: a lane's 8 f32 logits or 8 penalty
+/// counts, in order.
+///
+/// # Safety
+/// `ptr` is 16-byte aligned, points to 32 readable bytes of global memory, and nothing writes
+/// those bytes while the kernel runs.
+#[inline(always)]
+pub unsafe fn ld_global_nc_v8_u32(ptr: *const u32) -> [u32; 8] {
+    // SAFETY: forwarded; both halves are inside the 32 bytes, each 16-byte aligned.
+    let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
+    [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
+}
+
 /// `cvta.to.global.u64` then `prefetch.global.L2 [g]`: asks L2 for the 128-byte line holding
 /// `ptr`, without waiting and without a register. A block that streams a row at one block per
 /// SM keeps one tile of loads in registers; prefetched lines let the tiles after it arrive from

@@ -238,8 +238,7 @@ pub(crate) unsafe fn load_raw8(p: &StepParams, logits: u64, vector_ok: bool, bas
         if p.dtype == DTYPE_F32 {
             let ptr = (logits + base as u64 * 4) as *const u32;
             // SAFETY: 8 tokens inside the row; 16-byte aligned (row start aligned, base % 8 == 0).
-            let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
-            raw = f32x8(a, b);
+            raw = unsafe { ld_global_nc_v8_u32(ptr) }.map(f32::from_bits);
         } else {
             // SAFETY: as above; 8 half-width tokens are one 16-byte vector.
             let q = unsafe { ld_global_nc_v4_u32((logits + base as u64 * 2) as *const u32) };
@@ -364,8 +363,7 @@ pub(crate) unsafe fn prologue8<B: Fn(usize) -> f32>(p: &StepParams, r: &Row, bas
         let ptr = (r.counts + base as u64 * 4) as *const u32;
         // SAFETY: counts rows are counts_stride (a multiple of 8, ≥ vocab) long and 16-byte
         // aligned, so base..base+8 is inside and aligned.
-        let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
-        counts = [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]];
+        counts = unsafe { ld_global_nc_v8_u32(ptr) };
     }
     // No test against the vocab here: a token past it reads as NaN, which the prologue turns
     // into -inf, so the eight tokens' prologues are one straight run.
@@ -709,6 +707,8 @@ unsafe fn write_outcome(p: &StepParams, row: u32, slot: u32, token: i32, status:
         }
         if token >= 0 {
             let c = (p.counts as *mut u32).add(slot as usize * p.counts_stride as usize + token as usize);
+            // `logit::saturating_count_add(old, 1)` written as a skipped store: its select made
+            // `sample_rows_quiet_two_per_sm` spill 60 B more (ptxas, session 39).
             let old = c.read();
             if old & 0x7fff_ffff != 0x7fff_ffff {
                 c.write(old + 1);
@@ -1103,6 +1103,27 @@ unsafe fn kth_key_floor(p: &StepParams, row: u32, k: u32) -> u64 {
     }
 }
 
+/// Sorts the `$n` keys the block stored at `SM_SORT`, largest first, after zeros up to the next
+/// power of two (the sort's length, the macro's value): zero is below every key, so the keys
+/// stay first. `$tid` is the thread's index. A macro, not an inlined function: the function
+/// changed the register allocation of the kernels around it (`exact_single`'s 64-register
+/// frame 88 B larger, ptxas).
+///
+/// Safety: in an unsafe block the whole block runs together, with `$n ≤ MERGE_CAPACITY`.
+macro_rules! pad_and_sort {
+    ($n:expr, $tid:expr) => {{
+        let padded = pow2_at_least($n);
+        let mut i = $n + $tid;
+        while i < padded {
+            st_shared_u64(smem(SM_SORT + i * 8), 0);
+            i += SAMPLER_THREADS;
+        }
+        sync_threads();
+        block_sort_desc(padded);
+        padded
+    }};
+}
+
 /// Merges the tile lists: every key ≥ the largest "last candidate" of a full list, which is
 /// exactly the first `n` keys of the row in order; with `k_hint > 0`, only those that can be
 /// among the first `k_hint` (`kth_key_floor`). When that prefix is shorter than a `k_hint` up to
@@ -1142,15 +1163,7 @@ unsafe fn merge_candidates(p: &StepParams, r: &Row, k_hint: u32) -> Option<(u32,
         if n > MERGE_CAPACITY {
             return None;
         }
-        let padded = pow2_at_least(n);
-        let mut i = n + tid;
-        while i < padded {
-            st_shared_u64(smem(SM_SORT + i * 8), 0);
-            i += SAMPLER_THREADS;
-        }
-        sync_threads();
-        block_sort_desc(padded);
-        Some((n, lower == 0, padded))
+        Some((n, lower == 0, pad_and_sort!(n, tid)))
     }
 }
 
@@ -1894,14 +1907,7 @@ unsafe fn select_exact(p: &StepParams, r: &Row, sum: &Summary, floor: u64, targe
         let n = ld_shared_u32(smem(RES_COUNTER));
         let n = if n < MERGE_CAPACITY { n } else { MERGE_CAPACITY };
         sync_threads();
-        let padded = pow2_at_least(n);
-        let mut i = n + tid;
-        while i < padded {
-            st_shared_u64(smem(SM_SORT + i * 8), 0);
-            i += SAMPLER_THREADS;
-        }
-        sync_threads();
-        block_sort_desc(padded);
+        pad_and_sort!(n, tid);
         let first = tid * OWN as u32;
         let (keys, prefix_mass) = sorted_prefix_masses(n, sum);
         let mut hit = u32::MAX;

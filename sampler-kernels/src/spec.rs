@@ -493,8 +493,7 @@ unsafe fn load_raw(p: &VerifyParams, logits: u64, vector_ok: bool, base: u32) ->
         if p.dtype == DTYPE_F32 {
             let ptr = (logits + base as u64 * 4) as *const u32;
             // SAFETY: 8 tokens inside the row, 16-byte aligned (row start aligned, base % 8 == 0).
-            let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
-            raw = f32x8(a, b);
+            raw = unsafe { ld_global_nc_v8_u32(ptr) }.map(f32::from_bits);
         } else {
             // SAFETY: as above; 8 half-width tokens are one 16-byte vector.
             let q = unsafe { ld_global_nc_v4_u32((logits + base as u64 * 2) as *const u32) };
@@ -529,8 +528,7 @@ unsafe fn load_q(p: &VerifyParams, r: &DraftRow, base: u32) -> [f32; 8] {
     if r.q_vector_ok && base + 8 <= p.vocab {
         let ptr = (r.q + base as u64 * 4) as *const u32;
         // SAFETY: 8 values inside the q row, 16-byte aligned.
-        let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
-        return f32x8(a, b);
+        return unsafe { ld_global_nc_v8_u32(ptr) }.map(f32::from_bits);
     }
     each8(|j| {
         let t = base + j as u32;
@@ -586,8 +584,7 @@ unsafe fn process8(p: &VerifyParams, r: &VRow, tile: u32, raw: [f32; 8]) -> [f32
         let ptr = (r.counts + base as u64 * 4) as *const u32;
         // SAFETY: counts rows are counts_stride (a multiple of 8, ≥ vocab) long and 16-byte
         // aligned, so base..base+8 is inside and aligned.
-        let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
-        counts = [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]];
+        counts = unsafe { ld_global_nc_v8_u32(ptr) };
         // Earlier drafts of the chain count as output (they become seen).
         let mut i = 0;
         while i < r.extra {
@@ -829,24 +826,29 @@ unsafe fn for_each_key_all<F: FnMut(u64)>(p: &VerifyParams, row: u32, first: u32
 }
 
 /// In one pass over the group's tiles: the count and mass of the row's keys ≥ `floor`, and
-/// the mass of all its keys (exact integer sums, combined over the group).
+/// the mass of all its keys (exact integer sums, combined over the group). With no floor above
+/// the least key (`floor ≤ 1`) the two masses are one sum.
 ///
 /// # Safety
 /// The whole block calls it together; the group's tiles are cached.
 #[inline(always)]
 unsafe fn count_masses(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: u64) -> (u32, u128, u128) {
     let (mut count, mut mass, mut all) = (0u32, 0u128, 0u128);
+    let floored = floor > 1;
     // SAFETY: uniform calls by the whole block.
     unsafe {
         for_each_key(p, grp.row, grp.g, grp.size, 1, |key| {
             let w = sum.weight_of(key);
-            all += w;
+            if floored {
+                all += w;
+            }
             if key >= floor {
                 count += 1;
                 mass += w;
             }
         });
-        let (count, mass, all) = (block_sum_u32(count), block_sum_u128(mass), block_sum_u128(all));
+        let (count, mass) = (block_sum_u32(count), block_sum_u128(mass));
+        let all = if floored { block_sum_u128(all) } else { mass };
         if grp.size == 1 {
             return (count, mass, all);
         }

@@ -116,6 +116,17 @@ const _: () = assert!(BAND_BYTES + W_RING + MASS_RING_ROUNDS * RING_SLOT_BYTES =
 /// `sample_tiles_ring`'s ring, past the region `sample_tiles` has (that kernel stages nothing).
 const W_TILES_RING: u32 = W_END;
 const _: () = assert!(W_TILES_RING + MASS_RING_ROUNDS * RING_SLOT_BYTES == SCAN_RING_WARP_SHARED_BYTES && W_TILES_RING % 16 == 0);
+/// Bytes between consecutive warps' shared regions in each stage-1 kernel: the mass scan's
+/// (band sums, ring), `sample_tiles_ring`'s (ring) or `sample_tiles`'.
+const fn warp_region_bytes(mass_kernel: bool, ring: bool) -> u32 {
+    if mass_kernel {
+        MASS_SCAN_WARP_SHARED_BYTES
+    } else if ring {
+        SCAN_RING_WARP_SHARED_BYTES
+    } else {
+        SCAN_WARP_SHARED_BYTES
+    }
+}
 const _: () = assert!(MASS_RING_ROUNDS.is_power_of_two() && RING_AHEAD == 3 && W_RING % 16 == 0 && BAND_BYTES % 16 == 0);
 const _: () = assert!(BUFFER_KEYS >= 31 + ROUND_TOKENS);
 const _: () = assert!(TILE_CANDIDATES == 32 && ROUNDS * ROUND_TOKENS == TILE_TOKENS);
@@ -269,7 +280,7 @@ pub(crate) unsafe fn load_bits8(p: &StepParams, logits: u64, vector_ok: bool, ba
     if whole_vector(p, vector_ok, base) {
         if p.dtype == DTYPE_F32 {
             // SAFETY: 8 tokens inside the row; 16-byte aligned (row start aligned, base % 8 == 0).
-            w = unsafe { load_f32_vector8((logits + base as u64 * 4) as *const u32) };
+            w = unsafe { ld_global_nc_v8_u32((logits + base as u64 * 4) as *const u32) };
         } else {
             // SAFETY: as above; 8 half-width tokens are one 16-byte vector.
             let q = unsafe { ld_global_nc_v4_u32((logits + base as u64 * 2) as *const u32) };
@@ -305,19 +316,6 @@ pub(crate) unsafe fn load_bits8(p: &StepParams, logits: u64, vector_ok: bool, ba
         j += 1;
     }
     w
-}
-
-/// The bits of 8 f32 logits from `ptr`, two 16-byte non-coherent loads: [`load_bits8`]'s
-/// whole-vector case, and the exact histogram's rounds of a plain f32 row.
-///
-/// # Safety
-/// `ptr` is 16-byte aligned, and its 32 bytes lie in logits nothing writes while the kernel
-/// runs.
-#[inline(always)]
-pub(crate) unsafe fn load_f32_vector8(ptr: *const u32) -> RawBits {
-    // SAFETY: forwarded.
-    let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
-    [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
 }
 
 /// Whether this lane's 8 tokens from `base` are a whole vector of an aligned row: what
@@ -436,8 +434,7 @@ unsafe fn load_counts(p: &StepParams, r: &Row, first: u32) -> [u32; 8] {
     let ptr = (r.counts + first as u64 * 4) as *const u32;
     // SAFETY: counts rows are counts_stride (a multiple of 8, ≥ vocab) long and 16-byte aligned,
     // so first..first+8 is inside and aligned.
-    let (a, b) = unsafe { (ld_global_nc_v4_u32(ptr), ld_global_nc_v4_u32(ptr.add(4))) };
-    [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
+    unsafe { ld_global_nc_v8_u32(ptr) }
 }
 
 /// Bitmask word holding this lane's 8 tokens starting at `first` (all allowed without a mask).
@@ -1455,13 +1452,7 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, cons
         if mode != MODE_MAX {
             res.list = flush(res.list, res.waiting, shared);
         }
-        let stride = if MASS_KERNEL {
-            MASS_SCAN_WARP_SHARED_BYTES
-        } else if RING {
-            SCAN_RING_WARP_SHARED_BYTES
-        } else {
-            SCAN_WARP_SHARED_BYTES
-        };
+        let stride = warp_region_bytes(MASS_KERNEL, RING);
         let own_ceiling = res.ceiling;
         // The part is read again, not kept live across the scan (registers).
         let (part, parts) = if MASS_KERNEL { mass_part } else { tile_part(p) };
@@ -1653,8 +1644,7 @@ unsafe fn sample_tiles_body<const GREEDY_STEP: bool, const RING: bool>(p: &StepP
     // region is this warp's slice of the launch's shared memory; the `parts` warps of a tile
     // are consecutive in the block (parts divides SCAN_WARPS) and all get here.
     unsafe {
-        let stride = if RING { SCAN_RING_WARP_SHARED_BYTES } else { SCAN_WARP_SHARED_BYTES };
-        scan_tile::<false, GREEDY_STEP, RING>(&p, row, tile, smem(warp_id() * stride), (0, 1));
+        scan_tile::<false, GREEDY_STEP, RING>(&p, row, tile, smem(warp_id() * warp_region_bytes(false, RING)), (0, 1));
         if RING {
             // Nothing in flight when the warp leaves (a row left unscanned keeps its first
             // copies).
@@ -1746,7 +1736,7 @@ unsafe fn scan_mass_items(p: &StepParams) {
         unsafe {
             let row = ld_global_nc_u32(list.add(1 + (item / p.tiles) as usize));
             if row < p.rows {
-                scan_tile::<true, false, false>(&p, row, item % p.tiles, smem(warp_id() * MASS_SCAN_WARP_SHARED_BYTES), (part, parts));
+                scan_tile::<true, false, false>(&p, row, item % p.tiles, smem(warp_id() * warp_region_bytes(true, false)), (part, parts));
                 // The ring is free for the next item: a row left unscanned leaves its first
                 // rounds' copies in flight (after a scan, only empty groups).
                 cp_async_wait_all();
