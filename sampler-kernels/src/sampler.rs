@@ -1105,7 +1105,8 @@ unsafe fn kth_key_floor(p: &StepParams, row: u32, k: u32) -> u64 {
 
 /// Sorts the `$n` keys the block stored at `SM_SORT`, largest first, after zeros up to the next
 /// power of two (the sort's length, the macro's value): zero is below every key, so the keys
-/// stay first. `$tid` is the thread's index. A macro, not an inlined function: the function
+/// stay first. `$tid` is the thread's index. Both are read more than once, so callers pass
+/// plain values, not expressions with effects. A macro, not an inlined function: the function
 /// changed the register allocation of the kernels around it (`exact_single`'s 64-register
 /// frame 88 B larger, ptxas).
 ///
