@@ -1110,7 +1110,8 @@ unsafe fn kth_key_floor(p: &StepParams, row: u32, k: u32) -> u64 {
 /// changed the register allocation of the kernels around it (`exact_single`'s 64-register
 /// frame 88 B larger, ptxas).
 ///
-/// Safety: in an unsafe block the whole block runs together, with `$n ≤ MERGE_CAPACITY`.
+/// Safety: used inside an unsafe block that the whole thread block reaches together, with
+/// `$n ≤ MERGE_CAPACITY` keys at `SM_SORT`.
 macro_rules! pad_and_sort {
     ($n:expr, $tid:expr) => {{
         let padded = pow2_at_least($n);
