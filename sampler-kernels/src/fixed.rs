@@ -249,6 +249,26 @@ pub fn weight_parts(x: f32, mc: f32) -> (u32, u64) {
     (frac_weight(x - c), band_scale(c, mc))
 }
 
+/// Band rows of [`band_and_fraction`]: the `BAND_FLOOR + 1` bands, then the one for tokens
+/// in none.
+pub const NO_BAND: u32 = BAND_FLOOR + 1;
+
+/// [`weight`] split for band sums: `(d, frac)` with `weight(x, mc) = frac · BAND_SCALE[d]`
+/// when `d < NO_BAND`, and `d = NO_BAND` where the weight is 0, for a row whose `mc` is
+/// `bands_usable` and `mc_i` its integer (`small_ceil(mc).1`). The band is an integer
+/// difference, with no conversion, so a loop over every token can take it (verification's mass
+/// pass; stage 1's mass scan computes the same under a running ceiling). A token with
+/// `|x| ≥ 2^22`, or not finite, is in no band of a usable ceiling.
+/// `band_and_fraction_sums_are_the_weights` holds it to `weight`.
+#[inline(always)]
+pub fn band_and_fraction(x: f32, mc_i: i32) -> (u32, u32) {
+    let small = x < CEIL_LIMIT && x > -CEIL_LIMIT;
+    let v = if small { x } else { 0.0 };
+    let (c, ci) = small_ceil(v);
+    let band = mc_i.wrapping_sub(ci) as u32;
+    (if small && band < NO_BAND { band } else { NO_BAND }, frac_weight(v - c))
+}
+
 /// Sub-bins per band of [`exact_bin`].
 pub const EXACT_SUB_BINS: u32 = 128;
 /// Bin of the tokens in no band (more than `BAND_FLOOR` below `mc`): they weigh nothing.
@@ -722,6 +742,57 @@ pub(crate) mod tests {
             if exact > 1e6 {
                 assert!(((e as f64) - exact).abs() / exact < 1e-15 + 1.0 / exact);
             }
+        }
+    }
+
+    /// Every token's `(band, frac)` gives its weight, so band sums weighed once give the row's
+    /// mass, over random rows whose ceilings span the usable range (both ends included) and
+    /// tokens from the top down past the floor, on integers, and not finite.
+    #[test]
+    fn band_and_fraction_sums_are_the_weights() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let unit = |r: u64| (r >> 40) as f32 / (1u64 << 24) as f32;
+        for row in 0..400 {
+            let max = match row {
+                0 => CEIL_LIMIT - 1.0,
+                1 => -(CEIL_LIMIT - 64.0) + 0.5,
+                2 => 0.0,
+                _ => (unit(next()) - 0.5) * 200.0,
+            };
+            let mc = soft_ceil(max);
+            assert!(bands_usable(mc), "row {row}: {mc}");
+            let (_, mc_i) = small_ceil(mc);
+            let mut sums = [0u128; NO_BAND as usize];
+            let mut total = 0u128;
+            for t in 0..3000 {
+                let x = match t % 50 {
+                    0 => f32::NEG_INFINITY,
+                    1 => f32::NAN,
+                    2 => max,
+                    3 => mc - (t % 45) as f32,
+                    4 => -CEIL_LIMIT * 2.0,
+                    _ => max - unit(next()) * 45.0,
+                };
+                let (band, frac) = band_and_fraction(x, mc_i);
+                let w = weight(x, mc);
+                if band < NO_BAND {
+                    assert_eq!(frac as u128 * BAND_SCALE[band as usize] as u128, w, "row {row}: x = {x}");
+                    sums[band as usize] += frac as u128;
+                } else {
+                    assert_eq!(band, NO_BAND);
+                    assert_eq!(w, 0, "row {row}: x = {x} has weight but no band");
+                }
+                total += w;
+            }
+            let folded: u128 = sums.iter().zip(BAND_SCALE).map(|(&s, e)| s * e as u128).sum();
+            assert_eq!(folded, total, "row {row}");
+            assert!(total > 0, "row {row}");
         }
     }
 

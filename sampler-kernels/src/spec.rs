@@ -46,7 +46,7 @@ use crate::exact::{
     add_to_tile_bins, bin_boundaries, bin_mass, decide_gathered, each_own_bin, tile_bin, Boundaries, Cut, BINS, BINS_PER_THREAD, NONE,
     X_COUNT_K, X_MASS_K, X_MASS_P,
 };
-use crate::fixed::{bands_usable, exact_bin, soft_ceil, weight_parts};
+use crate::fixed::{band_and_fraction, bands_usable, exact_bin, small_ceil, soft_ceil, weight_parts, BAND_SCALE, NO_BAND};
 use crate::intrinsics::*;
 use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
 use crate::logit::{process_untempered_selects, saturating_count_add, temper_by, temper_scale, widen_bf16, widen_f16, LogitParams};
@@ -826,37 +826,122 @@ unsafe fn for_each_key_all<F: FnMut(u64)>(p: &VerifyParams, row: u32, first: u32
 }
 
 /// In one pass over the group's tiles: the count and mass of the row's keys ≥ `floor`, and
-/// the mass of all its keys (exact integer sums, combined over the group). Without a min-p
-/// floor (`floor ≤ 1`) the two masses are equal, and are summed twice all the same: summing
-/// once behind a branch (+48 SASS instructions) measured 0.996–1.013× the time on
-/// `verify_uniform` (session 39).
+/// the mass of all its keys (exact integer sums, combined over the group). `valid` is the
+/// row's count of valid keys (the first pass's).
+///
+/// A finite row with usable bands and no min-p floor (`floor ≤ 1`: then the count is `valid`
+/// and the two masses are one) adds its tokens' fractions to lane-private band sums
+/// ([`band_mass`]), as stage 1's mass scan does, and weighs them once at the end: per token a
+/// fraction and a shared-memory add, where a `u128` weight cost a table load, a wide multiply
+/// and two `u128` additions. Other rows weigh each key. With a floor the two masses differ;
+/// without one they are summed twice all the same: summing once behind a branch (+48 SASS
+/// instructions) measured 0.996–1.013× the time on `verify_uniform` (session 39).
 ///
 /// # Safety
 /// The whole block calls it together; the group's tiles are cached.
 #[inline(always)]
-unsafe fn count_masses(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: u64) -> (u32, u128, u128) {
+unsafe fn count_masses(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: u64, valid: u32) -> (u32, u128, u128) {
     let (mut count, mut mass, mut all) = (0u32, 0u128, 0u128);
-    // SAFETY: uniform calls by the whole block.
+    let banded = floor <= 1 && !sum.infinite_row() && bands_usable(sum.mc);
+    // SAFETY: uniform calls by the whole block (`banded` is block-uniform).
     unsafe {
-        for_each_key(p, grp.row, grp.g, grp.size, 1, |key| {
-            let w = sum.weight_of(key);
-            all += w;
-            if key >= floor {
-                count += 1;
-                mass += w;
+        if banded {
+            all = band_mass(p, grp, sum.mc);
+        } else {
+            for_each_key(p, grp.row, grp.g, grp.size, 1, |key| {
+                let w = sum.weight_of(key);
+                all += w;
+                if key >= floor {
+                    count += 1;
+                    mass += w;
+                }
+            });
+        }
+        let (mut count, mut mass, mut all) = (block_sum_u32(count), block_sum_u128(mass), block_sum_u128(all));
+        if grp.size > 1 {
+            let w = grp.share(p, [count as u64, mass as u64, (mass >> 64) as u64, all as u64, (all >> 64) as u64, 0]);
+            count = block_sum_u32(w[0] as u32);
+            mass = block_sum_u128(((w[2] as u128) << 64) | w[1] as u128);
+            all = block_sum_u128(((w[4] as u128) << 64) | w[3] as u128);
+        }
+        if banded {
+            (valid, all, all)
+        } else {
+            (count, mass, all)
+        }
+    }
+}
+
+/// `band_mass`' lane-private sums, `u32[NO_BAND + 1][SAMPLER_THREADS]` (band-major, so a
+/// warp's adds to one band hit 32 banks), in the sort and histogram region, which the rows
+/// that take it never use (they select nothing).
+const SM_MASS_BANDS: u32 = SM_SORT;
+const _: () = assert!(SM_MASS_BANDS + (NO_BAND + 1) * SAMPLER_THREADS * 4 <= VERIFY_ROWS_SHARED_BYTES);
+/// Tiles a thread adds to its band sums before weighing them: 8 fractions of at most `2^23`
+/// per tile, so 32 tiles stay under `2^31` in a `u32`.
+const MASS_FOLD_TILES: u32 = 32;
+const _: () = assert!(MASS_FOLD_TILES as u64 * TOKENS_PER_THREAD as u64 * (1u64 << 23) < 1u64 << 32);
+
+/// This thread's share of the row's mass `Σ W` over the group's cached tiles, as
+/// [`Summary::weight_of`] weighs each key (`W = frac · E[d]`, `fixed::weight`): each token's
+/// fraction goes to its band `d = mc - ceil(x)`, and the sums are weighed by `E[d]` every
+/// [`MASS_FOLD_TILES`] tiles and at the end. Integer sums, so the order changes nothing.
+///
+/// # Safety
+/// The whole block calls it together, with barriers since the sort region's last use; the
+/// row is finite with usable bands (`mc = soft_ceil` of its maximum, `bands_usable`).
+#[inline(always)]
+unsafe fn band_mass(p: &VerifyParams, grp: &Group, mc: f32) -> u128 {
+    let column = SM_MASS_BANDS + thread_idx_x() * 4;
+    let band_stride = SAMPLER_THREADS * 4;
+    // `mc` is an integer inside the ceilings' range, so this is `mc` as an integer.
+    let (_, mc_i) = small_ceil(mc);
+    let mut total = 0u128;
+    // SAFETY: the thread's own column of the band sums (in bounds: asserted above); the tile
+    // loop as `for_each_cached_tile!` requires.
+    unsafe {
+        let mut d = 0;
+        while d <= NO_BAND {
+            st_shared_u32(column + d * band_stride, 0);
+            d += 1;
+        }
+        let mut since_fold = 0u32;
+        for_each_cached_tile!(p, grp.row, grp.g, grp.size, |tile, x| {
+            // (Reductions with no returned value: two of a thread's tokens may share a band, and
+            // a load, add and store would wait for the one before.)
+            each8(|j| {
+                let (band, frac) = band_and_fraction(x[j], mc_i);
+                red_add_shared_u32(column + band * band_stride, frac);
+            });
+            since_fold += 1;
+            if since_fold == MASS_FOLD_TILES {
+                total += fold_band_sums(column, band_stride);
+                since_fold = 0;
             }
         });
-        let (count, mass, all) = (block_sum_u32(count), block_sum_u128(mass), block_sum_u128(all));
-        if grp.size == 1 {
-            return (count, mass, all);
-        }
-        let w = grp.share(p, [count as u64, mass as u64, (mass >> 64) as u64, all as u64, (all >> 64) as u64, 0]);
-        (
-            block_sum_u32(w[0] as u32),
-            block_sum_u128(((w[2] as u128) << 64) | w[1] as u128),
-            block_sum_u128(((w[4] as u128) << 64) | w[3] as u128),
-        )
+        total + fold_band_sums(column, band_stride)
     }
+}
+
+/// `Σ E[d] · sum[d]` over this thread's band sums, which it clears (the discard row is never
+/// read).
+///
+/// # Safety
+/// `column` is this thread's column of the band sums.
+#[inline(always)]
+unsafe fn fold_band_sums(column: u32, band_stride: u32) -> u128 {
+    let mut total = 0u128;
+    let mut d = 0;
+    // SAFETY: the caller's column.
+    unsafe {
+        while d < NO_BAND {
+            let at = column + d * band_stride;
+            total += ld_shared_u32(at) as u128 * BAND_SCALE[d as usize] as u128;
+            st_shared_u32(at, 0);
+            d += 1;
+        }
+    }
+    total
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1694,8 +1779,11 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
     // Whole rows are items of `VerifyParams::row_order`: a block alone takes item b, then
     // whichever comes next when it is free (a counter in row 0's head, cleared by
     // `verify_chains`). Handed out every grid-th item, a block could meet a run of heavy rows
-    // that the skip did not drop while others idled. Groups taking rows in turn follow the
-    // same order, statically (its blocks must agree without a barrier).
+    // that the skip did not drop while others idled. Groups taking rows in turn do the same:
+    // group i takes item i, then its leader takes the next from the counter and shares it
+    // through a group barrier. Handed out every groups-th item, a group met one row of each
+    // position, and a group whose rows all ran (accepted chains, or rows started before their
+    // request's stop was known) took a round more than the others.
     // A block alone's item waits in shared memory while the row runs: held in a register, it
     // made ptxas spill 120 bytes more. A group in turn keeps its item in a register
     // and its SM_ITEM store goes unread; no kernel spills (the PTX check). (One call site: each
@@ -1706,7 +1794,8 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
         // SAFETY: item < rows, and the host writes `rows` entries; SM_ITEM is this loop's
         // alone, written by thread 0 before the row and after the first barrier below, and
         // read by all after the second, the third keeping the next write behind every read.
-        // The counter is row 0's head word (rows > 0), which nothing else uses.
+        // The counter is row 0's head word (rows > 0), which nothing else uses: blocks alone or
+        // group leaders take from it, never both in one call.
         unsafe {
             let ordered = size == 1 || shape.stride > 0;
             let at = if ordered { (p.row_order as *const u32).add(item as usize).read() } else { item };
@@ -1716,16 +1805,20 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
             }
             let mut grp = Group { row, g, size, first_block: block_idx_x() - g, in_turn: shape.stride > 0, barriers: 0, epoch };
             verify_row(&p, requests, rows, &mut grp);
-            epoch += grp.barriers;
             if size > 1 {
                 if shape.stride == 0 {
                     break;
                 }
-                // Every thread is past the row before the next one's staging.
-                sync_threads();
-                item += shape.stride;
+                // The leader's next item, to every block of the group (the barrier of the
+                // share also keeps every thread past the row before the next one's staging).
+                // It counts on the finished row's barrier counter, which only this group uses.
+                let next = if g == 0 && thread_idx_x() == 0 { shape.stride + atom_add_global_u32(next_row, 1) } else { 0 };
+                let w = grp.share(&p, [next as u64, 0, 0, 0, 0, 0]);
+                epoch += grp.barriers;
+                item = block_max_u64(w[0]) as u32;
                 continue;
             }
+            epoch += grp.barriers;
             sync_threads();
             if thread_idx_x() == 0 {
                 st_shared_u32(smem(SM_ITEM), grid + atom_add_global_u32(next_row, 1));
@@ -2018,7 +2111,7 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         // (One call site: each inlined copy of a pass is tens of kilobytes.) A binned row counts
         // again only for the mass under a min-p floor, which its log-probabilities need.
         let counted =
-            if (!binned && (!greedy || want_lp)) || (binned && want_lp && floor_m > 1) { count_masses(p, grp, &sum, floor_m) } else { (0, 0, 0) };
+            if (!binned && (!greedy || want_lp)) || (binned && want_lp && floor_m > 1) { count_masses(p, grp, &sum, floor_m, counts as u32) } else { (0, 0, 0) };
         let (n_m, z_m, z_all) = match choice {
             Some(c) => (c.b.n_m, c.b.z_m, if floor_m > 1 { counted.2 } else { c.b.z_m }),
             None => counted,

@@ -174,7 +174,9 @@ pub struct GroupShape {
     /// Blocks per group; 1 is a block alone, which takes whole rows from a counter after
     /// `first`.
     pub size: u32,
-    /// A group of `size > 1` takes items `first, first + stride, ...`; 0: `first` alone.
+    /// A group of `size > 1` takes item `first`, then `stride` plus each number its leader
+    /// takes from a counter (`verify_rows`), so items `first, first + stride, ...` in some
+    /// order; 0: `first` alone.
     pub stride: u32,
 }
 
@@ -183,8 +185,8 @@ pub struct GroupShape {
 /// - Few rows (at most `grid / 2`): each gets `grid / items` blocks (at most one per tile), one
 ///   round.
 /// - More rows, from at most `grid / 2` requests, at least half of them random: groups of
-///   `grid / requests` blocks (at most one per tile) take the items in turn, group `i` items
-///   `i, i + groups, ...` of the position-major order. Whole rows, one per block, ran every row
+///   `grid / requests` blocks (at most one per tile) take the items in turn, group `i` item
+///   `i` of the position-major order, then the next from a counter. Whole rows, one per block, ran every row
 ///   of a chain at once, so a row past the chain's stop was rarely known to be one. A random
 ///   row takes several passes, which a skip saves; a greedy row takes one, and groups cost
 ///   it more in barriers and pipeline starts than they save (all-greedy calls measured 1.17×).
@@ -263,8 +265,8 @@ mod tests {
                                 if s.size > 1 && s.stride == 0 {
                                     break;
                                 }
-                                // Blocks alone take the counter's items; any visiting order
-                                // that reaches each once stands for it.
+                                // Blocks alone and groups in turn take the counter's items;
+                                // any visiting order that reaches each once stands for it.
                                 item += if s.size == 1 { grid } else { s.stride };
                             }
                             let group = (block / s.size) as usize;
