@@ -833,9 +833,10 @@ unsafe fn for_each_key_all<F: FnMut(u64)>(p: &VerifyParams, row: u32, first: u32
 /// and the two masses are one) adds its tokens' fractions to lane-private band sums
 /// ([`band_mass`]), as stage 1's mass scan does, and weighs them once at the end: per token a
 /// fraction and a shared-memory add, where a `u128` weight cost a table load, a wide multiply
-/// and two `u128` additions. Other rows weigh each key. With a floor the two masses differ;
-/// without one they are summed twice all the same: summing once behind a branch (+48 SASS
-/// instructions) measured 0.996–1.013× the time on `verify_uniform` (session 39).
+/// and two `u128` additions. Other rows weigh each key; those without a floor (infinite rows,
+/// unusable bands) still sum the two masses apart: summing once behind a branch (+48 SASS
+/// instructions) measured 0.996–1.013× the time on `verify_uniform` (session 39, when every
+/// row took that loop).
 ///
 /// # Safety
 /// The whole block calls it together; the group's tiles are cached.

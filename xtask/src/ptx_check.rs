@@ -48,12 +48,15 @@ use std::process::Command;
 /// single-block pass, which it calls out of line (`exact::exact_single_out_of_line`) and a split
 /// row never runs; inlined, the kernel's own were 4224 B. `exact_finish` is 88 B the same way.
 ///
+/// `verify_rows` is 1468 B since session 40 (1712 before): its groups in turn keep their next
+/// item from a group barrier, not a stride, and its plain rows' mass pass is the band sums.
+///
 /// A kernel that spills more fails the check; shrinking these is open work.
 const SPILL_ALLOWANCE: &[(&str, u32)] = &[
     ("exact_histogram_runs", 24),
     ("exact_gather_runs", 16),
     ("exact_bins_two_per_sm", 676),
-    ("verify_rows", 1712),
+    ("verify_rows", 1468),
     ("verify_draws", 424),
     ("sample_rows_two_per_sm", 386),
     ("sample_rows_quiet_two_per_sm", 2228),
