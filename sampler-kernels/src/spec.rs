@@ -21,7 +21,8 @@
 //! histograms, the bucket gather, the draw's tile sums) and meet at a device-scope barrier to
 //! combine exact integer partials, so every block of a group makes the same decisions; with
 //! many rows, each block takes whole rows as it becomes free, position-major
-//! (`VerifyParams::row_order`, handed out by a counter).
+//! (`VerifyParams::row_order`, handed out by a counter); with many rows from few requests,
+//! mostly random, groups take rows the same way, a group's leader taking from the counter.
 //! A row that does not accept its draft marks its request's rejection word, and a whole-row
 //! block drops a row once an earlier row of its request is marked (checked before the row's
 //! first pass and after it): nothing reads a chain past its first rejection. The word is a
@@ -37,7 +38,9 @@
 //! (`fixed::exact_bin`): a histogram built in the mass pass places both boundaries, and one
 //! gather of the boundary bins decides them; other rows use a radix selection adapted from
 //! `sampler.rs`'s single-block pass (a pass per digit level), kept here so the two files can
-//! change independently. Each pass over the cache loads one tile ahead.
+//! change independently. Rows with neither a selection nor a min-p floor add up their mass
+//! by band sums (`band_mass`), as stage 1's mass scan does. Each pass over the cache loads one
+//! tile ahead.
 
 use crate::abi::*;
 use crate::block::*;
