@@ -1790,7 +1790,8 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
     // request's stop was known) took a round more than the others.
     // A block alone's item waits in shared memory while the row runs: held in a register, it
     // made ptxas spill 120 bytes more. A group in turn keeps its item in a register
-    // and its SM_ITEM store goes unread; no kernel spills (the PTX check). (One call site: each
+    // and its SM_ITEM store goes unread; the kernel's spills stay within the PTX check's
+    // allowance. (One call site: each
     // inlined copy of the row is 400 KB of SASS.)
     let next_row = (p.row_scratch + HEAD_NEXT_ROW as u64 * 4) as *mut u32;
     let mut epoch = 0u32;

@@ -174,9 +174,9 @@ pub struct GroupShape {
     /// Blocks per group; 1 is a block alone, which takes whole rows from a counter after
     /// `first`.
     pub size: u32,
-    /// A group of `size > 1` takes item `first`, then `stride` plus each number its leader
-    /// takes from a counter (`verify_rows`), so items `first, first + stride, ...` in some
-    /// order; 0: `first` alone.
+    /// A group of `size > 1` takes item `first`, then items from `stride` up as its leader
+    /// takes them from a counter (`verify_rows`): every item at or past `stride` goes to the
+    /// group that asks first. 0: `first` alone.
     pub stride: u32,
 }
 
@@ -186,10 +186,11 @@ pub struct GroupShape {
 ///   round.
 /// - More rows, from at most `grid / 2` requests, at least half of them random: groups of
 ///   `grid / requests` blocks (at most one per tile) take the items in turn, group `i` item
-///   `i` of the position-major order, then the next from a counter. Whole rows, one per block, ran every row
-///   of a chain at once, so a row past the chain's stop was rarely known to be one. A random
-///   row takes several passes, which a skip saves; a greedy row takes one, and groups cost
-///   it more in barriers and pipeline starts than they save (all-greedy calls measured 1.17×).
+///   `i` of the position-major order, then the next from a counter. Whole rows, one per
+///   block, ran every row of a chain at once, so a row past the chain's stop was rarely known
+///   to be one. A random row takes several passes, which a skip saves; a greedy row takes
+///   one, and groups cost it more in barriers and pipeline starts than they save (all-greedy
+///   calls measured 1.17×).
 /// - Otherwise `size` is 1 and blocks take whole rows, `first` = `block`, then from a counter.
 ///
 /// It depends only on the launch and the header, so every block agrees.
