@@ -248,6 +248,8 @@ struct UploadLayout {
     settings: usize,
     /// `u32[1 + max_batch]`: `StepParams::mass_rows`.
     mass_rows: usize,
+    /// `u32[1 + max_batch]`: `StepParams::scan_rows`.
+    scan_rows: usize,
     bias_tokens: usize,
     bias_values: usize,
     bitmask: usize,
@@ -258,11 +260,12 @@ impl UploadLayout {
     fn new(max_batch: usize, max_bias: usize, bitmask_words: usize) -> Self {
         let settings = 16;
         let mass_rows = settings + max_batch * std::mem::size_of::<RowSettings>();
-        let bias_tokens = mass_rows + (1 + max_batch) * 4;
+        let scan_rows = mass_rows + (1 + max_batch) * 4;
+        let bias_tokens = scan_rows + (1 + max_batch) * 4;
         let bias_values = bias_tokens + max_bias * 4;
         let bitmask = (bias_values + max_bias * 4).next_multiple_of(16);
         let total = bitmask + max_batch * bitmask_words * 4;
-        Self { settings, mass_rows, bias_tokens, bias_values, bitmask, total }
+        Self { settings, mass_rows, scan_rows, bias_tokens, bias_values, bitmask, total }
     }
 }
 
@@ -303,19 +306,22 @@ struct StepPlan {
     quiet: bool,
 }
 
-/// The plan for a step of these rows, and the rows `sample_tiles_mass` scans
-/// (`decide::needs_row_mass`, ascending): one walk over the settings. `undecided[i]`: row `i`'s
-/// request was left undecided by stage 2 in its last step, which makes the step busy (below,
-/// `GpuSampler::undecided`).
-fn plan_step(settings: &[RowSettings], undecided: &[bool]) -> (StepPlan, Vec<u32>) {
+/// The plan for a step of these rows, the rows `sample_tiles_mass` scans
+/// (`decide::needs_row_mass`, ascending), and the others, which `sample_tiles` scans: one walk
+/// over the settings. `undecided[i]`: row `i`'s request was left undecided by stage 2 in its
+/// last step, which makes the step busy (below, `GpuSampler::undecided`).
+fn plan_step(settings: &[RowSettings], undecided: &[bool]) -> (StepPlan, Vec<u32>, Vec<u32>) {
     let mut all_greedy = true;
     let mut quiet = true;
     let mut mass_rows = Vec::new();
+    let mut scan_rows = Vec::new();
     for (i, s) in settings.iter().enumerate() {
         all_greedy &= stage2_always_decides(s.temperature, s.flags);
         quiet &= stage2_seldom_lists(s) && !undecided.get(i).copied().unwrap_or(false);
         if needs_row_mass(s) {
             mass_rows.push(i as u32);
+        } else {
+            scan_rows.push(i as u32);
         }
     }
     let kernels = if all_greedy {
@@ -327,7 +333,7 @@ fn plan_step(settings: &[RowSettings], undecided: &[bool]) -> (StepPlan, Vec<u32
     } else {
         StepKernels::All
     };
-    (StepPlan { kernels, quiet }, mass_rows)
+    (StepPlan { kernels, quiet }, mass_rows, scan_rows)
 }
 
 /// A step captured in CUDA graphs, one per [`StepKernels`] and way to run the exact pass
@@ -726,11 +732,13 @@ impl GpuSampler {
         staging[0..4].copy_from_slice(&(rows.len() as u32).to_le_bytes());
         let put = |staging: &mut Vec<u8>, at: usize, bytes: &[u8]| staging[at..at + bytes.len()].copy_from_slice(bytes);
         put(staging, l.settings, as_bytes(&settings));
-        // The rows `sample_tiles_mass` scans, so that its warps share out their tiles alone.
+        // The rows each stage-1 kernel scans, so that its warps share out their tiles alone.
         let undecided: Vec<bool> = uploaded.iter().map(|&(request, _, _)| self.undecided.contains(&request)).collect();
-        let (step_plan, mass_rows) = plan_step(&settings, &undecided);
+        let (step_plan, mass_rows, scan_rows) = plan_step(&settings, &undecided);
         put(staging, l.mass_rows, &(mass_rows.len() as u32).to_le_bytes());
         put(staging, l.mass_rows + 4, as_bytes(&mass_rows));
+        put(staging, l.scan_rows, &(scan_rows.len() as u32).to_le_bytes());
+        put(staging, l.scan_rows + 4, as_bytes(&scan_rows));
         put(staging, l.bias_tokens, as_bytes(&bias_tokens));
         put(staging, l.bias_values, as_bytes(&bias_values));
         let words = self.bitmask_words;
@@ -764,6 +772,7 @@ impl GpuSampler {
             active_rows: upload,
             settings: upload + l.settings as u64,
             mass_rows: upload + l.mass_rows as u64,
+            scan_rows: upload + l.scan_rows as u64,
             bitmask: upload + l.bitmask as u64,
             bias_tokens: upload + l.bias_tokens as u64,
             bias_values: upload + l.bias_values as u64,
@@ -807,7 +816,7 @@ impl GpuSampler {
                 && kernels == StepKernels::All
                 && overlap_stage1(rows as u32, rows as u32 * self.tiles, tile_split, self.scan_resident_warps))
                 as u32,
-            _pad: 0,
+            scan_resident_warps: self.scan_resident_warps,
         }
     }
 
@@ -883,9 +892,15 @@ impl GpuSampler {
             block_dim: (SCAN_THREADS, 1, 1),
             shared_mem_bytes: SCAN_SHARED_BYTES,
         };
-        // The same grid, with the ring's shared memory, when it is one wave.
+        // The same grid, with the ring's shared memory, when it is one wave. Beside the mass
+        // scan, where it takes the listed rows alone (a grid of one warp a tile), as many blocks
+        // as the GPU holds: `listed_scan_split` gives the listed tiles two warps where the launch
+        // allows, and a grid sized for every row allowed it up to half a mixed step's rows (32
+        // of 64: about half the heterogeneous rows need the mass). Warps past them exit at once.
         let (stage_tiles, stage_tiles_cfg) = if one_wave(warps, params.0.tile_split, self.scan_resident_warps) {
-            (&self.stage_tiles_ring, LaunchConfig { shared_mem_bytes: SCAN_RING_SHARED_BYTES, ..tiles_cfg })
+            let listing = params.0.overlap_stage1 != 0 && params.0.tile_split == 1;
+            let blocks = if listing { tiles_cfg.grid_dim.0.max(self.scan_resident_warps / SCAN_WARPS) } else { tiles_cfg.grid_dim.0 };
+            (&self.stage_tiles_ring, LaunchConfig { grid_dim: (blocks, 1, 1), shared_mem_bytes: SCAN_RING_SHARED_BYTES, ..tiles_cfg })
         } else {
             (&self.stage_tiles, tiles_cfg)
         };
@@ -1133,14 +1148,15 @@ impl GpuSampler {
         }
         let at = self.layout.settings + row * std::mem::size_of::<RowSettings>();
         // The host no longer knows the row's settings: every kernel runs (not a greedy step),
-        // and the mass kernel is handed every row (it tests each one itself).
+        // and both stage-1 kernels are handed every row (each tests each row itself).
         self.step_plan = StepPlan { kernels: StepKernels::All, quiet: false };
         let every_row: Vec<u32> = std::iter::once(self.config.max_batch as u32).chain(0..self.config.max_batch as u32).collect();
-        let list = self.layout.mass_rows;
         let stream = self.gpu.stream().clone();
-        stream
-            .memcpy_htod(as_bytes(&every_row), &mut self.upload.slice_mut(list..list + 4 * every_row.len()))
-            .map_err(cuda_err("writing the mass-row list"))?;
+        for list in [self.layout.mass_rows, self.layout.scan_rows] {
+            stream
+                .memcpy_htod(as_bytes(&every_row), &mut self.upload.slice_mut(list..list + 4 * every_row.len()))
+                .map_err(cuda_err("writing the stage-1 row lists"))?;
+        }
         stream
             .memcpy_htod(as_bytes(&raw), &mut self.upload.slice_mut(at..at + std::mem::size_of::<RowSettings>()))
             .map_err(cuda_err("writing raw row settings"))
@@ -1372,7 +1388,7 @@ mod tests {
         RowSettings { temperature, top_p: 1.0, repetition_penalty: 1.0, top_k, flags, ..RowSettings::default() }
     }
 
-    /// Each kernel set, and the mass list, from the rows' settings: greedy rows alone (with
+    /// Each kernel set, and the two stage-1 row lists, from the rows' settings: greedy rows alone (with
     /// penalties' fields or not) are a greedy step; a greedy row wanting log-probabilities, or a
     /// random row without top-k, needs the mass scan; top-k rows among greedy ones do not; rows
     /// that all need it skip `sample_tiles`. A
@@ -1388,19 +1404,19 @@ mod tests {
         let full = row(1.0, 0, 0);
         let top_p = RowSettings { top_p: 0.9, ..full };
         let plan = |kernels, quiet| StepPlan { kernels, quiet };
-        assert_eq!(plan_step(&[greedy, greedy, greedy], &[]), (plan(StepKernels::Greedy, true), vec![]));
-        assert_eq!(plan_step(&[greedy, top_k, greedy], &[]), (plan(StepKernels::NoMassScan, true), vec![]));
-        assert_eq!(plan_step(&[greedy, wide_top_k, top_k], &[]), (plan(StepKernels::NoMassScan, false), vec![]));
-        assert_eq!(plan_step(&[top_k, greedy_lp, greedy, full], &[]), (plan(StepKernels::All, true), vec![1, 3]));
-        assert_eq!(plan_step(&[top_k, greedy_lp, top_p, full], &[]), (plan(StepKernels::All, false), vec![1, 2, 3]));
-        assert_eq!(plan_step(&[greedy_top, greedy], &[]), (plan(StepKernels::All, true), vec![0]));
-        assert_eq!(plan_step(&[full], &[]), (plan(StepKernels::MassScanOnly, true), vec![0]));
-        assert_eq!(plan_step(&[top_p, greedy_lp, full], &[]), (plan(StepKernels::MassScanOnly, false), vec![0, 1, 2]));
+        assert_eq!(plan_step(&[greedy, greedy, greedy], &[]), (plan(StepKernels::Greedy, true), vec![], vec![0, 1, 2]));
+        assert_eq!(plan_step(&[greedy, top_k, greedy], &[]), (plan(StepKernels::NoMassScan, true), vec![], vec![0, 1, 2]));
+        assert_eq!(plan_step(&[greedy, wide_top_k, top_k], &[]), (plan(StepKernels::NoMassScan, false), vec![], vec![0, 1, 2]));
+        assert_eq!(plan_step(&[top_k, greedy_lp, greedy, full], &[]), (plan(StepKernels::All, true), vec![1, 3], vec![0, 2]));
+        assert_eq!(plan_step(&[top_k, greedy_lp, top_p, full], &[]), (plan(StepKernels::All, false), vec![1, 2, 3], vec![0]));
+        assert_eq!(plan_step(&[greedy_top, greedy], &[]), (plan(StepKernels::All, true), vec![0], vec![1]));
+        assert_eq!(plan_step(&[full], &[]), (plan(StepKernels::MassScanOnly, true), vec![0], vec![]));
+        assert_eq!(plan_step(&[top_p, greedy_lp, full], &[]), (plan(StepKernels::MassScanOnly, false), vec![0, 1, 2], vec![]));
         // A row left undecided in its request's last step makes the step busy, whatever its
         // settings; the other rows' do not count.
-        assert_eq!(plan_step(&[greedy, top_k], &[false, true]), (plan(StepKernels::NoMassScan, false), vec![]));
-        assert_eq!(plan_step(&[greedy, top_k], &[false, false]), (plan(StepKernels::NoMassScan, true), vec![]));
-        assert_eq!(plan_step(&[greedy, greedy], &[true, true]), (plan(StepKernels::Greedy, false), vec![]));
+        assert_eq!(plan_step(&[greedy, top_k], &[false, true]), (plan(StepKernels::NoMassScan, false), vec![], vec![0, 1]));
+        assert_eq!(plan_step(&[greedy, top_k], &[false, false]), (plan(StepKernels::NoMassScan, true), vec![], vec![0, 1]));
+        assert_eq!(plan_step(&[greedy, greedy], &[true, true]), (plan(StepKernels::Greedy, false), vec![], vec![0, 1]));
     }
 }
 

@@ -146,6 +146,13 @@ pub struct StepParams {
     /// listed rows' tiles alone. A list may hold more rows (every row, after a raw write of
     /// settings): the kernel tests each listed row again.
     pub mass_rows: u64,
+    /// `u32[1 + rows]`, written by the host beside `mass_rows`: how many rows need no row mass,
+    /// then their indices, ascending. When the two stage-1 kernels run side by side
+    /// (`overlap_stage1`) and `tile_split` is 1, `sample_tiles_ring` gives its warps to the
+    /// listed rows' tiles alone, two a tile where they fit (`listed_scan_split`); otherwise the
+    /// list is not read. Like `mass_rows`, it may hold more rows (every row, after a raw write
+    /// of settings).
+    pub scan_rows: u64,
     /// Grammar bitmask, `i32[rows][bitmask_words]`; rows without `ROW_HAS_BITMASK` ignore it.
     pub bitmask: u64,
     /// Step bias arrays: `u32` token ids and `f32` values.
@@ -213,10 +220,12 @@ pub struct StepParams {
     /// Nonzero: `sample_tiles` lets `sample_tiles_mass` launch at its start, so that the two
     /// stage-1 kernels run side by side (the host sets it for grids of one wave, `overlap_stage1`).
     pub overlap_stage1: u32,
-    pub _pad: u32,
+    /// `sample_tiles` warps the GPU holds at once (the host's occupancy count, the fewer of its
+    /// two builds'): the bound `listed_scan_split` keeps a listed grid's warps under.
+    pub scan_resident_warps: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<StepParams>() == 28 * 8 + 12 * 4);
+const _: () = assert!(core::mem::size_of::<StepParams>() == 29 * 8 + 12 * 4);
 const _: () = assert!(core::mem::align_of::<StepParams>() == 8);
 
 /// Bytes of dynamic shared memory `sample_rows`, `exact_bins`, `exact_gather` and `exact_finish`
@@ -355,6 +364,23 @@ pub const fn scan_split(items: u32, resident: u32) -> u32 {
         split /= 2;
     }
     split
+}
+/// Warps of `sample_tiles` per (row, tile) when it scans only the `items` (row, tile) pairs of
+/// the rows `StepParams::scan_rows` lists, on a grid of `launched` warps, on a GPU that holds
+/// `resident` of them, where the host's split for every row is `split` (`scan_split`): two
+/// when the host's is one and twice the items fit both bounds, else the host's. In a mixed
+/// step about half the rows are the mass scan's, and their warps in `sample_tiles` would only
+/// exit; listed, the other rows' tiles take those warps, and each warp's chain of 16 rounds
+/// halves. One step only, the one measured to pay (session 41, on the H200: heterogeneous
+/// B = 64 0.926–0.958× the time at V ≥ 128256); from four warps a tile to eight (V = 32000)
+/// measured 1.004–1.025×, and two to four was not measured.
+pub const fn listed_scan_split(items: u32, launched: u32, resident: u32, split: u32) -> u32 {
+    let cap = if launched < resident { launched } else { resident };
+    match split {
+        2 | 4 | 8 => split,
+        _ if items as u64 * 2 <= cap as u64 => 2,
+        _ => 1,
+    }
 }
 /// Whether `sample_tiles` lets `sample_tiles_mass` start beside it (`StepParams::overlap_stage1`)
 /// for `rows` rows whose `items` (row, tile) pairs it scans `split` warps each, on a GPU that
@@ -837,6 +863,41 @@ mod tests {
         assert!(ring(1, 32) && ring(8, 32) && ring(64, 32) && ring(64, 38));
         assert!(!ring(256, 32) && !ring(1024, 32));
         assert!(!one_wave(u32::MAX, 8, u32::MAX));
+    }
+
+    /// A listed grid never has more warps than its launch or the GPU holds, keeps the host's
+    /// split, and goes from one warp a tile to two where that fits (heterogeneous B = 64).
+    #[test]
+    fn listed_scan_split_fits_the_launch_and_the_gpu() {
+        let resident = 3168; // an H200: 132 SMs × 24 warps
+        for tiles in [1u32, 8, 32, 38, 64] {
+            for rows in 1..=300u32 {
+                let split = scan_split(rows * tiles, resident);
+                for launched in [(rows * tiles * split).div_ceil(SCAN_WARPS) * SCAN_WARPS, resident] {
+                    assert_eq!(listed_scan_split(rows * tiles, launched, resident, split) == split, split > 1 || rows * tiles * 2 > launched.min(resident));
+                    for listed in 0..=rows {
+                        let parts = listed_scan_split(listed * tiles, launched, resident, split);
+                        let case = (tiles, rows, listed, launched, parts);
+                        assert!(parts == split || (split == 1 && parts == 2), "{case:?}");
+                        assert!(parts == split || listed * tiles * parts <= launched.min(resident), "{case:?}: past a bound");
+                        assert!(parts > split || split > 1 || listed * tiles * 2 > launched.min(resident), "{case:?}: stopped short");
+                    }
+                }
+            }
+        }
+        // Heterogeneous B = 64 at V = 128256 (32 tiles): one warp a tile for every row would
+        // be 2048 warps; the host launches every resident warp beside the mass scan, so up to
+        // 49 listed rows get two a tile.
+        assert_eq!(listed_scan_split(32 * 32, 2048, resident, 1), 2);
+        assert_eq!(listed_scan_split(34 * 32, 2048, resident, 1), 1);
+        assert_eq!(listed_scan_split(34 * 32, resident, resident, 1), 2);
+        assert_eq!(listed_scan_split(49 * 32, resident, resident, 1), 2);
+        assert_eq!(listed_scan_split(50 * 32, resident, resident, 1), 1);
+        assert_eq!(listed_scan_split(8 * 32, resident, resident, 1), 2);
+        // V = 32000 (8 tiles), B = 64: the host's four stay four.
+        assert_eq!(listed_scan_split(30 * 8, 2048, resident, 4), 4);
+        // Garbage split values scan with one warp, as `tile_part` reads them.
+        assert_eq!(listed_scan_split(100, 100, resident, 3), 1);
     }
 
     /// The stage-1 kernels run side by side for small batches of two rows or more only.

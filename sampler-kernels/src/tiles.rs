@@ -39,6 +39,11 @@
 //! `sample_tiles_mass` is persistent, and most rows are usually not its own: the host lists its
 //! rows with the step's settings, and each group of warps (one warp, or the 2 or 4 parts of
 //! `abi::mass_split`) strides over those rows' items alone, so the warps get equal shares.
+//! When it runs beside `sample_tiles_ring` (`overlap_stage1`) on a grid of one warp a tile,
+//! that kernel takes the other rows from the host's second list (`StepParams::scan_rows`) and
+//! gives their tiles two warps where they fit (`abi::listed_scan_split`; the host launches
+//! every warp the GPU holds): heterogeneous B = 64 at V = 128256 gets two warps a tile instead
+//! of one, and no warp of a mass row that would only exit.
 //!
 //! Launch order: `sample_tiles` is the step's first kernel. `sample_tiles_mass` is launched
 //! overlapped after it and runs beside it when `sample_tiles` lets it (`overlap_stage1`); it
@@ -1573,7 +1578,9 @@ unsafe fn arrive(p: &StepParams, row: u32, s: &RowSettings) {
 }
 
 /// Stage 1 for rows that need no row mass: with `s = tile_split`, warp `w` of block `b` scans
-/// part `w % s` of (row, tile) = divmod(b · SCAN_WARPS / s + w / s, tiles).
+/// part `w % s` of (row, tile) = divmod(b · SCAN_WARPS / s + w / s, tiles). (Its ring build,
+/// [`sample_tiles_ring`], beside the mass scan takes (list position, tile) there instead, with
+/// `s = listed_scan_split`: `sample_tiles_body`.)
 ///
 /// # Safety
 /// Launch with `SCAN_THREADS` threads, at least `ceil(rows · tiles · s / SCAN_WARPS)` blocks and
@@ -1628,17 +1635,36 @@ pub unsafe extern "ptx-kernel" fn sample_tiles_ring(p: StepParams) {
 /// As for [`sample_tiles`].
 #[inline(always)]
 unsafe fn sample_tiles_body<const GREEDY_STEP: bool, const RING: bool>(p: &StepParams) {
-    let p = *p;
+    let mut p = *p;
     // SAFETY: forwarded (a stage-1 kernel).
     unsafe { clear_exact_list_head(&p) };
     if block_dim_x() != SCAN_THREADS || p.tiles == 0 {
         return;
     }
+    // Beside the mass scan, the warps go to the rows it leaves (`StepParams::scan_rows`), two a
+    // tile where they fit: a warp of a mass row would only exit. The local copy carries
+    // the split, which `tile_part` reads from it. Only the ring build: the host lets the mass
+    // scan start beside grids of one wave alone, which run as it (`abi::one_wave`), and in
+    // `sample_tiles` the list's registers spilled. Only where the host's split is one warp a
+    // tile, which it may double (`listed_scan_split`); elsewhere the list would only cost its
+    // two round trips.
+    let listing = RING && !GREEDY_STEP && p.overlap_stage1 != 0 && p.tile_split == 1;
+    let list = p.scan_rows as *const u32;
+    // SAFETY: the list's count (the host writes it with the settings).
+    let listed = if listing { unsafe { ld_global_nc_u32(list) }.min(p.rows) } else { p.rows };
+    if listing {
+        p.tile_split = listed_scan_split(listed * p.tiles, grid_dim_x() * SCAN_WARPS, p.scan_resident_warps, p.tile_split);
+    }
     let parts = tile_part(&p).1;
     let g = block_idx_x() * (SCAN_WARPS / parts) + warp_id() / parts;
-    let (row, tile) = (g / p.tiles, g % p.tiles);
-    if row >= p.rows {
+    let (at, tile) = (g / p.tiles, g % p.tiles);
+    if at >= listed {
         return; // the whole group: its warps share g
+    }
+    // SAFETY: at < listed ≤ rows, and the list has 1 + rows entries.
+    let row = if listing { unsafe { ld_global_nc_u32(list.add(1 + at as usize)) } } else { at };
+    if row >= p.rows {
+        return; // a listed row past the launch: the group alike
     }
     // SAFETY: the whole warp shares (row, tile) (warp-uniform g), row < rows, tile < tiles; the
     // region is this warp's slice of the launch's shared memory; the `parts` warps of a tile
