@@ -29,7 +29,7 @@ use sampler_kernels::abi::{
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, EXACT_SUB_BINS, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_RING_SHARED_BYTES, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
-    TILE_TOKENS, overlap_stage1, rows_two_per_sm, one_wave, scan_split, warp_row_run, EXACT_LIST_BLOCK_ROWS, EXACT_LIST_HEAD,
+    TILE_TOKENS, overlap_stage1, lists_scan_rows, rows_two_per_sm, one_wave, scan_split, warp_row_run, EXACT_LIST_BLOCK_ROWS, EXACT_LIST_HEAD,
 };
 use sampler_kernels::decide::{needs_row_mass, stage2_always_decides, stage2_seldom_lists};
 use sampler_kernels::logit::bitmask_words;
@@ -898,8 +898,7 @@ impl GpuSampler {
         // allows, and a grid sized for every row allowed it up to half a mixed step's rows (32
         // of 64: about half the heterogeneous rows need the mass). Warps past them exit at once.
         let (stage_tiles, stage_tiles_cfg) = if one_wave(warps, params.0.tile_split, self.scan_resident_warps) {
-            let listing = params.0.overlap_stage1 != 0 && params.0.tile_split == 1;
-            let blocks = if listing { tiles_cfg.grid_dim.0.max(self.scan_resident_warps / SCAN_WARPS) } else { tiles_cfg.grid_dim.0 };
+            let blocks = if lists_scan_rows(params.0.overlap_stage1, params.0.tile_split) { tiles_cfg.grid_dim.0.max(self.scan_resident_warps / SCAN_WARPS) } else { tiles_cfg.grid_dim.0 };
             (&self.stage_tiles_ring, LaunchConfig { grid_dim: (blocks, 1, 1), shared_mem_bytes: SCAN_RING_SHARED_BYTES, ..tiles_cfg })
         } else {
             (&self.stage_tiles, tiles_cfg)

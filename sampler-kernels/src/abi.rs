@@ -365,6 +365,14 @@ pub const fn scan_split(items: u32, resident: u32) -> u32 {
     }
     split
 }
+/// Whether `sample_tiles_ring` takes the rows `StepParams::scan_rows` lists instead of every
+/// row: beside the mass scan (`overlap_stage1`), on a grid of one warp a tile, the one split
+/// `listed_scan_split` can raise. The host launches such a grid with every warp the GPU holds;
+/// the kernel reads the list only then.
+#[inline(always)]
+pub const fn lists_scan_rows(overlap_stage1: u32, tile_split: u32) -> bool {
+    overlap_stage1 != 0 && tile_split == 1
+}
 /// Warps of `sample_tiles` per (row, tile) when it scans only the `items` (row, tile) pairs of
 /// the rows `StepParams::scan_rows` lists, on a grid of `launched` warps, on a GPU that holds
 /// `resident` of them, where the host's split for every row is `split` (`scan_split`): two

@@ -1648,7 +1648,7 @@ unsafe fn sample_tiles_body<const GREEDY_STEP: bool, const RING: bool>(p: &StepP
     // `sample_tiles` the list's registers spilled. Only where the host's split is one warp a
     // tile, which it may double (`listed_scan_split`); elsewhere the list would only cost its
     // two round trips.
-    let listing = RING && !GREEDY_STEP && p.overlap_stage1 != 0 && p.tile_split == 1;
+    let listing = RING && !GREEDY_STEP && lists_scan_rows(p.overlap_stage1, p.tile_split);
     let list = p.scan_rows as *const u32;
     // SAFETY: the list's count (the host writes it with the settings).
     let listed = if listing { unsafe { ld_global_nc_u32(list) }.min(p.rows) } else { p.rows };
