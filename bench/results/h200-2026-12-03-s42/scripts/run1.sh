@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Run 1 (session 42), one call. Builds: base = session 41's final kernels (4487bf2, l3);
+# v1 = base with verify_rows adding up a row's mass in its first pass (band sums under each
+# warp's running ceiling) where nothing else needs a second pass (random rows that truncate
+# nothing, greedy rows with log-probabilities); v2 = v1 with verify_draws screening each
+# residual in f32 from per-row band tables (the exact 256-bit comparison only near a tie);
+# v3 = v2 with a group leader or a block alone passing over items already past their
+# request's known stop when it takes its next item (no group barrier for them); v4 = v3
+# without the group's rejection-word share before a row's first pass. A/B of the five on 13
+# verification cells, four rounds; the grid on v4 with FlashInfer's harness in the same call;
+# Nsight durations of the three verification kernels on v4; then on v4 the five GPU test
+# binaries beside compute-sanitizer (racecheck, memcheck, initcheck, synccheck) over gpu_verify.
+START=$(date +%s); W=$OUT/w; mkdir -p $W; trap 'tar czf $OUT/run1.tar.gz -C $W .' EXIT
+el() { echo $(( $(date +%s) - START )); }
+C=$PWD/.carry; cd $C/b
+unxz() { python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[1][:-3],'wb'))" "$1" && rm "$1"; }
+for f in tests/*.xz *.xz ../base/*.xz ../v1/*.xz ../v2/*.xz ../v3/*.xz peers/*.xz; do unxz $f; done
+chmod +x tests/* sonic-bench run.sh ../*/sonic-bench peers/flashinfer_peers
+md5sum sonic-bench ../base/sonic-bench ../v1/sonic-bench ../v2/sonic-bench ../v3/sonic-bench tests/* peers/flashinfer_peers > $W/md5.txt
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $W/gpu.txt 2>&1
+echo "unpacked $(el)s"
+CELLS="verify_uniform:f32:128256:1,verify_uniform:f32:128256:8,verify_uniform:f32:128256:32,verify_uniform:f32:128256:128,verify_uniform:f32:151936:32,verify_sampled:f32:128256:8,verify_sampled:f32:128256:32,verify_sampled:f32:128256:128,verify_hetero:f32:128256:8,verify_hetero:f32:128256:32,verify_hetero:f32:128256:128,verify_accepted:f32:128256:32,verify_accept70:f32:128256:32"
+AB_SECONDS=45 timeout 230 bash ./run.sh ab $W/ab "$CELLS" 4 base=../base/sonic-bench v1=../v1/sonic-bench v2=../v2/sonic-bench v3=../v3/sonic-bench v4=./sonic-bench > $W/ab.log 2>&1; echo "ab rc $? $(el)s"; cat $W/ab/ab-table.txt
+timeout 60 bash ./run.sh bench --out $W/grid > $W/grid.log 2>&1; echo "grid rc $? $(el)s"; grep -E "verify_(uniform|hetero)" $W/grid/sonic-bench.md | head -16
+timeout 80 bash ./run.sh flashinfer --out $W/grid/flashinfer-peers.json > $W/flashinfer.log 2>&1; echo "flashinfer rc $? $(el)s"; tail -1 $W/flashinfer.log
+mkdir -p $W/nsight
+for cell in verify_uniform:f32:128256:32 verify_hetero:f32:128256:32; do
+  [ $(el) -gt 330 ] && { echo "skip ncu $cell (time)"; continue; }
+  name=$(echo $cell | tr ':' '-')
+  timeout 50 ncu --clock-control none --graph-profiling node -k "regex:^verify_" --launch-skip 30 --launch-count 3 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    -f -o /tmp/$name ./sonic-bench --only $cell --replays 20 --out /tmp/bench-$name > /dev/null 2>$W/nsight/$name.err
+  echo "ncu $cell rc $? $(el)s"
+  ncu --import /tmp/$name.ncu-rep --page details > $W/nsight/$name-details.txt 2>&1
+  grep -E "^  [a-z_]+ \(|Duration|DRAM Throughput|Achieved Occupancy|Warp Cycles Per Issued|Registers Per" $W/nsight/$name-details.txt > $W/nsight/$name-summary.txt
+  grep -E "^  [a-z]|Duration" $W/nsight/$name-summary.txt
+done
+mkdir -p san/tests; cp run.sh san/; cp tests/gpu_verify san/tests/
+LEFT=$(( 575 - $(el) )); echo "test budget $LEFT s"
+(SANITIZE_TOOLS="racecheck memcheck initcheck synccheck" SANITIZE_JOBS=4 SANITIZE_SECONDS=$LEFT timeout $((LEFT + 8)) bash ./san/run.sh sanitize $W/sanitizer > $W/sanitize.log 2>&1; echo "rc $?" >> $W/sanitize.log) &
+SP=$!
+timeout $LEFT bash ./run.sh > $W/tests.log 2>&1; echo "tests rc $? $(el)s"; tail -1 $W/tests.log; grep -E "test result|FAILED|panicked|mismatch" $W/tests.log | head -20
+wait $SP; echo "sanitize $(tail -1 $W/sanitize.log) $(el)s"; cat $W/sanitizer/summary.txt
+echo "elapsed $(el)"
