@@ -269,6 +269,35 @@ pub fn band_and_fraction(x: f32, mc_i: i32) -> (u32, u32) {
     (if small && band < NO_BAND { band } else { NO_BAND }, frac_weight(v - c))
 }
 
+/// A running ceiling as the integer [`band_and_fraction`] takes: `c` itself when `|c| <
+/// CEIL_LIMIT`, else 0. A ceiling outside that range is no usable row's (its sums are never
+/// read), and 0 keeps every band in bounds.
+#[inline(always)]
+pub fn ceiling_index(c: f32) -> i32 {
+    if c < CEIL_LIMIT && c > -CEIL_LIMIT {
+        c as i32
+    } else {
+        0
+    }
+}
+
+/// How many bands down the sums taken under ceiling `from` move when the ceiling becomes
+/// `to >= from` (both `soft_ceil` values): `to - from`, or `NO_BAND` (every sum drops) when
+/// that passes the last band or either ceiling is outside the band range, where no band sum
+/// is ever read (`-inf`, a ceiling before any valid token, holds sums in the discard row
+/// only). Verification's first pass keeps band sums under each warp's running ceiling and
+/// moves them to the row's with it; `running_ceiling_band_sums_are_the_weights` holds the
+/// result to [`weight`].
+#[inline(always)]
+pub fn band_shift(from: f32, to: f32) -> u32 {
+    let d = to - from;
+    if from > -CEIL_LIMIT && to < CEIL_LIMIT && d >= 0.0 && d < NO_BAND as f32 {
+        d as u32
+    } else {
+        NO_BAND
+    }
+}
+
 /// Sub-bins per band of [`exact_bin`].
 pub const EXACT_SUB_BINS: u32 = 128;
 /// Bin of the tokens in no band (more than `BAND_FLOOR` below `mc`): they weigh nothing.
@@ -792,6 +821,97 @@ pub(crate) mod tests {
             }
             let folded: u128 = sums.iter().zip(BAND_SCALE).map(|(&s, e)| s * e as u128).sum();
             assert_eq!(folded, total, "row {row}");
+            assert!(total > 0, "row {row}");
+        }
+    }
+
+    /// Verification's first pass: each warp adds its tokens to lane-private band sums under its
+    /// own running ceiling (the ceiling of the largest value it has seen), moving the sums down
+    /// by [`band_shift`] when a tile raises it, and at the end moves them to the row's ceiling
+    /// and weighs them. The total is the row's `Σ weight`, exactly, on rows whose tiles raise
+    /// the ceilings often, with masked tokens, values out of the band range and warps that see
+    /// no valid token.
+    #[test]
+    fn running_ceiling_band_sums_are_the_weights() {
+        const WARPS: usize = 4;
+        const LANES: usize = 32;
+        const PER_LANE: usize = 8;
+        const TILES: usize = 63;
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let unit = |r: u64| (r >> 40) as f32 / (1u64 << 24) as f32;
+        let shift = |sums: &mut [u32; NO_BAND as usize + 1], by: u32| {
+            for d in (0..NO_BAND as usize).rev() {
+                sums[d] = if d >= by as usize { sums[d - by as usize] } else { 0 };
+            }
+        };
+        for row in 0..60 {
+            // Rising rows (each tile's values a few units above the last's), falling ones, flat
+            // ones, and rows near the band range's ends.
+            let slope = [0.9f32, -0.7, 0.0, 3.5][row % 4];
+            let start = match row {
+                0 => CEIL_LIMIT - 300.0,
+                1 => -(CEIL_LIMIT - 64.0) + 10.0,
+                _ => (unit(next()) - 0.5) * 100.0,
+            };
+            let tiles = 1 + row % TILES;
+            let value = |tile: usize, r: u64| -> f32 {
+                match r % 97 {
+                    0 => f32::NEG_INFINITY,
+                    1 => -CEIL_LIMIT * 3.0,
+                    _ => start + slope * tile as f32 - unit(r) * 30.0,
+                }
+            };
+            let xs: std::vec::Vec<std::vec::Vec<f32>> =
+                (0..tiles).map(|t| (0..WARPS * LANES * PER_LANE).map(|_| value(t, next())).collect()).collect();
+            // Warp 3 sees only masked tokens in every row of a multiple of 5.
+            let xs: std::vec::Vec<std::vec::Vec<f32>> = xs
+                .into_iter()
+                .map(|mut v| {
+                    if row % 5 == 0 {
+                        v[3 * LANES * PER_LANE..].fill(f32::NEG_INFINITY);
+                    }
+                    v
+                })
+                .collect();
+            let max = xs.iter().flatten().fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m });
+            let mc = soft_ceil(max);
+            if !bands_usable(mc) {
+                continue;
+            }
+            let expected: u128 = xs.iter().flatten().map(|&x| weight(x, mc)).sum();
+            let mut total = 0u128;
+            for w in 0..WARPS {
+                let mut ceiling = f32::NEG_INFINITY;
+                let mut sums = [[0u32; NO_BAND as usize + 1]; LANES];
+                for tile in &xs {
+                    let part = &tile[w * LANES * PER_LANE..(w + 1) * LANES * PER_LANE];
+                    let top = part.iter().fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m });
+                    let tile_ceil = if top > f32::NEG_INFINITY { soft_ceil(top) } else { f32::NEG_INFINITY };
+                    if tile_ceil > ceiling {
+                        let by = band_shift(ceiling, tile_ceil);
+                        sums.iter_mut().for_each(|s| shift(s, by));
+                        ceiling = tile_ceil;
+                    }
+                    for (lane, s) in sums.iter_mut().enumerate() {
+                        for &x in &part[lane * PER_LANE..(lane + 1) * PER_LANE] {
+                            let (band, frac) = band_and_fraction(x, ceiling_index(ceiling));
+                            s[band as usize] = s[band as usize].checked_add(frac).unwrap();
+                        }
+                    }
+                }
+                let by = band_shift(ceiling, mc);
+                for s in &mut sums {
+                    shift(s, by);
+                    total += (0..NO_BAND as usize).map(|d| s[d] as u128 * BAND_SCALE[d] as u128).sum::<u128>();
+                }
+            }
+            assert_eq!(total, expected, "row {row}");
             assert!(total > 0, "row {row}");
         }
     }

@@ -23,10 +23,13 @@
 //! many rows, each block takes whole rows as it becomes free, position-major
 //! (`VerifyParams::row_order`, handed out by a counter); with many rows from few requests,
 //! mostly random, groups take rows the same way, a group's leader taking from the counter.
-//! A row that does not accept its draft marks its request's rejection word, and a whole-row
-//! block drops a row once an earlier row of its request is marked (checked before the row's
-//! first pass and after it): nothing reads a chain past its first rejection. The word is a
-//! hint; no decision depends on it. The first pass stores each processed value in
+//! A row that does not accept its draft marks its request's rejection word, and a row is
+//! dropped once an earlier row of its request is marked (a block alone checks before the
+//! row's first pass and after it; a group's leader passes over such rows as it takes its next
+//! item, and the group checks again after the first pass): nothing reads a chain past its
+//! first rejection. The word is a hint; no decision depends on it. A row that needs only its
+//! mass (no selection, no min-p floor) adds it up in the first pass, by band sums under each
+//! warp's running ceiling. The first pass stores each processed value in
 //! `VerifyParams::cache`; later passes read it back, so the prologue (penalties with the
 //! earlier drafts, bias, bitmask, temperature) runs once per token.
 //! Everything goes through the shared pure functions (`logit`, `keys`, `fixed`, `decide`,
@@ -49,15 +52,15 @@ use crate::exact::{
     add_to_tile_bins, bin_boundaries, bin_mass, decide_gathered, each_own_bin, tile_bin, Boundaries, Cut, BINS, BINS_PER_THREAD, NONE,
     X_COUNT_K, X_MASS_K, X_MASS_P,
 };
-use crate::fixed::{band_and_fraction, bands_usable, exact_bin, small_ceil, soft_ceil, weight_parts, BAND_SCALE, NO_BAND};
+use crate::fixed::{band_and_fraction, band_shift, bands_usable, ceiling_index, exact_bin, small_ceil, soft_ceil, weight_parts, BAND_SCALE, NO_BAND};
 use crate::intrinsics::*;
-use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
+use crate::keys::{floor_value, from_ordered_bits, key_index, key_value, reaches_floor, sort_key};
 use crate::logit::{process_untempered_selects, saturating_count_add, temper_by, temper_scale, widen_bf16, widen_f16, LogitParams};
 use crate::sampler::{key_weight, key_weight_inline, keys8, load_raw1, plain8};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
-use crate::verify::{draft_units, draw_span, group_shape, residual_positive, residual_weight, spec_accept, u128_to_f64, U256};
+use crate::verify::{draft_units, draw_span, group_shape, ratio_f32, residual_positive, residual_screen, residual_weight, spec_accept, u128_to_f64, U256};
 
 /// Digit of keys that take no part in a histogram level (warp aggregation needs every lane).
 const NO_DIGIT: u32 = u32::MAX;
@@ -881,6 +884,16 @@ unsafe fn count_masses(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: 
 /// that take it never use (they select nothing).
 const SM_MASS_BANDS: u32 = SM_SORT;
 const _: () = assert!(SM_MASS_BANDS + (NO_BAND + 1) * SAMPLER_THREADS * 4 <= VERIFY_ROWS_SHARED_BYTES);
+
+/// This thread's column of the band sums (band `d` at `+ d · SAMPLER_THREADS · 4`), as a
+/// shared address: `smem` adds the window's base, which is not 0. (Until session 42 the
+/// columns were raw offsets, so they sat that far below the region, over the top of the bias
+/// table: harmless while only a pass of their own used them, but the first pass's band sums
+/// lost every band-0 sum the bias table overwrote.)
+#[inline(always)]
+fn band_column() -> u32 {
+    smem(SM_MASS_BANDS + thread_idx_x() * 4)
+}
 /// Tiles a thread adds to its band sums before weighing them: 8 fractions of at most `2^23`
 /// per tile, so 32 tiles stay under `2^31` in a `u32`.
 const MASS_FOLD_TILES: u32 = 32;
@@ -896,7 +909,7 @@ const _: () = assert!(MASS_FOLD_TILES as u64 * TOKENS_PER_THREAD as u64 * (1u64 
 /// row is finite with usable bands (`mc = soft_ceil` of its maximum, `bands_usable`).
 #[inline(always)]
 unsafe fn band_mass(p: &VerifyParams, grp: &Group, mc: f32) -> u128 {
-    let column = SM_MASS_BANDS + thread_idx_x() * 4;
+    let column = band_column();
     let band_stride = SAMPLER_THREADS * 4;
     // `mc` is an integer inside the ceilings' range, so this is `mc` as an integer.
     let (_, mc_i) = small_ceil(mc);
@@ -946,6 +959,101 @@ unsafe fn fold_band_sums(column: u32, band_stride: u32) -> u128 {
         }
     }
     total
+}
+
+/// Tiles a block may add to its first pass's band sums ([`add_to_running_bands`]): 8 fractions
+/// of at most `2^23` per tile, so 63 tiles stay under `2^32` in a `u32`, with no fold on the
+/// way (the fold needs the row's ceiling, which the pass is still finding).
+const PASS_BAND_TILES: u32 = 63;
+const _: () = assert!(PASS_BAND_TILES as u64 * TOKENS_PER_THREAD as u64 * (1u64 << 23) < 1u64 << 32);
+
+/// Zeroes this thread's column of the band sums, discard row included.
+///
+/// # Safety
+/// No other use of the sort region is in flight (a barrier since its last use).
+#[inline(always)]
+unsafe fn clear_band_column() {
+    let column = band_column();
+    let mut d = 0;
+    // SAFETY: the thread's own column (in bounds: asserted with SM_MASS_BANDS).
+    unsafe {
+        while d <= NO_BAND {
+            st_shared_u32(column + d * SAMPLER_THREADS * 4, 0);
+            d += 1;
+        }
+    }
+}
+
+/// Moves this thread's band sums `by` bands down, the ones pushed past the last band dropping
+/// (the discard row is left as it is: it is never read).
+///
+/// # Safety
+/// The thread's own column, as [`clear_band_column`] leaves it.
+#[inline(always)]
+unsafe fn shift_band_column(by: u32) {
+    let column = band_column();
+    let stride = SAMPLER_THREADS * 4;
+    let mut d = NO_BAND;
+    // SAFETY: the thread's own column; descending, so each source is read before it is written.
+    unsafe {
+        while d > 0 {
+            d -= 1;
+            let v = if d >= by { ld_shared_u32(column + (d - by) * stride) } else { 0 };
+            st_shared_u32(column + d * stride, v);
+        }
+    }
+}
+
+/// The first pass's band sums of a tile: this thread's processed values `x` go to its column
+/// under the warp's running `ceiling` (`soft_ceil` of the largest value the warp has seen),
+/// raised first to `warp_top`'s (the ordered bits of the warp's largest value in this tile, 0
+/// for none), the sums moving down with it (`fixed::band_shift`). The same integers as
+/// [`band_mass`] adds under the row's ceiling once the sums move there
+/// ([`running_band_mass`]); `fixed`'s `running_ceiling_band_sums_are_the_weights` holds that.
+///
+/// # Safety
+/// The whole warp calls it together (`ceiling` and `warp_top` are warp-uniform); the column
+/// was cleared for this row and is within [`PASS_BAND_TILES`] tiles of it.
+#[inline(always)]
+unsafe fn add_to_running_bands(ceiling: &mut f32, warp_top: u32, x: &[f32; 8]) {
+    let column = band_column();
+    let stride = SAMPLER_THREADS * 4;
+    let tile_ceil = if warp_top != 0 { soft_ceil(from_ordered_bits(warp_top)) } else { f32::NEG_INFINITY };
+    // SAFETY: the thread's own column; a warp-uniform branch.
+    unsafe {
+        if tile_ceil > *ceiling {
+            shift_band_column(band_shift(*ceiling, tile_ceil));
+            *ceiling = tile_ceil;
+        }
+        let ceiling_i = ceiling_index(*ceiling);
+        // (Reductions with no returned value, as in `band_mass`.)
+        each8(|j| {
+            let (band, frac) = band_and_fraction(x[j], ceiling_i);
+            red_add_shared_u32(column + band * stride, frac);
+        });
+    }
+}
+
+/// The row's mass from the first pass's band sums: each thread's sums moved from its warp's
+/// `ceiling` to the row's `mc` and weighed ([`fold_band_sums`]), then summed over the block
+/// and the group.
+///
+/// # Safety
+/// The whole block calls it together, and every block of the group; the row is finite with
+/// usable bands (`mc`), and every tile of this block went through [`add_to_running_bands`].
+#[inline(always)]
+unsafe fn running_band_mass(p: &VerifyParams, grp: &mut Group, ceiling: f32, mc: f32) -> u128 {
+    let column = band_column();
+    // SAFETY: the thread's own column; uniform calls by the whole block.
+    unsafe {
+        shift_band_column(band_shift(ceiling, mc));
+        let mut all = block_sum_u128(fold_band_sums(column, SAMPLER_THREADS * 4));
+        if grp.size > 1 {
+            let w = grp.share(p, [all as u64, (all >> 64) as u64, 0, 0, 0, 0]);
+            all = block_sum_u128(((w[1] as u128) << 64) | w[0] as u128);
+        }
+        all
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1454,6 +1562,60 @@ fn residual_parts(sum: &Summary, w: Weights, r: &DraftRow, key: u64, floor: u64,
     }
 }
 
+/// [`sum_span`]'s band tables of a screened row: `E[d]` (`u64[NO_BAND]`) and `E[d] / Z` as f32
+/// bits (`u32[NO_BAND]`), in the histogram region, which the draws never use otherwise.
+const SM_DRAW_SCALES: u32 = SM_HIST;
+const SM_DRAW_E_OVER_Z: u32 = SM_DRAW_SCALES + NO_BAND * 8;
+const _: () = assert!(SM_DRAW_E_OVER_Z + NO_BAND * 4 <= SM_HIST_LO && NO_BAND as usize == BAND_SCALE.len());
+
+/// [`residual_parts`] for a finite row with usable bands (`mc_i`, the integer ceiling of its
+/// maximum), from the band tables instead of a weight and two f64 products per token: the
+/// token's band and fraction (`fixed::band_and_fraction`, which gives the same `W` as
+/// `weight_parts` there), its draft units, and `verify::residual_screen`, with the exact
+/// 256-bit comparison ([`residual_exact`]) only where the screen declines. `(floor, fv)` is the
+/// kept floor and its `floor_value`; `inv_q` is `1 / Q` as `ratio_f32` gives it.
+///
+/// # Safety
+/// The band tables hold this row's `E[d]` and `E[d] / Z` (`sum_span`), published by a barrier.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn screened_parts(w: Weights, r: &DraftRow, x: f32, token: u32, (floor, fv): (u64, f32), q: f32, mc_i: i32, inv_q: f32) -> (u128, u128) {
+    if !reaches_floor(x, token, floor, fv) {
+        return (0, 0);
+    }
+    let (band, frac) = band_and_fraction(x, mc_i);
+    if band >= NO_BAND {
+        return (0, 0); // W = 0: never positive
+    }
+    // SAFETY: band < NO_BAND, inside both tables (the caller's barrier published them).
+    let (e, e_over_z) = unsafe { (ld_shared_u64(smem(SM_DRAW_SCALES + band * 8)), f32::from_bits(ld_shared_u32(smem(SM_DRAW_E_OVER_Z + band * 4)))) };
+    // `q · 2^63` is what `draft_units` truncates (the same product, so computed once).
+    let (qi, qf) = if w.plain {
+        (0, 0.0)
+    } else if r.q != 0 {
+        (draft_units(q), q * 9_223_372_036_854_775_808.0)
+    } else {
+        ((token == r.draft) as u64, 1.0)
+    };
+    let weight = frac as u128 * e as u128;
+    let positive = match residual_screen(frac, e_over_z, qi, qf, inv_q) {
+        Some(v) => v,
+        None => residual_exact(weight, w.q_total, qi, w.z),
+    };
+    if positive {
+        (weight, qi as u128)
+    } else {
+        (0, 0)
+    }
+}
+
+/// `W·Q > q·Z` in 256 bits, out of line: the screen seldom declines, and eight inlined copies
+/// of the products would sit in the draw's token loop.
+#[inline(never)]
+extern "C" fn residual_exact(weight: u128, q_total: u128, q: u64, z: u128) -> bool {
+    U256::mul_wide(weight, q_total) > U256::mul_wide(q as u128, z)
+}
+
 /// The row's per-tile sums of draw `attempt` (0 or 1), `U256[MAX_TILES]` as four u64 each.
 #[inline(always)]
 fn tile_sums(p: &VerifyParams, row: u32, attempt: u32) -> *mut u64 {
@@ -1504,11 +1666,25 @@ unsafe fn sum_span(p: &VerifyParams, row: u32, first: u32, n: u32, plan: &Plan, 
     let floor_hi = (floor >> 32) as u32;
     let with_q = r.q != 0 && !w.plain;
     let (q_total_f, z_f) = (u128_to_f64(w.q_total), u128_to_f64(w.z));
+    // A finite row with usable bands (nearly every row) weighs its tokens from the band tables
+    // and screens each residual in f32 (`screened_parts`); others take `residual_parts`.
+    let screened = !plan.sum.infinite_row() && bands_usable(plan.sum.mc);
+    let mc_i = if screened { small_ceil(plan.sum.mc).1 } else { 0 };
+    let (inv_q, fv) = (ratio_f32(1.0, q_total_f), floor_value(floor));
     // SAFETY (whole block; every branch below is warp-uniform: the warp's tiles, the ballot,
     // the chunk walk): tiles < p.tiles and their chunks are inside the cache, the chunk maxima
     // and the q row; SM_SORT holds a U256 per (tile, warp) slot (n · per_tile ≤ max(16, n) ≤
-    // MAX_TILES of them), read after the barrier.
+    // MAX_TILES of them), read after the barrier; the band tables are written by threads
+    // below NO_BAND before a barrier (the last reads of the previous ones were before this
+    // function's last barrier).
     unsafe {
+        if screened {
+            if let Some(&e) = BAND_SCALE.get(tid as usize) {
+                st_shared_u64(smem(SM_DRAW_SCALES + tid * 8), e);
+                st_shared_u32(smem(SM_DRAW_E_OVER_Z + tid * 4), ratio_f32(e as f64, z_f).to_bits());
+            }
+            sync_threads();
+        }
         let mut t = warp / per_tile;
         while t < n {
             let tile = first + t;
@@ -1532,12 +1708,20 @@ unsafe fn sum_span(p: &VerifyParams, row: u32, first: u32, n: u32, plan: &Plan, 
                         (x, q)
                     };
                     let base = base_of(i);
-                    let keys = keys8(&x, base);
-                    unroll8!(J => {
-                        let (sw, sq) = residual_parts(&plan.sum, w, &r, keys[J], floor, q[J], base + J as u32, q_total_f, z_f);
-                        mine.hi = mine.hi.wrapping_add(sw);
-                        mine.lo = mine.lo.wrapping_add(sq);
-                    });
+                    if screened {
+                        unroll8!(J => {
+                            let (sw, sq) = screened_parts(w, &r, x[J], base + J as u32, (floor, fv), q[J], mc_i, inv_q);
+                            mine.hi = mine.hi.wrapping_add(sw);
+                            mine.lo = mine.lo.wrapping_add(sq);
+                        });
+                    } else {
+                        let keys = keys8(&x, base);
+                        unroll8!(J => {
+                            let (sw, sq) = residual_parts(&plan.sum, w, &r, keys[J], floor, q[J], base + J as u32, q_total_f, z_f);
+                            mine.hi = mine.hi.wrapping_add(sw);
+                            mine.lo = mine.lo.wrapping_add(sq);
+                        });
+                    }
                     if !more {
                         break;
                     }
@@ -1817,7 +2001,7 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
                 // The leader's next item, to every block of the group (the barrier of the
                 // share also keeps every thread past the row before the next one's staging).
                 // It counts on the finished row's barrier counter, which only this group uses.
-                let next = if g == 0 && thread_idx_x() == 0 { shape.stride + atom_add_global_u32(next_row, 1) } else { 0 };
+                let next = if g == 0 && thread_idx_x() == 0 { take_item(&p, rows, next_row, shape.stride) } else { 0 };
                 let w = grp.share(&p, [next as u64, 0, 0, 0, 0, 0]);
                 epoch += grp.barriers;
                 item = block_max_u64(w[0]) as u32;
@@ -1832,6 +2016,59 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
             item = ld_shared_u32(smem(SM_ITEM));
             sync_threads();
         }
+    }
+}
+
+/// The next item for a group's leader (thread 0) taking rows in turn: `base` plus the
+/// counter's next value, passing over items whose rows lie past their request's known stop
+/// ([`item_past_rejection`]; each counted as skipped in the header). Without it a group spent
+/// two group barriers on each such item before dropping it (the item's share and the
+/// rejection word's), and once a call's first rows stop their chains most items are such.
+/// Blocks alone do not use it: its four dependent loads, while the block waits, made
+/// all-greedy calls about 1.03× slower (session 42, run 1), and their own check costs no group
+/// barrier.
+///
+/// # Safety
+/// `next_row` is row 0's counter; the order and map hold `rows` entries.
+#[inline(always)]
+unsafe fn take_item(p: &VerifyParams, rows: u32, next_row: *mut u32, base: u32) -> u32 {
+    // SAFETY: forwarded; header word 3 is the call's skip counter.
+    unsafe {
+        let mut item = base + atom_add_global_u32(next_row, 1);
+        while item < rows && item_past_rejection(p, rows, item) {
+            red_add_global_u32((p.header as *mut u32).add(3), 1);
+            item = base + atom_add_global_u32(next_row, 1);
+        }
+        item
+    }
+}
+
+/// Whether item `item` (< rows) of the position-major order is a row `j > 0` whose request's
+/// rejection word already marks an earlier row: the same hint as [`past_rejection`], read
+/// from the map (a row whose map entry is not its request's row `j`, which `verify_row`
+/// reports, is never passed over).
+///
+/// # Safety
+/// `item < rows`; the order and map hold `rows` entries.
+#[inline(always)]
+unsafe fn item_past_rejection(p: &VerifyParams, rows: u32, item: u32) -> bool {
+    // SAFETY: entries below rows; the rejection word is in a row's head (first_row < rows).
+    unsafe {
+        let row = (p.row_order as *const u32).add(item as usize).read();
+        if row >= rows {
+            return false;
+        }
+        let map = (p.row_map + row as u64 * 8) as *const u32;
+        let (request, position) = (map.read(), map.add(1).read());
+        if position == 0 || position > row || position > VERIFY_MAX_DRAFTS {
+            return false;
+        }
+        let first_row = row - position;
+        let first = (p.row_map + first_row as u64 * 8) as *const u32;
+        if first.read() != request || first.add(1).read() != 0 {
+            return false;
+        }
+        ld_relaxed_gpu_u32(rejected_word(p, first_row)) > REJECTED_BASE - position
     }
 }
 
@@ -1963,16 +2200,6 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         if past_rejection(p, grp, first_row, position) {
             return;
         }
-        if grp.in_turn && position > 0 {
-            // Before the first pass too: a barrier, but most rows that a group takes in turn
-            // after a stop are dropped here (heterogeneous B = 32: 0.79× the time of the check
-            // after the pass alone).
-            let seen = if tid == 0 { ld_relaxed_gpu_u32(rejected_word(p, first_row)) } else { 0 };
-            let w = grp.share(p, [0, 0, 0, 0, 0, seen as u64]);
-            if group_past(p, grp, block_max_u64(w[5]) as u32, position) {
-                return;
-            }
-        }
         let greedy = s.temperature == 0.0;
         let draft = if position < vs.drafts { ld_shared_u32(smem(SM_DRAFTS + position * 4)) } else { NO_DRAFT };
         let penalties = has_penalties(&s);
@@ -2005,6 +2232,17 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         let plain = r.bias_len == 0 && r.bitmask == 0 && r.counts == 0;
         let scale = temper_scale(r.params.temperature);
         let (mut max_key, mut valid, mut infinite, mut draft_key, mut q_sum) = (0u64, 0u32, 0u32, 0u64, 0u128);
+        // A row whose mass is every key's (no selection, no min-p floor: random rows that
+        // truncate nothing, greedy rows with log-probabilities) adds it up in this pass, under
+        // each warp's running ceiling (`add_to_running_bands`), when the block's tiles fit the
+        // band sums: no second pass over the cache.
+        let pass_bands = cached
+            && (if greedy { want_lp } else { s.top_k == 0 && top_p_disabled(s.top_p) && !(s.min_p > 0.0) })
+            && p.tiles.div_ceil(grp.size) <= PASS_BAND_TILES;
+        let mut ceiling = f32::NEG_INFINITY;
+        if pass_bands {
+            clear_band_column();
+        }
         // The next tile's logits are requested before this one is processed, and the tiles
         // after it, of the logits and of q (loaded after the prologue, so not a tile ahead),
         // are asked of L2, as `for_each_cached_tile!` does; before the loop, the logits' tiles
@@ -2062,6 +2300,9 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
                 if tid % 32 == 0 {
                     chunk_maxima(p, row, tile).add((tid / 32) as usize).write(chunk_top);
                 }
+                if pass_bands {
+                    add_to_running_bands(&mut ceiling, chunk_top, &x);
+                }
             }
             if r.d.q != 0 {
                 let qv = load_q(p, &r.d, base);
@@ -2115,8 +2356,16 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         };
         // (One call site: each inlined copy of a pass is tens of kilobytes.) A binned row counts
         // again only for the mass under a min-p floor, which its log-probabilities need.
-        let counted =
-            if (!binned && (!greedy || want_lp)) || (binned && want_lp && floor_m > 1) { count_masses(p, grp, &sum, floor_m, counts as u32) } else { (0, 0, 0) };
+        // A row that added its bands in the first pass weighs them (what `count_masses` finds
+        // for it: every key counts, and the mass under the floor is the whole mass).
+        let counted = if pass_bands && !sum.infinite_row() && bands_usable(sum.mc) {
+            let all = running_band_mass(p, grp, ceiling, sum.mc);
+            (counts as u32, all, all)
+        } else if (!binned && (!greedy || want_lp)) || (binned && want_lp && floor_m > 1) {
+            count_masses(p, grp, &sum, floor_m, counts as u32)
+        } else {
+            (0, 0, 0)
+        };
         let (n_m, z_m, z_all) = match choice {
             Some(c) => (c.b.n_m, c.b.z_m, if floor_m > 1 { counted.2 } else { c.b.z_m }),
             None => counted,

@@ -150,6 +150,60 @@ pub fn residual_positive(frac: u32, scale: u64, q: u64, q_total: u128, z: u128, 
     U256::mul_wide(frac as u128 * scale as u128, q_total) > U256::mul_wide(q as u128, z)
 }
 
+/// Relative gap beyond which [`residual_screen`] trusts its f32 estimates: each is within
+/// 2^-22 of its exact ratio (two roundings of 2^-24 on each side, and 2^-51 from the f64
+/// totals), so a gap of 2^-16 cannot change the exact comparison's answer.
+const RESIDUAL_F32_MARGIN: f32 = 1.0 / 65_536.0;
+
+/// `v ≤ 2^23` (a [`crate::fixed::frac_weight`]) as an f32, exactly, with no conversion
+/// instruction (on the GPU those issue at an eighth of the float rate): `v`'s bits under the
+/// exponent of 2^23, less 2^23.
+#[inline(always)]
+pub fn frac_as_f32(v: u32) -> f32 {
+    f32::from_bits(v | 0x4b00_0000) - 8_388_608.0
+}
+
+/// `num / den` rounded to f32 (a verification draw's per-row factors: `E[d] / Z` per band and
+/// `1 / Q`, [`residual_screen`]'s inputs).
+#[inline]
+pub fn ratio_f32(num: f64, den: f64) -> f32 {
+    (num / den) as f32
+}
+
+/// Whether a token's residual weight `max(0, W·Q − q·Z)` is positive, from f32 estimates of
+/// the two probabilities, or `None` when they are too close to tell (then the caller compares
+/// the exact 256-bit products, as [`residual_positive`] does).
+/// - `frac` and `e_over_z`: the token's weight `W = frac · E[d]` as `frac ≤ 2^23` and
+///   `ratio_f32(E[d], Z)` (Z through [`u128_to_f64`]);
+/// - `q`: its draft units, `q = trunc(qf)` for `qf < 2^64` (`qf = q_f32 · 2^63`, or 1 for a
+///   one-hot draft);
+/// - `inv_q`: `ratio_f32(1, Q)`.
+///
+/// `q = 0` is positive exactly when `W` is. Otherwise `W / Z` and `q / Q` are estimated at a
+/// few f32 operations, no conversion, where [`residual_positive`] spent three 64-bit
+/// conversions and five f64 products a token; `qf − 1` bounds `q` from below where `qf`
+/// has a fraction (under 2^23).
+// (`!(qf < 2^64)` takes NaN too, in one unordered compare: `is_nan() ||` made it three.)
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
+#[inline(always)]
+pub fn residual_screen(frac: u32, e_over_z: f32, q: u64, qf: f32, inv_q: f32) -> Option<bool> {
+    if q == 0 {
+        return Some(frac != 0 && e_over_z > 0.0);
+    }
+    if !(qf < 18_446_744_073_709_551_616.0) {
+        return None;
+    }
+    let p = frac_as_f32(frac) * e_over_z;
+    if p > qf * inv_q * (1.0 + RESIDUAL_F32_MARGIN) {
+        return Some(true);
+    }
+    let q_low = if qf < 8_388_608.0 { qf - 1.0 } else { qf };
+    if p < q_low * inv_q * (1.0 - RESIDUAL_F32_MARGIN) {
+        return Some(false);
+    }
+    None
+}
+
 /// `v` as f64 within 2^-51 of relative error, without a u128 conversion (on the GPU that is a
 /// call into compiler-rt): the two 64-bit halves, each converted natively.
 #[inline]
@@ -477,6 +531,75 @@ mod tests {
         assert!(residual_positive(5, 7, 0, 1, 0, 1.0, 0.0));
         assert!(!residual_positive(0, 7, 0, 1, 0, 1.0, 0.0));
         assert!(!residual_positive(0, 0, 0, 1, 0, 1.0, 0.0));
+    }
+
+    /// `residual_screen`, where it answers, gives the exact answer: on random weights, masses
+    /// and draft probabilities over the whole range, on probabilities from one to 2^12 f32
+    /// steps from the tie `q / Q = W / Z` (inside its margin it must decline), on drafts under
+    /// 2^-40 (whose units truncate a fraction), and on one-hot drafts; and it answers most
+    /// cases.
+    #[test]
+    fn residual_screen_agrees_with_the_exact_residual() {
+        use crate::fixed::BAND_SCALE;
+        let mut s = 0x5eed_0f5c_2ee4_u64;
+        let unit = |r: u64| (r >> 40) as f32 / (1u64 << 24) as f32;
+        let (mut answered, mut declined, mut wrong) = ([0usize; 2], 0usize, 0usize);
+        for case in 0..200_000 {
+            let frac = ((xorshift(&mut s) % (1 << 23)) as u32 + (xorshift(&mut s) % 2) as u32).max(1);
+            let e = BAND_SCALE[(xorshift(&mut s) % BAND_SCALE.len() as u64) as usize];
+            let w = frac as u128 * e as u128;
+            // Z at least the weight (a kept token's), up to 2^100; Q from one unit to 2^88.
+            let z = w + (((xorshift(&mut s) as u128) << 64 | xorshift(&mut s) as u128) >> (28 + xorshift(&mut s) % 100));
+            let one_hot = case % 7 == 0;
+            let q_total = if one_hot { 1 } else { (((xorshift(&mut s) as u128) << 64 | xorshift(&mut s) as u128) >> (40 + xorshift(&mut s) % 88)) | 1 };
+            let (q, qf) = if one_hot {
+                (1u64, 1.0f32)
+            } else {
+                let q32 = match case % 5 {
+                    // Near the tie: q32 · 2^63 / Q ≈ W / Z, then 2^0 to 2^12 f32 steps either
+                    // way (the margin is about 2^7 to 2^8 of them).
+                    0 | 1 => {
+                        let tie = (u128_to_f64(w) / u128_to_f64(z) * u128_to_f64(q_total) / 2f64.powi(63)) as f32;
+                        let r = xorshift(&mut s);
+                        let steps = (1i32 << (r % 13)) + ((r >> 8) % 4) as i32 - 2;
+                        let steps = if r & (1 << 20) != 0 { steps } else { -steps };
+                        f32::from_bits((tie.to_bits() as i32 + steps) as u32)
+                    }
+                    // Tiny drafts, whose units keep a fraction before truncation.
+                    2 => unit(xorshift(&mut s)) * 2f32.powi(-40 - (xorshift(&mut s) % 30) as i32),
+                    _ => unit(xorshift(&mut s)).powi(1 + (xorshift(&mut s) % 12) as i32),
+                };
+                if !draft_prob_valid(q32) {
+                    continue;
+                }
+                (draft_units(q32), q32 * 9_223_372_036_854_775_808.0)
+            };
+            if q as u128 > q_total {
+                continue; // Q sums the row's units, so it holds each of them.
+            }
+            let exact = residual_positive(frac, e, q, q_total, z, u128_to_f64(q_total), u128_to_f64(z));
+            assert_eq!(exact, !residual_weight(w, z, q, q_total).is_zero());
+            match residual_screen(frac, ratio_f32(e as f64, u128_to_f64(z)), q, qf, ratio_f32(1.0, u128_to_f64(q_total))) {
+                Some(v) => {
+                    wrong += (v != exact) as usize;
+                    assert_eq!(v, exact, "case {case}: frac {frac} E {e} q {q} qf {qf} Q {q_total} Z {z}");
+                    answered[v as usize] += 1;
+                }
+                None => declined += 1,
+            }
+        }
+        assert_eq!(wrong, 0);
+        // (This seed: 16814 negative and 65071 positive answers, 55592 declined.)
+        assert!(answered[0] > 10_000 && answered[1] > 40_000, "{answered:?}");
+        assert!(declined > 0 && declined < 70_000, "declined {declined}");
+        // q = 0: positive exactly when W is.
+        assert_eq!(residual_screen(5, 0.5, 0, 0.0, 1.0), Some(true));
+        assert_eq!(residual_screen(0, 0.5, 0, 0.0, 1.0), Some(false));
+        // Units that would not fit a u64: declined.
+        assert_eq!(residual_screen(5, 0.5, u64::MAX, f32::INFINITY, 1e-30), None);
+        for v in [0u32, 1, 2, 12_345, (1 << 23) - 1, 1 << 23] {
+            assert_eq!(frac_as_f32(v), v as f32);
+        }
     }
 
     #[test]

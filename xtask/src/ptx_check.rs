@@ -48,16 +48,21 @@ use std::process::Command;
 /// single-block pass, which it calls out of line (`exact::exact_single_out_of_line`) and a split
 /// row never runs; inlined, the kernel's own were 4224 B. `exact_finish` is 88 B the same way.
 ///
-/// `verify_rows` is 1468 B since session 40 (1712 before): with its groups in turn taking
-/// their next row from a counter it was 1432 B, and the band sums of its mass pass added 36.
+/// `verify_rows` is 1700 B since session 42 (1468 before, 1712 before session 40): the first
+/// pass's band sums under running ceilings (`spec::add_to_running_bands`) added 232 B, all
+/// outside the pass's tile loop, which keeps the two local loads it had (read in the SASS).
+///
+/// `verify_draws` is 536 B since session 42 (424 before): the screened residual loop
+/// (`spec::screened_parts`) beside the old one, and the 80 B frame of the out-of-line exact
+/// comparison it calls (`spec::residual_exact`); neither token loop loads or stores locals.
 ///
 /// A kernel that spills more fails the check; shrinking these is open work.
 const SPILL_ALLOWANCE: &[(&str, u32)] = &[
     ("exact_histogram_runs", 24),
     ("exact_gather_runs", 16),
     ("exact_bins_two_per_sm", 676),
-    ("verify_rows", 1468),
-    ("verify_draws", 424),
+    ("verify_rows", 1648),
+    ("verify_draws", 536),
     ("sample_rows_two_per_sm", 386),
     ("sample_rows_quiet_two_per_sm", 2228),
     ("exact_tail", 572),
