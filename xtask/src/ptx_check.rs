@@ -48,9 +48,10 @@ use std::process::Command;
 /// single-block pass, which it calls out of line (`exact::exact_single_out_of_line`) and a split
 /// row never runs; inlined, the kernel's own were 4224 B. `exact_finish` is 88 B the same way.
 ///
-/// `verify_rows` is 1700 B since session 42 (1468 before, 1712 before session 40): the first
-/// pass's band sums under running ceilings (`spec::add_to_running_bands`) added 232 B, all
-/// outside the pass's tile loop, which keeps the two local loads it had (read in the SASS).
+/// `verify_rows` is 1648 B since session 42 (1468 before, 1712 before session 40): the first
+/// pass's band sums under running ceilings (`spec::add_to_running_bands`) and the groups' skip
+/// on take (`spec::take_item`) added 180 B. In the SASS of the change's first build (1700 B)
+/// none of it was in the first pass's tile loop, which kept the two local loads it had.
 ///
 /// `verify_draws` is 536 B since session 42 (424 before): the screened residual loop
 /// (`spec::screened_parts`) beside the old one, and the 80 B frame of the out-of-line exact
