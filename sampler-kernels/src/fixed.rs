@@ -774,18 +774,22 @@ pub(crate) mod tests {
         }
     }
 
+    /// A xorshift64 stream from `seed` (the band tests' random values).
+    fn xorshift_stream(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     /// Every token's `(band, frac)` gives its weight, so band sums weighed once give the row's
     /// mass, over random rows whose ceilings span the usable range (both ends included) and
     /// tokens from the top down past the floor, on integers, and not finite.
     #[test]
     fn band_and_fraction_sums_are_the_weights() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift_stream(0x9e37_79b9_7f4a_7c15u64);
         let unit = |r: u64| (r >> 40) as f32 / (1u64 << 24) as f32;
         for row in 0..400 {
             let max = match row {
@@ -837,13 +841,7 @@ pub(crate) mod tests {
         const LANES: usize = 32;
         const PER_LANE: usize = 8;
         const TILES: usize = 63;
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift_stream(0x2545_f491_4f6c_dd1du64);
         let unit = |r: u64| (r >> 40) as f32 / (1u64 << 24) as f32;
         let shift = |sums: &mut [u32; NO_BAND as usize + 1], by: u32| {
             for d in (0..NO_BAND as usize).rev() {

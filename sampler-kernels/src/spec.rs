@@ -917,11 +917,7 @@ unsafe fn band_mass(p: &VerifyParams, grp: &Group, mc: f32) -> u128 {
     // SAFETY: the thread's own column of the band sums (in bounds: asserted above); the tile
     // loop as `for_each_cached_tile!` requires.
     unsafe {
-        let mut d = 0;
-        while d <= NO_BAND {
-            st_shared_u32(column + d * band_stride, 0);
-            d += 1;
-        }
+        clear_band_column();
         let mut since_fold = 0u32;
         for_each_cached_tile!(p, grp.row, grp.g, grp.size, |tile, x| {
             // (Reductions with no returned value: two of a thread's tokens may share a band, and

@@ -52,7 +52,7 @@
 
 use crate::abi::*;
 use crate::block::{each8, max_u64, min_u64, smem, warp_inclusive_sum};
-use crate::fixed::{frac_weight, small_ceil, soft_ceil, BAND_FLOOR, CEIL_LIMIT, FRAC_ONE};
+use crate::fixed::{ceiling_index, frac_weight, small_ceil, soft_ceil, BAND_FLOOR, CEIL_LIMIT, FRAC_ONE};
 use crate::intrinsics::*;
 use crate::keys::{from_ordered_bits, key_of_ordered, key_value, ordered_bits, sort_key, ORDERED_INFINITY};
 use crate::logit::{plain_untempered, process_untempered, widen_bf16, widen_f16, temper, temper_by, temper_floor, temper_overflow_floor, temper_scale};
@@ -1210,7 +1210,7 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, features: u32, max_only: bo
             ceiling = if round_ceil > ceiling { round_ceil } else { ceiling };
             // Once per round, so a conversion is fine; outside the range, bands are never used
             // (`CEIL_LIMIT`) and any value keeps the slots in bounds.
-            let ceiling_i = if ceiling < CEIL_LIMIT && ceiling > -CEIL_LIMIT { ceiling as i32 } else { 0 };
+            let ceiling_i = ceiling_index(ceiling);
             let mut slot = [0u32; 8];
             each8(|j| {
                 let band = ceiling_i.wrapping_sub(token_ceil[j]) as u32;
