@@ -20,10 +20,14 @@
 //!
 //! Timed like the step: CUDA events around one graph replay of the three verification kernels,
 //! two target-logit sets alternating, the flush buffer rewritten before each replay. In the
-//! first two workloads drafts are uniform random tokens, so nearly every chain stops at its
-//! first draft and its random requests run a residual draw. GB/s counts the bytes a call must
-//! move: target logits, draft-probability rows, bitmask rows, and the penalty counts once per
-//! target row of a request with penalties.
+//! first two workloads drafts are uniform random tokens. In `verify_hetero` nearly every chain
+//! stops at its first draft (a truncated or greedy row keeps no random token; a row without q
+//! accepts `d` with probability `p(d)`), and its random requests run a residual draw. In
+//! `verify_uniform` a draft is accepted about half the time (`min(1, p(d)/q(d))` for a uniform
+//! `d`, with `p` and the `u^8` weights of `q` both spread over the vocabulary: an estimate from
+//! the two generators' distributions, session 43), so chains stop anywhere. GB/s counts the
+//! bytes a call must move: target logits, draft-probability rows, bitmask rows, and the penalty
+//! counts once per target row of a request with penalties.
 
 use cudarc::driver::CudaSlice;
 use rand_xoshiro::rand_core::Rng;
