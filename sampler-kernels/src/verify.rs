@@ -543,7 +543,7 @@ mod tests {
         use crate::fixed::BAND_SCALE;
         let mut s = 0x5eed_0f5c_2ee4_u64;
         let unit = |r: u64| (r >> 40) as f32 / (1u64 << 24) as f32;
-        let (mut answered, mut declined, mut wrong) = ([0usize; 2], 0usize, 0usize);
+        let (mut answered, mut declined) = ([0usize; 2], 0usize);
         for case in 0..200_000 {
             let frac = ((xorshift(&mut s) % (1 << 23)) as u32 + (xorshift(&mut s) % 2) as u32).max(1);
             let e = BAND_SCALE[(xorshift(&mut s) % BAND_SCALE.len() as u64) as usize];
@@ -581,14 +581,12 @@ mod tests {
             assert_eq!(exact, !residual_weight(w, z, q, q_total).is_zero());
             match residual_screen(frac, ratio_f32(e as f64, u128_to_f64(z)), q, qf, ratio_f32(1.0, u128_to_f64(q_total))) {
                 Some(v) => {
-                    wrong += (v != exact) as usize;
                     assert_eq!(v, exact, "case {case}: frac {frac} E {e} q {q} qf {qf} Q {q_total} Z {z}");
                     answered[v as usize] += 1;
                 }
                 None => declined += 1,
             }
         }
-        assert_eq!(wrong, 0);
         // (This seed: 16814 negative and 65071 positive answers, 55592 declined.)
         assert!(answered[0] > 10_000 && answered[1] > 40_000, "{answered:?}");
         assert!(declined > 0 && declined < 70_000, "declined {declined}");
