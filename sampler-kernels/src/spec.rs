@@ -26,10 +26,11 @@
 //! A row that does not accept its draft marks its request's rejection word, and a row is
 //! dropped once an earlier row of its request is marked (a block alone checks before the
 //! row's first pass and after it; a group's leader passes over such rows as it takes its next
-//! item, and the group checks again after the first pass): nothing reads a chain past its
-//! first rejection. The word is a hint; no decision depends on it. A row that needs only its
-//! mass (no selection, no min-p floor) adds it up in the first pass, by band sums under each
-//! warp's running ceiling. The first pass stores each processed value in
+//! item, and the group checks again after the first pass and, for a row that selects by
+//! value bins, after its bin histogram): nothing reads a chain past its first rejection. The
+//! word is a hint; no decision depends on it. A row that needs only its mass (no selection,
+//! no min-p floor) adds it up in the first pass, by band sums under each warp's running
+//! ceiling. The first pass stores each processed value in
 //! `VerifyParams::cache`; later passes read it back, so the prologue (penalties with the
 //! earlier drafts, bias, bitmask, temperature) runs once per token.
 //! Everything goes through the shared pure functions (`logit`, `keys`, `fixed`, `decide`,
@@ -210,16 +211,20 @@ struct Group {
 
 /// Words of a row's scratch head: `verify_rows`' barrier counter, its two selections' gather
 /// counters, `verify_draws`' count of the row's summed tiles (each kernel counts from zero),
-/// the request's rejection word (in its first row's head only; see [`mark_rejected`]), and the
+/// the request's rejection word (in its first row's head only; see [`mark_rejected`]), the
 /// call's hand-out counters of whole rows and of draw tiles (in row 0's head only; see
-/// [`verify_rows`] and [`verify_draws`]).
+/// [`verify_rows`] and [`verify_draws`]), and the group's count of blocks that saw the row's
+/// chain stopped after its bin histogram.
 const HEAD_ROWS_BARRIER: u32 = 0;
 const HEAD_GATHER: u32 = 1;
 const HEAD_DRAW_TILES_DONE: u32 = 3;
 const HEAD_REJECTED: u32 = 4;
 const HEAD_NEXT_ROW: u32 = 5;
 const HEAD_NEXT_DRAW_TILE: u32 = 6;
-const _: () = assert!((HEAD_NEXT_DRAW_TILE + 1) * 4 <= VERIFY_ROW_HEAD_BYTES);
+/// Blocks of a group taking rows in turn that saw the row's chain stopped as they finished its
+/// bin histogram (`bin_histogram`): nonzero drops the row in every block of the group alike.
+const HEAD_STOP_SEEN: u32 = 7;
+const _: () = assert!((HEAD_STOP_SEEN + 1) * 4 <= VERIFY_ROW_HEAD_BYTES);
 
 impl Group {
     /// Whether this block writes the row's result when every block of the group knows it.
@@ -1086,14 +1091,18 @@ fn bin_of(key: u64, mc: f32) -> u32 {
 }
 
 /// One pass over the group's tiles: the row's keys ≥ `floor` counted and weighed by bin into
-/// `V_COUNT` / `V_SUM`, the group's sums in every block of the group.
+/// `V_COUNT` / `V_SUM`, the group's sums in every block of the group. Returns, for a group
+/// taking rows in turn, whether one of its blocks saw the row's chain stopped (an earlier row
+/// marked in the request's rejection word; the row is row `position` of its request) as it
+/// finished its tiles: the same answer in every block, so the group drops the row together.
+/// One-round groups and blocks alone return false.
 ///
 /// # Safety
 /// The whole block calls it together, and every block of the group; the group's tiles are
 /// cached; the row is finite with usable bands (`sum.mc`); the group's global bins are zero,
 /// and this leaves them zero.
 #[inline(always)]
-unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: u64) {
+unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor: u64, position: u32) -> bool {
     // SAFETY (whole block, uniform branches): each thread clears and flushes only its own
     // bins, between barriers; the atomics stay inside V_PACK / V_LO (bin < BINS); global bins
     // are the group's first block's slot of group_scratch.
@@ -1135,7 +1144,14 @@ unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
             sync_threads();
         });
         if grp.size == 1 {
-            return;
+            return false;
+        }
+        // Added before the exchange's group barrier and read after it, so every block reads
+        // the same count. (The chain mostly stops while a later row runs: its rows start
+        // together, and a rejection at position 0 is known only after that row's passes.)
+        let stop_seen = (p.row_scratch + grp.row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + HEAD_STOP_SEEN as u64 * 4) as *mut u32;
+        if thread_idx_x() == 0 && grp.in_turn && position > 0 && ld_relaxed_gpu_u32(rejected_word(p, grp.row - position)) > REJECTED_BASE - position {
+            red_add_global_u32(stop_seen, 1);
         }
         let slot = p.group_scratch + grp.first_block as u64 * VERIFY_BLOCK_SCRATCH_BYTES as u64;
         let (counts, sums) = ((slot + G_COUNT) as *mut u32, (slot + G_SUM) as *mut u64);
@@ -1158,7 +1174,9 @@ unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
                 st_shared_u64(smem(V_SUM + b * 8), ld_relaxed_gpu_u64(sums.add(b as usize)));
             }
         });
-        // Every block has read the group's bins; the first clears them for the next call.
+        let stopped = ld_relaxed_gpu_u32(stop_seen) != 0;
+        // Every block has read the group's bins; the first clears them for the next call (the
+        // stop count stays until `verify_chains` clears the heads).
         grp.sync(p);
         if grp.leader() {
             each_own_bin(|i| {
@@ -1169,6 +1187,7 @@ unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
                 }
             });
         }
+        stopped
     }
 }
 
@@ -2189,8 +2208,8 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             write_result(p, row, leader, NO_TOKEN, STATUS_INVALID_SETTINGS, false, f32::NAN, f32::NAN);
             return;
         }
-        // Rows past a known rejection are dropped here and again after the first pass (a third
-        // check, before the selections, made ptxas spill 12 bytes more; it was not measured).
+        // Rows past a known rejection are dropped here and again after the first pass (a group
+        // taking rows in turn drops a binned row once more after its bin histogram).
         // (From the row, not `vs`: `row` and `position` stay live anyway.)
         let first_row = row - position;
         if past_rejection(p, grp, first_row, position) {
@@ -2345,7 +2364,17 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         // pass that adds up its masses; the others add them up alone.
         let binned = !greedy && (s.top_k != 0 || !top_p_disabled(s.top_p)) && !sum.infinite_row() && bands_usable(sum.mc);
         let choice = if binned {
-            bin_histogram(p, grp, &sum, floor_m);
+            // A group taking rows in turn drops the row here if its chain stopped while the
+            // histogram ran. (The same check in a block alone gained heterogeneous B = 128
+            // 0.89x but made ptxas spill 140 B more and every other call 1.004-1.016x, session
+            // 44; a watch of the word through the first pass cost greedy calls 8-14%, 43.)
+            if bin_histogram(p, grp, &sum, floor_m, position) {
+                if leader && tid == 0 {
+                    // SAFETY: header word 3 is the call's skip counter.
+                    red_add_global_u32((p.header as *mut u32).add(3), 1);
+                }
+                return;
+            }
             Some(choose_bins(s.top_k, s.top_p))
         } else {
             None
