@@ -1150,7 +1150,7 @@ unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
         // the same count. (The chain mostly stops while a later row runs: its rows start
         // together, and a rejection at position 0 is known only after that row's passes.)
         let stop_seen = (p.row_scratch + grp.row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + HEAD_STOP_SEEN as u64 * 4) as *mut u32;
-        if thread_idx_x() == 0 && grp.in_turn && position > 0 && ld_relaxed_gpu_u32(rejected_word(p, grp.row - position)) > REJECTED_BASE - position {
+        if thread_idx_x() == 0 && grp.in_turn && position > 0 && chain_stopped_before(p, grp.row - position, position) {
             red_add_global_u32(stop_seen, 1);
         }
         let slot = p.group_scratch + grp.first_block as u64 * VERIFY_BLOCK_SCRATCH_BYTES as u64;
@@ -2047,11 +2047,11 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
 /// `next_row` is row 0's counter; the order and map hold `rows` entries.
 #[inline(always)]
 unsafe fn take_item(p: &VerifyParams, rows: u32, next_row: *mut u32, base: u32) -> u32 {
-    // SAFETY: forwarded; header word 3 is the call's skip counter.
+    // SAFETY: forwarded; one thread takes the item (and counts its skips).
     unsafe {
         let mut item = base + atom_add_global_u32(next_row, 1);
         while item < rows && item_past_rejection(p, rows, item) {
-            red_add_global_u32((p.header as *mut u32).add(3), 1);
+            count_skipped(p);
             item = base + atom_add_global_u32(next_row, 1);
         }
         item
@@ -2083,7 +2083,7 @@ unsafe fn item_past_rejection(p: &VerifyParams, rows: u32, item: u32) -> bool {
         if first.read() != request || first.add(1).read() != 0 {
             return false;
         }
-        ld_relaxed_gpu_u32(rejected_word(p, first_row)) > REJECTED_BASE - position
+        chain_stopped_before(p, first_row, position)
     }
 }
 
@@ -2095,6 +2095,28 @@ const REJECTED_BASE: u32 = VERIFY_MAX_DRAFTS + 1;
 #[inline(always)]
 fn rejected_word(p: &VerifyParams, first_row: u32) -> *mut u32 {
     (p.row_scratch + first_row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + HEAD_REJECTED as u64 * 4) as *mut u32
+}
+
+/// Whether the request's rejection word, read now, marks a row before row `position`: the
+/// hint every drop of a row past its chain's stop reads.
+///
+/// # Safety
+/// `first_row` is the request's first row (< rows).
+#[inline(always)]
+unsafe fn chain_stopped_before(p: &VerifyParams, first_row: u32, position: u32) -> bool {
+    // SAFETY: the word is in the first row's scratch head (caller).
+    unsafe { ld_relaxed_gpu_u32(rejected_word(p, first_row)) > REJECTED_BASE - position }
+}
+
+/// Counts one dropped row in the call's header (word 3, which `GpuVerifier::skipped_rows`
+/// reads back).
+///
+/// # Safety
+/// `p.header` is the call's header; one thread per dropped row calls it.
+#[inline(always)]
+unsafe fn count_skipped(p: &VerifyParams) {
+    // SAFETY: header word 3 is the call's skip counter (caller).
+    unsafe { red_add_global_u32((p.header as *mut u32).add(3), 1) };
 }
 
 /// Records that the request's chain stops at or before row `position` (a draft rejected or not
@@ -2126,13 +2148,12 @@ unsafe fn past_rejection(p: &VerifyParams, grp: &Group, first_row: u32, position
     if grp.size != 1 || position == 0 {
         return false;
     }
-    // SAFETY (whole block): the word is in the first row's head; header word 3 is the call's
-    // skip counter.
+    // SAFETY (whole block): the word is in the first row's head.
     unsafe {
         if thread_idx_x() == 0 {
-            let skip = ld_relaxed_gpu_u32(rejected_word(p, first_row)) > REJECTED_BASE - position;
+            let skip = chain_stopped_before(p, first_row, position);
             if skip {
-                red_add_global_u32((p.header as *mut u32).add(3), 1);
+                count_skipped(p);
             }
             st_shared_u32(smem(SM_SKIP), skip as u32);
         }
@@ -2154,8 +2175,8 @@ unsafe fn past_rejection(p: &VerifyParams, grp: &Group, first_row: u32, position
 unsafe fn group_past(p: &VerifyParams, grp: &Group, seen: u32, position: u32) -> bool {
     let skip = grp.in_turn && position > 0 && seen > REJECTED_BASE - position;
     if skip && grp.leader() && thread_idx_x() == 0 {
-        // SAFETY: header word 3 is the call's skip counter.
-        unsafe { red_add_global_u32((p.header as *mut u32).add(3), 1) };
+        // SAFETY: the call's header; the leader's thread 0 alone.
+        unsafe { count_skipped(p) };
     }
     skip
 }
@@ -2366,12 +2387,11 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         let choice = if binned {
             // A group taking rows in turn drops the row here if its chain stopped while the
             // histogram ran. (The same check in a block alone gained heterogeneous B = 128
-            // 0.89x but made ptxas spill 140 B more and every other call 1.004-1.016x, session
+            // 0.89x but made ptxas spill 140 B more and every other call 1.001-1.016x, session
             // 44; a watch of the word through the first pass cost greedy calls 8-14%, 43.)
             if bin_histogram(p, grp, &sum, floor_m, position) {
                 if leader && tid == 0 {
-                    // SAFETY: header word 3 is the call's skip counter.
-                    red_add_global_u32((p.header as *mut u32).add(3), 1);
+                    count_skipped(p);
                 }
                 return;
             }

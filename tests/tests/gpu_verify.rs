@@ -308,8 +308,9 @@ fn gpu_verify_whole_row_blocks_skip_rows_past_a_rejection() {
 
 /// More target rows than half of `verify_rows`' grid, from at most half as many requests as
 /// it has blocks, at least half of them random: groups of blocks take the rows in turn,
-/// position-major, and a group drops a row when it finds, before or after its first pass, that
-/// an earlier row of the request already stopped the chain. The
+/// position-major, and a group drops a row when it finds, as it takes it, after its first pass
+/// or (a top-k or top-p row) after its bin histogram, that an earlier row of the request
+/// already stopped the chain. The
 /// outputs must equal the reference, every skipped row must lie past its chain's stop, and at
 /// full size rows must have been skipped (the sanitizer's timing only bounds the count).
 #[test]

@@ -641,8 +641,8 @@ fn main() -> BenchResult<()> {
              0–7 drafts, q rows on half of the random requests, a bitmask on 30% of the requests. In both, drafts \
              are uniform random tokens: in verify_hetero nearly every request with drafts stops at its first draft \
              (a random request then runs one residual draw); in verify_uniform a draft is accepted about half the \
-             time (p and q both spread over the vocabulary), so chains stop anywhere. verify_accepted: B greedy requests × 4 drafts, each the argmax of \
-             its target row, so every draft is accepted. verify_accept70: the same, each draft the argmax with \
+             time (p and q both spread over the vocabulary), so chains stop anywhere. verify_accepted: B greedy \
+             requests × 4 drafts, each the argmax of its target row, so every draft is accepted. verify_accept70: the same, each draft the argmax with \
              probability 0.7, else a random token. verify_sampled: B random requests (T 1) × 4 drafts, each q \
              row 0.7 · p + 0.3 · noise of its own target row and each draft sampled from it, so chains stop \
              anywhere (a residual draw where they stop, a bonus draw where they do not). \"skipped\": target rows that verify_rows dropped in one \
