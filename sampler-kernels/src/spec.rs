@@ -26,8 +26,8 @@
 //! A row that does not accept its draft marks its request's rejection word, and a row is
 //! dropped once an earlier row of its request is marked (a block alone checks before the
 //! row's first pass and after it; a group's leader passes over such rows as it takes its next
-//! item, and the group checks again after the first pass and, for a row that selects by
-//! value bins, after its bin histogram): nothing reads a chain past its first rejection. The
+//! item, and the group checks again after the first pass; both check a row that selects by
+//! value bins after its bin histogram): nothing reads a chain past its first rejection. The
 //! word is a hint; no decision depends on it. A row that needs only its mass (no selection,
 //! no min-p floor) adds it up in the first pass, by band sums under each warp's running
 //! ceiling. The first pass stores each processed value in
@@ -2165,6 +2165,49 @@ unsafe fn past_rejection(p: &VerifyParams, grp: &Group, first_row: u32, position
     }
 }
 
+/// [`past_rejection`] through one out-of-line copy ([`lone_block_stopped`]), for the checks
+/// after a row's first pass and after its bin histogram. (The row-start check stays inline:
+/// with all three out of line, ptxas spilled 28 B more and all-greedy calls, which make two
+/// checks a short row, were 1.008-1.019x slower; session 45.)
+///
+/// # Safety
+/// As for [`past_rejection`].
+#[inline(always)]
+unsafe fn past_rejection_later(p: &VerifyParams, grp: &Group, first_row: u32, position: u32) -> bool {
+    if grp.size != 1 || position == 0 {
+        return false;
+    }
+    // SAFETY (whole block): the word is in the first row's head; header word 3 counts skips.
+    unsafe { lone_block_stopped(rejected_word(p, first_row), REJECTED_BASE - position, (p.header as *mut u32).add(3)) }
+}
+
+/// A block alone's check of its chain's stop, out of line, with scalar arguments: the check
+/// after a bin histogram inlined (a third inline copy, or one `barrier.red.or`) made ptxas
+/// spill about 140 B more in the row's setup and every other call up to 1.6% slower (session
+/// 44); out of line, `verify_rows` spills 4 B less than without it (session 45).
+///
+/// # Safety
+/// The whole block calls it; `word` is the request's rejection word, `skips` the header's skip
+/// counter.
+#[inline(never)]
+unsafe fn lone_block_stopped(word: *mut u32, above: u32, skips: *mut u32) -> bool {
+    // SAFETY (whole block): thread 0 alone reads the word and counts the skip, then broadcasts.
+    unsafe {
+        if thread_idx_x() == 0 {
+            let skip = ld_relaxed_gpu_u32(word) > above;
+            if skip {
+                red_add_global_u32(skips, 1);
+            }
+            st_shared_u32(smem(SM_SKIP), skip as u32);
+        }
+        sync_threads();
+        let skip = ld_shared_u32(smem(SM_SKIP)) != 0;
+        // The next check's store waits for every read of this one.
+        sync_threads();
+        skip
+    }
+}
+
 /// Whether a group taking rows in turn may drop row `position`, from the largest of its
 /// blocks' reads of the request's rejection word (`seen`, shared through a group barrier, so
 /// every block of the group decides alike). The leader counts the skip in the header.
@@ -2371,7 +2414,7 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             mark_rejected(p, first_row, position, leader);
             return;
         }
-        if past_rejection(p, grp, first_row, position) || group_past(p, grp, group_rejection, position) {
+        if past_rejection_later(p, grp, first_row, position) || group_past(p, grp, group_rejection, position) {
             return;
         }
         let sum = Summary { infinite, mc: if infinite > 0 { 0.0 } else { soft_ceil(key_value(max_key)) } };
@@ -2385,14 +2428,17 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
         // pass that adds up its masses; the others add them up alone.
         let binned = !greedy && (s.top_k != 0 || !top_p_disabled(s.top_p)) && !sum.infinite_row() && bands_usable(sum.mc);
         let choice = if binned {
-            // A group taking rows in turn drops the row here if its chain stopped while the
-            // histogram ran. (The same check in a block alone gained heterogeneous B = 128
-            // 0.89x but made ptxas spill 140 B more and every other call 1.001-1.016x, session
-            // 44; a watch of the word through the first pass cost greedy calls 8-14%, 43.)
+            // The row is dropped here if its chain stopped while the histogram ran: a group
+            // taking rows in turn by the count its blocks exchange, a block alone by its own
+            // check (heterogeneous B = 128 0.895x, session 45). (A watch of the word through
+            // the first pass cost greedy calls 8-14%, session 43.)
             if bin_histogram(p, grp, &sum, floor_m, position) {
                 if leader && tid == 0 {
                     count_skipped(p);
                 }
+                return;
+            }
+            if past_rejection_later(p, grp, first_row, position) {
                 return;
             }
             Some(choose_bins(s.top_k, s.top_p))

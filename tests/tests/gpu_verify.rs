@@ -516,6 +516,119 @@ fn gpu_verify_repeated_tokens_are_counted_each_time() {
     assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
 }
 
+/// A row for [`gpu_verify_plain_rows_with_special_values`]: peaked, flat, peaked with one to
+/// three `+inf` tokens (an infinite row), or peaked around ±2·10^7, where the mass bands are
+/// unusable (`|ceiling| ≥ 2^22`) and the mass is added token by token. Tempered at 0.7 to 1.3,
+/// those values stay at or above `2^23`, where f32 values are integers: each weight's band
+/// `d` is then a whole number, as for any row under `2^22`, so the weights are the softmax's
+/// and the log-probabilities can be held to the reference's. (Between `2^22` and `2^23` values
+/// are half-integers, and `E[d]` takes a half-integer `d` as the integer below it: the GPU's
+/// log-probabilities there differ from the reference's f64 softmax by up to a few tenths,
+/// while the tokens agree. docs/SEMANTICS.md §3.)
+fn special_row(rng: &mut impl Rng, vocab: usize) -> Vec<f32> {
+    match below(rng, 6) {
+        0 => logit_row(rng, RowShape::Flat, vocab),
+        1 => {
+            let mut row = logit_row(rng, RowShape::Peaked, vocab);
+            for _ in 0..1 + below(rng, 3) {
+                row[below(rng, vocab as u64) as usize] = f32::INFINITY;
+            }
+            row
+        }
+        2 => {
+            let centre = if below(rng, 2) == 0 { 2.0e7 } else { -2.0e7 };
+            logit_row(rng, RowShape::Peaked, vocab).iter().map(|&v| centre + v).collect()
+        }
+        _ => logit_row(rng, RowShape::Peaked, vocab),
+    }
+}
+
+/// A call of plain requests (no penalty, bias or mask: rows whose prologue is only the
+/// temperature) over [`special_row`]s: drafts follow the target's argmax, the drafter's q or
+/// are uniform; half the requests have q rows.
+fn make_plain_call(rng: &mut impl Rng, cpu: &CpuReference, ids: &[u64], vocab: usize, max_n: usize) -> Call {
+    let mut logits = Vec::new();
+    let mut requests = Vec::new();
+    let mut rows = 0;
+    for &id in ids {
+        let state = cpu.table().get(id).expect("registered");
+        let n = below(rng, max_n as u64 + 1) as usize;
+        let with_q = !state.params.is_greedy() && below(rng, 2) == 0;
+        let (mut drafts, mut q) = (Vec::new(), Vec::new());
+        for j in 0..=n {
+            let raw = special_row(rng, vocab);
+            let x = process_row(&raw, state, None);
+            logits.extend_from_slice(&raw);
+            if j == n {
+                break;
+            }
+            let qr = with_q.then(|| draft_q_row(rng, &x));
+            let d = match below(rng, 8) {
+                0..=4 => greedy_choice(&x).unwrap_or_else(|| below(rng, vocab as u64) as u32),
+                5 | 6 if qr.is_some() => sample_weights(rng, qr.as_deref().unwrap_or(&[])),
+                _ => below(rng, vocab as u64) as u32,
+            };
+            drafts.push(d);
+            if let Some(qr) = qr {
+                q.extend_from_slice(&qr);
+            }
+        }
+        rows += n + 1;
+        requests.push(ReqData { id, drafts, q: with_q.then_some(q), mask: None });
+    }
+    Call { logits, rows, requests }
+}
+
+/// Plain random requests that truncate nothing, and greedy ones with log-probabilities: rows
+/// that add their mass in the first pass and cache no values, so a drawing row's values are
+/// processed again from its logits (`verify_draws`), and an infinite row or one whose bands
+/// are unusable caches them after all for its token-by-token mass. Temperatures 0.7, 1 and
+/// 1.3; f32 and bf16 logits; a few requests (row groups) and more rows than blocks (blocks
+/// alone). The outputs must equal the reference, and chains must both stop early (draws) and
+/// run to the end.
+#[test]
+fn gpu_verify_plain_rows_with_special_values() {
+    const TEST: &str = "gpu_verify_plain_rows_with_special_values";
+    let mut rng = fresh_rng(TEST);
+    let mut total_bad = 0;
+    let mut cov = Coverage::default();
+    let cases = sized([(50_257usize, 3usize), (32_000, 64), (151_936, 12)], [(50_257, 3), (32_000, 24), (151_936, 4)]);
+    for &(vocab, batch) in &cases {
+        let Some(device) = gpu_or_skip(TEST) else { return };
+        let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+        let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
+        let mut cpu = CpuReference::new(vocab, batch).expect("cpu");
+        for id in 0..batch as u64 {
+            let mut params = match below(&mut rng, 8) {
+                0 => SamplingParams::greedy(),
+                k => SamplingParams::random([0.7, 1.0, 1.3][k as usize % 3], rng.next_u64()),
+            };
+            params.logprobs = params.is_greedy() || below(&mut rng, 3) == 0;
+            let prompt = prompt(&mut rng, vocab);
+            for b in [&mut gpu as &mut dyn Backend, &mut cpu] {
+                b.add_request(id, params.clone(), &prompt).expect("add request");
+            }
+        }
+        let ids: Vec<u64> = (0..batch as u64).collect();
+        for c in 0..sized(3, 2) {
+            let call = make_plain_call(&mut rng, &cpu, &ids, vocab, MAX_DRAFTS);
+            let mut batch_v = call.batch(vocab);
+            // Every second call's logits are bf16 (widened exactly on both sides).
+            let halves: Vec<bf16> = call.logits.iter().map(|&v| bf16::from_f32(v)).collect();
+            if c % 2 == 1 {
+                batch_v.logits = HostLogits::bf16(&halves, call.rows, vocab).expect("bf16 logits");
+            }
+            let g = gpu.verify(&batch_v).expect("gpu verify");
+            let c_out = cpu.verify(&batch_v).expect("cpu verify");
+            let label = format!("V={vocab} B={batch} call {c}{}", if c % 2 == 1 { " bf16" } else { "" });
+            total_bad += check(&label, &call, &g, &c_out, |id| format!("{:?}", cpu.table().get(id).map(|s| &s.params)));
+            cov.add(&call, &c_out);
+        }
+    }
+    cov.assert_nontrivial(TEST);
+    assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
+}
+
 /// The device-level API in a CUDA graph: captured once for the largest call, replayed with new
 /// logits, new draft rows, new drafts, new request subsets and advancing seeds/steps.
 #[test]

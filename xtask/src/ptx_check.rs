@@ -48,12 +48,14 @@ use std::process::Command;
 /// single-block pass, which it calls out of line (`exact::exact_single_out_of_line`) and a split
 /// row never runs; inlined, the kernel's own were 4224 B. `exact_finish` is 88 B the same way.
 ///
-/// `verify_rows` is 1656 B since session 44 (1648 since session 42, 1468 before, 1712 before
-/// session 40). Session 42's first-pass band sums under running ceilings
-/// (`spec::add_to_running_bands`) and the groups' skip on take (`spec::take_item`) added 180 B;
-/// session 44's stop count after a group's bin histogram (`spec::bin_histogram`) 8 B (the same
-/// check for a block alone cost 140 B). In both builds' SASS the first pass's tile loop kept
-/// the two local loads it had, and no local store.
+/// `verify_rows` is 1652 B since session 45 (1656 since session 44, 1648 since session 42,
+/// 1468 before, 1712 before session 40). Session 42's first-pass band sums under running
+/// ceilings (`spec::add_to_running_bands`) and the groups' skip on take (`spec::take_item`)
+/// added 180 B; session 44's stop count after a group's bin histogram (`spec::bin_histogram`)
+/// 8 B (the same check for a block alone, inlined, cost 140 B). Session 45's block-alone check
+/// after the histogram, with the check after the first pass, calls one out-of-line copy
+/// (`spec::lone_block_stopped`): 4 B less. In every build's SASS the first pass's tile loop
+/// kept the two local loads it had, and no local store.
 ///
 /// `verify_draws` is 536 B since session 42 (424 before): the screened residual loop
 /// (`spec::screened_parts`) beside the old one, and the 80 B frame of the out-of-line exact
@@ -64,7 +66,7 @@ const SPILL_ALLOWANCE: &[(&str, u32)] = &[
     ("exact_histogram_runs", 24),
     ("exact_gather_runs", 16),
     ("exact_bins_two_per_sm", 676),
-    ("verify_rows", 1656),
+    ("verify_rows", 1652),
     ("verify_draws", 536),
     ("sample_rows_two_per_sm", 386),
     ("sample_rows_quiet_two_per_sm", 2228),
