@@ -2184,7 +2184,9 @@ unsafe fn past_rejection_later(p: &VerifyParams, grp: &Group, first_row: u32, po
 /// A block alone's check of its chain's stop, out of line, with scalar arguments: the check
 /// after a bin histogram inlined (a third inline copy, or one `barrier.red.or`) made ptxas
 /// spill about 140 B more in the row's setup and every other call up to 1.6% slower (session
-/// 44); out of line, `verify_rows` spills 4 B less than without it (session 45).
+/// 44); out of line, `verify_rows` spills 4 B less than without it (session 45). Its body is
+/// [`past_rejection`]'s, written out twice: with one inline body for both, the PTX changed
+/// (session 45's review), and the build measured and tested is this one.
 ///
 /// # Safety
 /// The whole block calls it; `word` is the request's rejection word, `skips` the header's skip

@@ -109,16 +109,7 @@ fn make_call(rng: &mut impl Rng, cpu: &CpuReference, ids: &[u64], vocab: usize, 
             if j == n {
                 break;
             }
-            let qr = with_q.then(|| draft_q_row(rng, &x));
-            let d = match below(rng, 8) {
-                0..=4 => greedy_choice(&x).unwrap_or_else(|| below(rng, vocab as u64) as u32),
-                5 | 6 if qr.is_some() => sample_weights(rng, qr.as_deref().unwrap_or(&[])),
-                _ => below(rng, vocab as u64) as u32,
-            };
-            drafts.push(d);
-            if let Some(qr) = qr {
-                q.extend_from_slice(&qr);
-            }
+            let d = next_draft(rng, &x, with_q, vocab, &mut drafts, &mut q);
             let c = chain.output_counts.entry(d).or_insert(0);
             *c += 1;
         }
@@ -126,6 +117,23 @@ fn make_call(rng: &mut impl Rng, cpu: &CpuReference, ids: &[u64], vocab: usize, 
         requests.push(ReqData { id, drafts, q: with_q.then_some(q), mask: masked.then_some(mask) });
     }
     Call { logits, rows, requests }
+}
+
+/// The next draft of a chain whose target row is processed into `x`, appended to `drafts`
+/// (and its q row to `q` when the request has them): the target's argmax, a draw from the
+/// drafter's q, or a uniform token, so that chains are accepted, partly accepted and rejected.
+fn next_draft(rng: &mut impl Rng, x: &[f32], with_q: bool, vocab: usize, drafts: &mut Vec<u32>, q: &mut Vec<f32>) -> u32 {
+    let qr = with_q.then(|| draft_q_row(rng, x));
+    let d = match below(rng, 8) {
+        0..=4 => greedy_choice(x).unwrap_or_else(|| below(rng, vocab as u64) as u32),
+        5 | 6 if qr.is_some() => sample_weights(rng, qr.as_deref().unwrap_or(&[])),
+        _ => below(rng, vocab as u64) as u32,
+    };
+    drafts.push(d);
+    if let Some(qr) = qr {
+        q.extend_from_slice(&qr);
+    }
+    d
 }
 
 /// Registers `count` requests with mixed settings and prompts on every backend given.
@@ -562,16 +570,7 @@ fn make_plain_call(rng: &mut impl Rng, cpu: &CpuReference, ids: &[u64], vocab: u
             if j == n {
                 break;
             }
-            let qr = with_q.then(|| draft_q_row(rng, &x));
-            let d = match below(rng, 8) {
-                0..=4 => greedy_choice(&x).unwrap_or_else(|| below(rng, vocab as u64) as u32),
-                5 | 6 if qr.is_some() => sample_weights(rng, qr.as_deref().unwrap_or(&[])),
-                _ => below(rng, vocab as u64) as u32,
-            };
-            drafts.push(d);
-            if let Some(qr) = qr {
-                q.extend_from_slice(&qr);
-            }
+            next_draft(rng, &x, with_q, vocab, &mut drafts, &mut q);
         }
         rows += n + 1;
         requests.push(ReqData { id, drafts, q: with_q.then_some(q), mask: None });
