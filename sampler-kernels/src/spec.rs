@@ -2274,8 +2274,8 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             write_result(p, row, leader, NO_TOKEN, STATUS_INVALID_SETTINGS, false, f32::NAN, f32::NAN);
             return;
         }
-        // Rows past a known rejection are dropped here and again after the first pass (a group
-        // taking rows in turn drops a binned row once more after its bin histogram).
+        // Rows past a known rejection are dropped here and again after the first pass, and a
+        // binned row once more after its bin histogram.
         // (From the row, not `vs`: `row` and `position` stay live anyway.)
         let first_row = row - position;
         if past_rejection(p, grp, first_row, position) {
