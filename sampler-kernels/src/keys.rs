@@ -84,6 +84,13 @@ pub fn reaches_floor(x: f32, index: u32, floor: u64, fv: f32) -> bool {
     x > f32::NEG_INFINITY && (x > fv || (x == fv && sort_key(x, index) >= floor))
 }
 
+/// [`reaches_floor`] with every part evaluated (`&`, `|`, no short circuit), for loops that
+/// keep a lane's tokens in one basic block: the same answer for every input (tested).
+#[inline(always)]
+pub fn reaches_floor_flat(x: f32, index: u32, floor: u64, fv: f32) -> bool {
+    (x > f32::NEG_INFINITY) & ((x > fv) | ((x == fv) & (sort_key(x, index) >= floor)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +137,7 @@ mod tests {
                 for index in [0u32, 6, 7, 8, 9, 1 << 20] {
                     let want = x > f32::NEG_INFINITY && sort_key(x, index) >= floor;
                     assert_eq!(reaches_floor(x, index, floor, fv), want, "x {x:e} index {index} floor {floor:#x}");
+                    assert_eq!(reaches_floor_flat(x, index, floor, fv), want, "x {x:e} index {index} floor {floor:#x}");
                     passed += want as u32;
                 }
             }

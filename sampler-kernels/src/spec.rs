@@ -55,13 +55,16 @@ use crate::exact::{
 };
 use crate::fixed::{band_and_fraction, band_shift, bands_usable, ceiling_index, exact_bin, small_ceil, soft_ceil, weight_parts, BAND_SCALE, NO_BAND};
 use crate::intrinsics::*;
-use crate::keys::{floor_value, from_ordered_bits, key_index, key_value, reaches_floor, sort_key};
+use crate::keys::{floor_value, from_ordered_bits, key_index, key_value, reaches_floor, reaches_floor_flat, sort_key};
 use crate::logit::{process_untempered_selects, saturating_count_add, temper_by, temper_scale, widen_bf16, widen_f16, LogitParams};
 use crate::sampler::{key_weight, key_weight_inline, keys8, load_raw1, plain8};
 use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
-use crate::verify::{draft_units, draw_span, group_shape, ratio_f32, residual_positive, residual_screen, residual_weight, spec_accept, u128_to_f64, U256};
+use crate::verify::{
+    draft_units, draw_span, group_shape, ratio_f32, residual_positive, residual_screen, residual_screen_code, residual_weight, spec_accept, u128_to_f64, SCREEN_POSITIVE,
+    SCREEN_UNSURE, U256,
+};
 
 /// Digit of keys that take no part in a histogram level (warp aggregation needs every lane).
 const NO_DIGIT: u32 = u32::MAX;
@@ -1624,6 +1627,72 @@ unsafe fn screened_parts(w: Weights, r: &DraftRow, x: f32, token: u32, (floor, f
     }
 }
 
+// `screened_parts8` sums the weights in two u64 halves of `E[d]`: its high half must stay
+// under 2^21.
+const _: () = assert!({
+    let mut i = 0;
+    while i < BAND_SCALE.len() && BAND_SCALE[i] < 1 << 53 {
+        i += 1;
+    }
+    i == BAND_SCALE.len()
+});
+
+/// [`screened_parts`] summed over a lane's eight tokens of a chunk (`base` the first's index):
+/// `(ΣW, Σq)` over its positive tokens. The eight tokens are one basic block (weights, table
+/// loads, `verify::residual_screen_code`, sums by selects), so their chains of arithmetic
+/// overlap; tokens the screen cannot settle go through [`screened_parts`] afterwards, one at a
+/// time (rare: a residual within 2^-16 of zero).
+///
+/// # Safety
+/// As [`screened_parts`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn screened_parts8(w: Weights, r: &DraftRow, x: &[f32; 8], base: u32, (floor, fv): (u64, f32), q: &[f32; 8], mc_i: i32, inv_q: f32) -> (u128, u128) {
+    // ΣW in two u64 halves of `E[d]` (`E[d] < 2^53`, `frac ≤ 2^23`: eight products of each
+    // half fit), each token's fraction selected, not its 128-bit weight.
+    let (mut w_lo, mut w_hi, mut sum_q) = (0u64, 0u64, 0u128);
+    let mut unsure = 0u32;
+    let with_q = !w.plain & (r.q != 0);
+    unroll8!(J => {
+        let token = base + J as u32;
+        let (band, frac) = band_and_fraction(x[J], mc_i);
+        let in_band = band < NO_BAND;
+        let live = in_band & reaches_floor_flat(x[J], token, floor, fv);
+        let slot = if in_band { band } else { 0 };
+        // SAFETY: slot < NO_BAND, inside both tables (the caller's barrier published them).
+        let (e, e_over_z) = unsafe { (ld_shared_u64(smem(SM_DRAW_SCALES + slot * 8)), f32::from_bits(ld_shared_u32(smem(SM_DRAW_E_OVER_Z + slot * 4)))) };
+        // `screened_parts`' three cases as selects: a plain row's `(0, 0)`, a row with draft
+        // probabilities, a one-hot draft.
+        let drafted = (token == r.draft) as u64;
+        let qi = if with_q { draft_units(q[J]) } else if w.plain { 0 } else { drafted };
+        let qf = if with_q { q[J] * 9_223_372_036_854_775_808.0 } else if w.plain { 0.0 } else { 1.0 };
+        let code = residual_screen_code(frac, e_over_z, qi, qf, inv_q);
+        let positive = live & (code == SCREEN_POSITIVE);
+        unsure |= ((live & (code == SCREEN_UNSURE)) as u32) << J;
+        let f = if positive { frac } else { 0 } as u64;
+        w_lo = w_lo.wrapping_add(f * (e as u32) as u64);
+        w_hi = w_hi.wrapping_add(f * (e >> 32));
+        sum_q = sum_q.wrapping_add(if positive { qi as u128 } else { 0 });
+    });
+    let mut sum_w = w_lo as u128 + ((w_hi as u128) << 32);
+    while unsure != 0 {
+        let j = unsure.trailing_zeros();
+        unsure &= unsure - 1;
+        // Constant indices only (a run-time index would put the arrays in local memory).
+        let (mut xj, mut qj) = (x[0], q[0]);
+        unroll8!(J => {
+            if j == J as u32 {
+                (xj, qj) = (x[J], q[J]);
+            }
+        });
+        // SAFETY: forwarded.
+        let (sw, sq) = unsafe { screened_parts(w, r, xj, base + j, (floor, fv), qj, mc_i, inv_q) };
+        sum_w = sum_w.wrapping_add(sw);
+        sum_q = sum_q.wrapping_add(sq);
+    }
+    (sum_w, sum_q)
+}
+
 /// `W·Q > q·Z` in 256 bits, out of line: the screen seldom declines, and eight inlined copies
 /// of the products would sit in the draw's token loop.
 #[inline(never)]
@@ -1682,7 +1751,7 @@ unsafe fn sum_span(p: &VerifyParams, row: u32, first: u32, n: u32, plan: &Plan, 
     let with_q = r.q != 0 && !w.plain;
     let (q_total_f, z_f) = (u128_to_f64(w.q_total), u128_to_f64(w.z));
     // A finite row with usable bands (nearly every row) weighs its tokens from the band tables
-    // and screens each residual in f32 (`screened_parts`); others take `residual_parts`.
+    // and screens each residual in f32 (`screened_parts8`); others take `residual_parts`.
     let screened = !plan.sum.infinite_row() && bands_usable(plan.sum.mc);
     let mc_i = if screened { small_ceil(plan.sum.mc).1 } else { 0 };
     let (inv_q, fv) = (ratio_f32(1.0, q_total_f), floor_value(floor));
@@ -1724,11 +1793,9 @@ unsafe fn sum_span(p: &VerifyParams, row: u32, first: u32, n: u32, plan: &Plan, 
                     };
                     let base = base_of(i);
                     if screened {
-                        unroll8!(J => {
-                            let (sw, sq) = screened_parts(w, &r, x[J], base + J as u32, (floor, fv), q[J], mc_i, inv_q);
-                            mine.hi = mine.hi.wrapping_add(sw);
-                            mine.lo = mine.lo.wrapping_add(sq);
-                        });
+                        let (sw, sq) = screened_parts8(w, &r, &x, base, (floor, fv), &q, mc_i, inv_q);
+                        mine.hi = mine.hi.wrapping_add(sw);
+                        mine.lo = mine.lo.wrapping_add(sq);
                     } else {
                         let keys = keys8(&x, base);
                         unroll8!(J => {

@@ -183,25 +183,46 @@ pub fn ratio_f32(num: f64, den: f64) -> f32 {
 /// few f32 operations, no conversion, where [`residual_positive`] spent three 64-bit
 /// conversions and five f64 products a token; `qf − 1` bounds `q` from below where `qf`
 /// has a fraction (under 2^23).
+#[inline(always)]
+pub fn residual_screen(frac: u32, e_over_z: f32, q: u64, qf: f32, inv_q: f32) -> Option<bool> {
+    match residual_screen_code(frac, e_over_z, q, qf, inv_q) {
+        SCREEN_POSITIVE => Some(true),
+        SCREEN_ZERO => Some(false),
+        _ => None,
+    }
+}
+
+/// [`residual_screen`]'s answers as [`residual_screen_code`] gives them.
+pub const SCREEN_ZERO: u32 = 0;
+pub const SCREEN_POSITIVE: u32 = 1;
+pub const SCREEN_UNSURE: u32 = 2;
+
+/// [`residual_screen`] as a code ([`SCREEN_ZERO`], [`SCREEN_POSITIVE`], [`SCREEN_UNSURE`]),
+/// written with selects: the draw's token loop takes eight tokens in one basic block, so that
+/// their arithmetic overlaps, which a branch per token prevented.
 // (`!(qf < 2^64)` takes NaN too, in one unordered compare: `is_nan() ||` made it three.)
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
 #[inline(always)]
-pub fn residual_screen(frac: u32, e_over_z: f32, q: u64, qf: f32, inv_q: f32) -> Option<bool> {
-    if q == 0 {
-        return Some(frac != 0 && e_over_z > 0.0);
-    }
-    if !(qf < 18_446_744_073_709_551_616.0) {
-        return None;
-    }
+pub fn residual_screen_code(frac: u32, e_over_z: f32, q: u64, qf: f32, inv_q: f32) -> u32 {
     let p = frac_as_f32(frac) * e_over_z;
-    if p > qf * inv_q * (1.0 + RESIDUAL_F32_MARGIN) {
-        return Some(true);
-    }
+    let above = p > qf * inv_q * (1.0 + RESIDUAL_F32_MARGIN);
     let q_low = if qf < 8_388_608.0 { qf - 1.0 } else { qf };
-    if p < q_low * inv_q * (1.0 - RESIDUAL_F32_MARGIN) {
-        return Some(false);
+    let below = p < q_low * inv_q * (1.0 - RESIDUAL_F32_MARGIN);
+    let screened = if above {
+        SCREEN_POSITIVE
+    } else if below {
+        SCREEN_ZERO
+    } else {
+        SCREEN_UNSURE
+    };
+    let when_q_zero = if frac != 0 && e_over_z > 0.0 { SCREEN_POSITIVE } else { SCREEN_ZERO };
+    if q == 0 {
+        when_q_zero
+    } else if !(qf < 18_446_744_073_709_551_616.0) {
+        SCREEN_UNSURE
+    } else {
+        screened
     }
-    None
 }
 
 /// `v` as f64 within 2^-51 of relative error, without a u128 conversion (on the GPU that is a

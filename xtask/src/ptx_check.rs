@@ -57,9 +57,11 @@ use std::process::Command;
 /// (`spec::lone_block_stopped`): 4 B less. In every build's SASS the first pass's tile loop
 /// kept the two local loads it had, and no local store.
 ///
-/// `verify_draws` is 536 B since session 42 (424 before): the screened residual loop
-/// (`spec::screened_parts`) beside the old one, and the 80 B frame of the out-of-line exact
-/// comparison it calls (`spec::residual_exact`); neither token loop loads or stores locals.
+/// `verify_draws` is 648 B since session 46 (536 since session 42, 424 before): session 42's
+/// screened residual loop beside the old one, with the out-of-line exact comparison it calls
+/// (`spec::residual_exact`); session 46's eight tokens a lane in one basic block
+/// (`spec::screened_parts8`) added 112 B, none of it in the loop. Neither token loop loads or
+/// stores locals.
 ///
 /// A kernel that spills more fails the check; shrinking these is open work.
 const SPILL_ALLOWANCE: &[(&str, u32)] = &[
@@ -67,7 +69,7 @@ const SPILL_ALLOWANCE: &[(&str, u32)] = &[
     ("exact_gather_runs", 16),
     ("exact_bins_two_per_sm", 676),
     ("verify_rows", 1652),
-    ("verify_draws", 536),
+    ("verify_draws", 648),
     ("sample_rows_two_per_sm", 386),
     ("sample_rows_quiet_two_per_sm", 2228),
     ("exact_tail", 572),
