@@ -63,9 +63,12 @@ pub const BAND_SCALE: [u64; 37] = [
     1,
 ];
 
-/// Bound of [`soft_ceil`]'s integer range: every f32 of magnitude `2^22` or more is a multiple
-/// of 1/2, and stage 2 uses band sums only for ceilings inside it (`sampler::bands_usable`).
+/// Bound of [`small_ceil`]'s range: every f32 of magnitude `2^22` or more is a multiple of 1/2,
+/// and stage 2 uses band sums only for ceilings inside it (`sampler::bands_usable`).
 pub const CEIL_LIMIT: f32 = 4_194_304.0;
+
+/// `2^23`: every f32 of this magnitude or more is an integer, its own ceiling.
+const INTEGER_LIMIT: f32 = 8_388_608.0;
 
 /// `1.5 · 2^23`: adding it to `|v| < 2^22` lands in `[2^23, 2^24)`, where the f32 spacing is 1,
 /// so the sum is `v` rounded to an integer, and its bits minus this constant's are that integer.
@@ -92,14 +95,21 @@ pub fn bands_usable(mc: f32) -> bool {
     mc < CEIL_LIMIT && mc > -(CEIL_LIMIT - 64.0)
 }
 
-/// `ceil(x)` for `|x| < CEIL_LIMIT`; `x` itself otherwise (non-finite included). Written with
-/// selects, not an early return: a branch per token kept ptxas from overlapping the tokens'
-/// arithmetic.
+/// `ceil(x)` for every finite `x` (so a band `d = soft_ceil(M) - soft_ceil(x)` is a whole
+/// number); `x` itself when it is not finite. Below `2^23` in magnitude, `x ± 2^23` (the sign of
+/// `x`) lands where the f32 spacing is 1, so the sum minus the same constant is `x` rounded to
+/// an integer; from `2^23` on, `x` is one. Until session 46 it was `ceil` below `2^22` only, and
+/// between `2^22` and `2^23`, where f32 values are halves, `x` itself: a half-integer band
+/// took the weight of the whole band below it. Written with selects, not an early return: a
+/// branch per token kept ptxas from overlapping the tokens' arithmetic.
 #[inline]
 pub fn soft_ceil(x: f32) -> f32 {
-    let small = x < CEIL_LIMIT && x > -CEIL_LIMIT;
-    let (c, _) = small_ceil(if small { x } else { 0.0 });
-    if small {
+    let fractional = x < INTEGER_LIMIT && x > -INTEGER_LIMIT;
+    let v = if fractional { x } else { 0.0 };
+    let lift = if v < 0.0 { -INTEGER_LIMIT } else { INTEGER_LIMIT };
+    let nearest = (v + lift) - lift;
+    let c = if nearest < v { nearest + 1.0 } else { nearest };
+    if fractional {
         c
     } else {
         x
@@ -735,8 +745,12 @@ pub(crate) mod tests {
             123.0,
             -123.0,
         ];
-        // The contract: ceil inside the range, the value itself outside it.
-        let want = |v: f32| if v.abs() < CEIL_LIMIT { v.ceil() } else { v };
+        // The contract: ceil of every finite value (from 2^23 on, the value itself), and
+        // small_ceil's where it is defined.
+        let want = |v: f32| v.ceil();
+        for v in [CEIL_LIMIT - 0.5, -CEIL_LIMIT + 0.5, 0.5, -0.5, -0.0, 3.25, -3.25] {
+            assert_eq!(soft_ceil(v), small_ceil(v).0, "{v}");
+        }
         for &v in &vals {
             assert_eq!(soft_ceil(v), want(v), "{v}");
         }
@@ -750,8 +764,23 @@ pub(crate) mod tests {
                 assert_eq!(soft_ceil(v), want(v), "{v}");
             }
         }
+        // Below 2^22 the bits of small_ceil's (the weights there are as before session 46);
+        // from 2^22 to 2^23, every half-integer's ceiling.
+        for _ in 0..200_000 {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            let v = (s as f32 / u32::MAX as f32 - 0.5) * 2.0 * CEIL_LIMIT;
+            assert_eq!(soft_ceil(v).to_bits(), small_ceil(v).0.to_bits(), "{v}");
+            let half = (s % (1 << 23)) as f32 * 0.5 + CEIL_LIMIT;
+            for h in [half, -half] {
+                assert_eq!(soft_ceil(h), h.ceil(), "{h}");
+                assert_eq!(soft_ceil(h) - h, if h.fract() == 0.0 { 0.0 } else { 0.5 }, "{h}");
+            }
+        }
         assert!(soft_ceil(f32::NAN).is_nan());
         assert_eq!(soft_ceil(f32::INFINITY), f32::INFINITY);
+        assert_eq!(soft_ceil(f32::NEG_INFINITY), f32::NEG_INFINITY);
     }
 
     #[test]

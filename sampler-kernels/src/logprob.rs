@@ -66,4 +66,33 @@ mod tests {
         assert_eq!(token_logprob(f32::NEG_INFINITY, mc, ln_z), f32::NEG_INFINITY);
         assert!((infinite_row_logprob(f32::INFINITY, 4) as f64 + 4f64.ln()).abs() < 1e-6);
     }
+
+    /// Rows of huge values, where f32 values are halves (`2^22` to `2^23`) or integers, on
+    /// either side of zero: the mass of the weights gives the f64 softmax's log-probabilities
+    /// (until session 46 a half-integer band took the weight of the band below it, and these
+    /// were up to about 0.35 nat low).
+    #[test]
+    fn logprobs_of_huge_rows_match_f64_softmax() {
+        let mut s = 0x9e37_79b9u32;
+        for centre in [4_500_000.0f32, -4_500_000.0, 6_000_000.0, -8_000_000.0, 20_000_000.0] {
+            let xs: std::vec::Vec<f32> = (0..400)
+                .map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 17;
+                    s ^= s << 5;
+                    centre + (s % 64) as f32 * 0.5 - 16.0
+                })
+                .collect();
+            let m = xs.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+            let mc = soft_ceil(m);
+            let z: u128 = xs.iter().map(|&x| weight(x, mc)).sum();
+            let lse = xs.iter().map(|&x| ((x - m) as f64).exp()).sum::<f64>().ln() + m as f64;
+            let ln_z = ln_mass(z);
+            for &x in &xs {
+                let want = x as f64 - lse;
+                let got = token_logprob(x, mc, ln_z) as f64;
+                assert!((got - want).abs() < 1e-5, "centre {centre}, x {x}: got {got}, want {want}");
+            }
+        }
+    }
 }
