@@ -50,19 +50,25 @@ mod tests {
     use super::*;
     use crate::fixed::{soft_ceil, weight};
 
-    #[test]
-    fn logprobs_match_f64_softmax() {
-        let xs: [f32; 7] = [3.25, -1.5, 0.0, 2.999, -30.0, 7.75, 7.7];
-        let m = 7.75f32;
+    /// Every token's log-probability from the row's weights against the f64 softmax of `xs`
+    /// (finite values), within 1e-5; returns `soft_ceil` of the maximum and `ln Z`.
+    fn assert_softmax_logprobs(xs: &[f32], label: &str) -> (f32, f64) {
+        let m = xs.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
         let mc = soft_ceil(m);
         let z: u128 = xs.iter().map(|&x| weight(x, mc)).sum();
         let lse = xs.iter().map(|&x| ((x - m) as f64).exp()).sum::<f64>().ln() + m as f64;
         let ln_z = ln_mass(z);
-        for &x in &xs {
+        for &x in xs {
             let want = x as f64 - lse;
             let got = token_logprob(x, mc, ln_z) as f64;
-            assert!((got - want).abs() < 1e-5, "x {x}: got {got}, want {want}");
+            assert!((got - want).abs() < 1e-5, "{label}, x {x}: got {got}, want {want}");
         }
+        (mc, ln_z)
+    }
+
+    #[test]
+    fn logprobs_match_f64_softmax() {
+        let (mc, ln_z) = assert_softmax_logprobs(&[3.25, -1.5, 0.0, 2.999, -30.0, 7.75, 7.7], "small row");
         assert_eq!(token_logprob(f32::NEG_INFINITY, mc, ln_z), f32::NEG_INFINITY);
         assert!((infinite_row_logprob(f32::INFINITY, 4) as f64 + 4f64.ln()).abs() < 1e-6);
     }
@@ -83,16 +89,7 @@ mod tests {
                     centre + (s % 64) as f32 * 0.5 - 16.0
                 })
                 .collect();
-            let m = xs.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
-            let mc = soft_ceil(m);
-            let z: u128 = xs.iter().map(|&x| weight(x, mc)).sum();
-            let lse = xs.iter().map(|&x| ((x - m) as f64).exp()).sum::<f64>().ln() + m as f64;
-            let ln_z = ln_mass(z);
-            for &x in &xs {
-                let want = x as f64 - lse;
-                let got = token_logprob(x, mc, ln_z) as f64;
-                assert!((got - want).abs() < 1e-5, "centre {centre}, x {x}: got {got}, want {want}");
-            }
+            assert_softmax_logprobs(&xs, &std::format!("centre {centre}"));
         }
     }
 }
