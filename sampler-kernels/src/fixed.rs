@@ -749,7 +749,7 @@ pub(crate) mod tests {
         // small_ceil's where it is defined.
         let want = |v: f32| v.ceil();
         for v in [CEIL_LIMIT - 0.5, -CEIL_LIMIT + 0.5, 0.5, -0.5, -0.0, 3.25, -3.25] {
-            assert_eq!(soft_ceil(v), small_ceil(v).0, "{v}");
+            assert_eq!(soft_ceil(v).to_bits(), small_ceil(v).0.to_bits(), "{v}");
         }
         for &v in &vals {
             assert_eq!(soft_ceil(v), want(v), "{v}");

@@ -192,9 +192,11 @@ pub fn residual_screen(frac: u32, e_over_z: f32, q: u64, qf: f32, inv_q: f32) ->
     }
 }
 
-/// [`residual_screen`]'s answers as [`residual_screen_code`] gives them.
+/// [`residual_screen_code`]: the residual weight is 0 (`Some(false)`).
 pub const SCREEN_ZERO: u32 = 0;
+/// [`residual_screen_code`]: the residual weight is positive (`Some(true)`).
 pub const SCREEN_POSITIVE: u32 = 1;
+/// [`residual_screen_code`]: too close to tell; the exact products decide (`None`).
 pub const SCREEN_UNSURE: u32 = 2;
 
 /// [`residual_screen`] as a code ([`SCREEN_ZERO`], [`SCREEN_POSITIVE`], [`SCREEN_UNSURE`]),

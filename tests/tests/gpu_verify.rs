@@ -553,8 +553,10 @@ fn special_row(rng: &mut impl Rng, vocab: usize) -> Vec<f32> {
 
 /// A call of plain requests (no penalty, bias or mask: rows whose prologue is only the
 /// temperature) over [`special_row`]s: drafts follow the target's argmax, the drafter's q or
-/// are uniform; half the requests have q rows.
-fn make_plain_call(rng: &mut impl Rng, cpu: &CpuReference, ids: &[u64], vocab: usize, max_n: usize) -> Call {
+/// are uniform; half the requests have q rows. `half_rows` counts the requests that want
+/// log-probabilities and whose first row (always decided) has its processed maximum between
+/// `2^22` and `2^23` in magnitude, where f32 values are halves.
+fn make_plain_call(rng: &mut impl Rng, cpu: &CpuReference, ids: &[u64], vocab: usize, max_n: usize, half_rows: &mut usize) -> Call {
     let mut logits = Vec::new();
     let mut requests = Vec::new();
     let mut rows = 0;
@@ -566,6 +568,11 @@ fn make_plain_call(rng: &mut impl Rng, cpu: &CpuReference, ids: &[u64], vocab: u
         for j in 0..=n {
             let raw = special_row(rng, vocab);
             let x = process_row(&raw, state, None);
+            if j == 0 && state.params.logprobs {
+                let top = x.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+                let peak = if top.is_finite() { top.abs() } else { 0.0 };
+                *half_rows += (4_194_304.0..8_388_608.0).contains(&peak) as usize;
+            }
             logits.extend_from_slice(&raw);
             if j == n {
                 break;
@@ -584,8 +591,10 @@ fn make_plain_call(rng: &mut impl Rng, cpu: &CpuReference, ids: &[u64], vocab: u
 /// unusable adds it token by token (`count_masses`), and a row where the chain stops draws
 /// from the cache (`verify_draws`). Temperatures 0.7, 1 and 1.3; f32 and bf16 logits; every
 /// layout of `verify_rows` (`verify::group_shape`): one-round groups (3 requests), groups
-/// taking rows in turn (24) and blocks alone (96), each asserted at full size. The outputs
-/// must equal the reference, and chains must both stop early (draws) and run to the end.
+/// taking rows in turn (24) and blocks alone (96), each asserted at full size, as are first
+/// rows with log-probabilities whose values are halves (between `2^22` and `2^23`). The
+/// outputs must equal the reference, and chains must both stop early (draws) and run to the
+/// end.
 #[test]
 fn gpu_verify_plain_rows_with_special_values() {
     const TEST: &str = "gpu_verify_plain_rows_with_special_values";
@@ -595,6 +604,7 @@ fn gpu_verify_plain_rows_with_special_values() {
     let cases = sized([(50_257usize, 3usize), (32_000, 96), (151_936, 24)], [(50_257, 3), (32_000, 72), (151_936, 4)]);
     // Calls seen per layout: one-round groups, groups taking rows in turn, blocks alone.
     let mut layouts = [0usize; 3];
+    let mut half_rows = 0;
     for &(vocab, batch) in &cases {
         let Some(device) = gpu_or_skip(TEST) else { return };
         let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
@@ -613,7 +623,7 @@ fn gpu_verify_plain_rows_with_special_values() {
         }
         let ids: Vec<u64> = (0..batch as u64).collect();
         for c in 0..sized(3, 2) {
-            let call = make_plain_call(&mut rng, &cpu, &ids, vocab, MAX_DRAFTS);
+            let call = make_plain_call(&mut rng, &cpu, &ids, vocab, MAX_DRAFTS, &mut half_rows);
             let mut batch_v = call.batch(vocab);
             // Every second call's logits are bf16 (widened exactly on both sides).
             let halves: Vec<bf16> = call.logits.iter().map(|&v| bf16::from_f32(v)).collect();
@@ -631,8 +641,9 @@ fn gpu_verify_plain_rows_with_special_values() {
             cov.add(&call, &c_out);
         }
     }
-    eprintln!("{TEST}: calls per layout (one round, in turn, alone): {layouts:?}");
+    eprintln!("{TEST}: calls per layout (one round, in turn, alone): {layouts:?}; first rows of halves with log-probabilities: {half_rows}");
     assert!(!sized(true, false) || layouts.iter().all(|&n| n > 0), "layouts not all run: {layouts:?}");
+    assert!(!sized(true, false) || half_rows > 0, "no first row between 2^22 and 2^23 with log-probabilities");
     cov.assert_nontrivial(TEST);
     assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
 }
