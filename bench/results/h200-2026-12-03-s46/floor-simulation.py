@@ -5,26 +5,11 @@ has, summed over rounds), and how many 32-key merges the list takes, when the fl
 the first 3, 8 or 16 rounds (the lanes' two largest values; 32 lanes of 8 tokens a round).
 Rows as the benchmark's peaked rows: N(0, 2) with 20 tokens boosted by +8..+14. Tempering is
 left out (it preserves order; the floor's margin is a few ulps). Pure Python: python3 this."""
-import random
-
-random.seed(1)
-V, T, R, L, LT = 128256, 4096, 16, 32, 8
-
-
-def lane_floor(rounds):
-    tops = []
-    for lane in range(L):
-        vals = []
-        for rd in rounds:
-            vals.extend(rd[lane * LT:(lane + 1) * LT])
-        vals.sort()
-        tops.extend(vals[-2:])
-    tops.sort(reverse=True)
-    return tops[31]
+from candidate_model import L, LT, lane_floor, peaked_tiles, rounds_of
 
 
 def scan(tile, floor_rounds):
-    rounds = [tile[r * 256:(r + 1) * 256] for r in range(R)]
+    rounds = rounds_of(tile)
     floor = lane_floor(rounds[:floor_rounds])
     top, buffer, threshold = [], [], float("-inf")
     passes = rounds_with_pass = loop_steps = merges = 0
@@ -44,15 +29,10 @@ def scan(tile, floor_rounds):
 
 
 totals = {3: [0] * 4, 8: [0] * 4, 16: [0] * 4}
-tiles = 0
-for _ in range(3):
-    x = [random.gauss(0, 2) for _ in range(V)]
-    for i in random.sample(range(V), 20):
-        x[i] += random.uniform(8, 14)
-    for t in range(V // T):
-        tiles += 1
-        for k in totals:
-            totals[k] = [a + b for a, b in zip(totals[k], scan(x[t * T:(t + 1) * T], k))]
+tiles = peaked_tiles()
+for tile in tiles:
+    for k in totals:
+        totals[k] = [a + b for a, b in zip(totals[k], scan(tile, k))]
 for k, v in totals.items():
-    print(f"floor from {k:2d} rounds, per tile: passes {v[0] / tiles:.1f}, rounds with a pass "
-          f"{v[1] / tiles:.1f}, per-lane loop steps {v[2] / tiles:.1f}, merges {v[3] / tiles:.2f}")
+    print(f"floor from {k:2d} rounds, per tile: passes {v[0] / len(tiles):.1f}, rounds with a pass "
+          f"{v[1] / len(tiles):.1f}, per-lane loop steps {v[2] / len(tiles):.1f}, merges {v[3] / len(tiles):.2f}")

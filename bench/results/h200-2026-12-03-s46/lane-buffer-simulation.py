@@ -8,26 +8,11 @@ rules as floor-simulation.py. C = 0 flushes in every round with a passing token,
 where today's path takes its warp-wide steps (vote, prefix sum, stores); today's shared buffer
 merges only every 32 keys (3.1 merges a tile), so C = 0's merge count is not today's. Pure
 Python: python3 this."""
-import random
-
-random.seed(1)
-V, T, R, L, LT = 128256, 4096, 16, 32, 8
-
-
-def lane_floor(rounds):
-    tops = []
-    for lane in range(L):
-        vals = []
-        for rd in rounds:
-            vals.extend(rd[lane * LT:(lane + 1) * LT])
-        vals.sort()
-        tops.extend(vals[-2:])
-    tops.sort(reverse=True)
-    return tops[31]
+from candidate_model import L, LT, lane_floor, peaked_tiles, rounds_of
 
 
 def scan(tile, floor_rounds, capacity):
-    rounds = [tile[r * 256:(r + 1) * 256] for r in range(R)]
+    rounds = rounds_of(tile)
     floor = lane_floor(rounds[:floor_rounds])
     top, threshold = [], float("-inf")
     lanes = [[] for _ in range(L)]
@@ -63,18 +48,12 @@ def scan(tile, floor_rounds, capacity):
     return flushes, merges, buffered
 
 
-rows = []
-for _ in range(3):
-    x = [random.gauss(0, 2) for _ in range(V)]
-    for i in random.sample(range(V), 20):
-        x[i] += random.uniform(8, 14)
-    rows.append(x)
+tiles = peaked_tiles()
 for floor_rounds in (3, 16):
     for capacity in (0, 2, 4, 8):
-        tot, tiles = [0, 0, 0], 0
-        for x in rows:
-            for t in range(V // T):
-                tiles += 1
-                tot = [a + b for a, b in zip(tot, scan(x[t * T:(t + 1) * T], floor_rounds, capacity))]
-        print(f"floor from {floor_rounds:2d} rounds, lane buffer {capacity}: per tile {tot[0] / tiles:.1f} "
-              f"warp-wide flushes, {tot[1] / tiles:.2f} merges, {tot[2] / tiles:.1f} keys buffered")
+        tot = [0, 0, 0]
+        for tile in tiles:
+            tot = [a + b for a, b in zip(tot, scan(tile, floor_rounds, capacity))]
+        n = len(tiles)
+        print(f"floor from {floor_rounds:2d} rounds, lane buffer {capacity}: per tile {tot[0] / n:.1f} "
+              f"warp-wide flushes, {tot[1] / n:.2f} merges, {tot[2] / n:.1f} keys buffered")
