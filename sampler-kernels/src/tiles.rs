@@ -51,7 +51,7 @@
 //! kernel's wait covers both.
 
 use crate::abi::*;
-use crate::block::{each8, max_u64, min_u64, smem, warp_inclusive_sum};
+use crate::block::{each8, max_u64, smem, warp_inclusive_sum};
 use crate::fixed::{ceiling_index, frac_weight, small_ceil, soft_ceil, BAND_FLOOR, CEIL_LIMIT, FRAC_ONE};
 use crate::intrinsics::*;
 use crate::keys::{from_ordered_bits, key_of_ordered, key_value, ordered_bits, sort_key, ORDERED_INFINITY};
@@ -251,7 +251,8 @@ unsafe fn merge_sorted_top32(list: u64, ascending: u64) -> u64 {
     while stride > 0 {
         // SAFETY (whole warp converged): a shuffle.
         let other = unsafe { shfl_xor_u64(FULL_MASK, v, stride) };
-        v = if lane & stride == 0 { max_u64(v, other) } else { min_u64(v, other) };
+        // One comparison for both directions, as in `warp_sort_desc`.
+        v = if (v > other) == (lane & stride == 0) { v } else { other };
         stride >>= 1;
     }
     v
@@ -595,58 +596,20 @@ struct TopList {
 }
 
 /// Adds this lane's tokens of one round whose bit is set in `passed` (their keys, from
-/// `key_of(j)`, are above the threshold) to the warp's list. With `seed`, a list that is not
-/// full yet takes each lane's best key at once (a threshold from the first round); without
-/// (the scan has a floor already), keys wait in the buffer like any others: seeding then cost
-/// a merge a round while the few tokens above the floor filled the list.
+/// `key_of(j)`, reach the threshold's value) to the warp's list (`sample_tiles_mass`).
 ///
 /// # Safety
 /// All 32 lanes call it together.
 #[inline(always)]
-unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed: u32, seed: bool, key_of: K) {
-    let lane = lane_id();
-    // Keys are rebuilt from the values on demand: eight u64 would cost 16 registers.
-    let mut passed = passed;
+unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed: u32, key_of: K) {
     // SAFETY (whole warp, uniform branches): buffer slots below BUFFER_KEYS (waiting < 32 on
-    // entry, at most 256 added); sync_warp orders the lanes' shared accesses.
+    // entry, at most 256 added).
     unsafe {
         if !vote_any(FULL_MASK, passed != 0) {
             return; // the common round: nothing above the threshold
         }
-        if seed && top.threshold == 0 {
-            // Not full yet: each lane's best key joins the list directly, which sets a
-            // threshold at once instead of buffering the whole first round.
-            let (mut best, mut best_j) = (0u64, 8u32);
-            let mut m = passed;
-            while m != 0 {
-                let j = m.trailing_zeros();
-                m &= m - 1;
-                let k = key_of(j);
-                if k > best {
-                    best = k;
-                    best_j = j;
-                }
-            }
-            if best_j < 8 {
-                passed &= !(1 << best_j);
-            }
-            top.list = merge_top32(top.list, best);
-            top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
-            let mut m = passed;
-            while m != 0 {
-                let j = m.trailing_zeros();
-                m &= m - 1;
-                if key_of(j) <= top.threshold {
-                    passed &= !(1 << j);
-                }
-            }
-        }
         let mine = passed.count_ones();
-        if !vote_any(FULL_MASK, mine > 0) {
-            return;
-        }
         let inclusive = warp_inclusive_sum(mine);
-        let total = shfl_idx_u32(FULL_MASK, inclusive, 31);
         let mut at = top.waiting + inclusive - mine;
         let mut m = passed;
         while m != 0 {
@@ -655,13 +618,95 @@ unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed
             st_shared_u64(shared + W_BUFFER + at * 8, key_of(j));
             at += 1;
         }
-        top.waiting += total;
+        top.waiting += shfl_idx_u32(FULL_MASK, inclusive, 31);
+        merge_waiting(top, shared);
+    }
+}
+
+/// `sample_tiles`' form of [`insert_round`]: this lane's tokens whose bit is set in `through`
+/// (the floor let them through) get buffer slots before they are tempered, so each writes its
+/// key there at once, from the loop that tempers it: `tempered(j)` gives (untempered value,
+/// tempered value, key or 0 for a token tempered to -inf), and `count(v, x)` is called once a
+/// token. A key that does not beat the threshold writes 0, which the merges skip
+/// (`merge_waiting`). Tempering into the values and building the keys again in a second loop
+/// took about 40 instructions more a token (session 47). With `seed` (no floor yet) and a list
+/// not yet full, each lane's best key joins the list first, which sets a threshold at once
+/// instead of buffering the whole first round; that token then takes no slot.
+///
+/// # Safety
+/// All 32 lanes call it together, with the same `seed`.
+#[inline(always)]
+unsafe fn append_round<K: Fn(u32) -> (f32, f32, u64), C: FnMut(f32, f32)>(
+    top: &mut TopList,
+    shared: u32,
+    through: u32,
+    seed: bool,
+    tempered: K,
+    mut count: C,
+) {
+    // SAFETY (whole warp, uniform branches): buffer slots below BUFFER_KEYS (waiting < 32 on
+    // entry, at most 256 added); merge_waiting orders the lanes' shared accesses.
+    unsafe {
+        if !vote_any(FULL_MASK, through != 0) {
+            return; // no token of the round reaches the floor
+        }
+        let mut through = through;
+        let mut seeded = 0;
+        if seed && top.threshold == 0 {
+            let (mut best, mut best_j) = (0u64, 0u32);
+            let mut m = through;
+            while m != 0 {
+                let j = m.trailing_zeros();
+                m &= m - 1;
+                let key = tempered(j).2;
+                if key > best {
+                    best = key;
+                    best_j = j;
+                }
+            }
+            top.list = merge_top32(top.list, best);
+            top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
+            // The seeded token takes no slot; it is still counted below.
+            if best != 0 {
+                seeded = 1 << best_j;
+            }
+        }
+        let mine = (through & !seeded).count_ones();
+        let inclusive = warp_inclusive_sum(mine);
+        let mut at = shared + W_BUFFER + (top.waiting + inclusive - mine) * 8;
+        while through != 0 {
+            let j = through.trailing_zeros();
+            through &= through - 1;
+            let (v, x, key) = tempered(j);
+            count(v, x);
+            if seeded >> j & 1 == 0 {
+                st_shared_u64(at, if key > top.threshold { key } else { 0 });
+                at += 8;
+            }
+        }
+        top.waiting += shfl_idx_u32(FULL_MASK, inclusive, 31);
+        merge_waiting(top, shared);
+    }
+}
+
+/// Merges the buffer's keys into the list 32 at a time while 32 wait; a chunk of zeros alone
+/// (keys [`append_round`] stopped) is skipped.
+///
+/// # Safety
+/// All 32 lanes call it together, after writing their keys to the buffer.
+#[inline(always)]
+unsafe fn merge_waiting(top: &mut TopList, shared: u32) {
+    let lane = lane_id();
+    // SAFETY (whole warp): slots below BUFFER_KEYS; sync_warp orders the lanes' shared accesses.
+    unsafe {
         sync_warp(FULL_MASK);
         while top.waiting >= 32 {
             top.waiting -= 32;
             let chunk = ld_shared_u64(shared + W_BUFFER + (top.waiting + lane) * 8);
-            top.list = merge_top32(top.list, chunk);
-            top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
+            if vote_any(FULL_MASK, chunk != 0) {
+                top.list = merge_top32(top.list, chunk);
+                top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
+            }
         }
         sync_warp(FULL_MASK);
     }
@@ -948,7 +993,7 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32, const RING: bool>(p:
             } else {
                 u32::MAX
             };
-            let mut y = if FEATURES != PLAIN {
+            let y = if FEATURES != PLAIN {
                 let counts = load_counts(p, &scan.row, first);
                 prologue8(p, scan, first, &RoundInput { raw, counts, mask })
             } else {
@@ -966,7 +1011,6 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32, const RING: bool>(p:
                     floor_y = if own > floor_y { own } else { floor_y };
                 }
             }
-            let mut passed = 0u32;
             if MODE == MODE_MAX {
                 // A lane meets its tokens in index order, so `>` keeps the lowest index of a tie.
                 // Tokens are counted one by one only in a lane whose round has a -inf or +inf
@@ -1011,33 +1055,16 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32, const RING: bool>(p:
                 if lane_least < overflow_floor {
                     each8(|j| slow |= ((y[j] < overflow_floor && y[j] > f32::NEG_INFINITY) as u32) << j);
                 }
-                while slow != 0 {
-                    let j = slow.trailing_zeros();
-                    slow &= slow - 1;
+                let before = top.threshold;
+                append_round(&mut top, scan.shared, slow, floor_y == f32::NEG_INFINITY, |j| {
                     let v = pick8(&y, j);
                     let x = temper(v, t);
+                    (v, x, if x > f32::NEG_INFINITY { sort_key(x, first + j) } else { 0 })
+                }, |v, x| {
                     // Valid if tempered above -inf, not as counted above (v above -inf).
                     valid = valid.wrapping_add((x > f32::NEG_INFINITY) as u32).wrapping_sub((v > f32::NEG_INFINITY) as u32);
-                    if x > f32::NEG_INFINITY {
-                        infinite += (x == f32::INFINITY) as u32;
-                        let pass = sort_key(x, first + j) > top.threshold;
-                        if pass {
-                            // Kept in place for `insert_round`'s keys: tempering again cost more.
-                            each8(|i| {
-                                if i as u32 == j {
-                                    y[i] = x;
-                                }
-                            });
-                        }
-                        passed |= (pass as u32) << j;
-                    }
-                }
-            }
-            if MODE == MODE_CANDIDATES {
-                let before = top.threshold;
-                let seed = floor_y == f32::NEG_INFINITY;
-                // Only passing tokens' keys are asked for, and their `y` is tempered by now.
-                insert_round(&mut top, scan.shared, passed, seed, |j| sort_key(pick8(&y, j), first + j));
+                    infinite += (x == f32::INFINITY) as u32;
+                });
                 if top.threshold != before {
                     // Never lowered: a floor valid under a smaller threshold stays valid (and
                     // temper_floor gives -inf near 0, below a loaded floor).
@@ -1265,7 +1292,7 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, features: u32, max_only: bo
                 // tied with the threshold's value may be marked with a smaller key; merging it
                 // changes nothing. Each lane reads only its own staged values, so no sync_warp is
                 // needed for them.
-                insert_round(&mut top, scan.shared, passed, false, |j| sort_key(f32::from_bits(ld_shared_u32(stage + j * 128)), first + j));
+                insert_round(&mut top, scan.shared, passed, |j| sort_key(f32::from_bits(ld_shared_u32(stage + j * 128)), first + j));
             }
             mask = mask_ahead;
             round += 1;
