@@ -518,6 +518,18 @@ pub unsafe fn redux_max_sync(mask: u32, value: u32) -> u32 {
     out
 }
 
+/// `atom.shared.exch.b32 old, [addr], v`: writes `v` and returns the previous word.
+///
+/// # Safety
+/// `addr` is 4-byte aligned and inside the launch's dynamic shared memory.
+#[inline(always)]
+pub unsafe fn atom_exch_shared_u32(addr: u32, value: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller guarantees alignment and bounds; the operation itself is atomic.
+    unsafe { asm!("atom.shared.exch.b32 {0}, [{1}], {2};", out(reg32) old, in(reg32) addr, in(reg32) value, options(nostack)) };
+    old
+}
+
 /// `atom.shared.or.b32 old, [addr], v`: sets the bits of `v` and returns the previous word.
 ///
 /// # Safety
@@ -662,6 +674,17 @@ pub fn add_rm_f32(a: f32, b: f32) -> f32 {
     let d: f32;
     // SAFETY: arithmetic on registers only.
     unsafe { asm!("add.rm.f32 {0}, {1}, {2};", out(reg32) d, in(reg32) a, in(reg32) b, options(pure, nomem, nostack)) };
+    d
+}
+
+/// `min.NaN.f32 d, a, b`: the smaller of `a` and `b`, or NaN when either is NaN (sm_80 and
+/// later; one instruction). Stage 1 takes a plain row's least raw logit with it, so that a NaN
+/// token, which the prologue would make `-inf`, also marks its lane as holding an invalid one.
+#[inline(always)]
+pub fn min_nan_f32(a: f32, b: f32) -> f32 {
+    let d: f32;
+    // SAFETY: arithmetic on registers only.
+    unsafe { asm!("min.NaN.f32 {0}, {1}, {2};", out(reg32) d, in(reg32) a, in(reg32) b, options(pure, nomem, nostack)) };
     d
 }
 

@@ -51,7 +51,7 @@
 //! kernel's wait covers both.
 
 use crate::abi::*;
-use crate::block::{each8, max_u64, smem, warp_inclusive_sum};
+use crate::block::{each8, max_u64, smem};
 use crate::fixed::{ceiling_index, frac_weight, small_ceil, soft_ceil, BAND_FLOOR, CEIL_LIMIT, FRAC_ONE};
 use crate::intrinsics::*;
 use crate::keys::{from_ordered_bits, key_of_ordered, key_value, ordered_bits, sort_key, ORDERED_INFINITY};
@@ -98,6 +98,11 @@ const W_BIAS_MAP: u32 = W_BUFFER + BUFFER_KEYS * 8;
 /// `(offset in tile, value bits)` of the tile's bias entries, in entry order.
 const W_BIAS_LIST: u32 = W_BIAS_MAP + BIAS_WORDS * 4;
 const W_END: u32 = W_BIAS_LIST + BIAS_LIST * 8;
+/// The warp's count of buffered keys (`append_round`, `insert_round`), in the buffer's last
+/// slot, which no round reaches (below `BUFFER_KEYS - 1`: fewer than 32 wait, and a round adds
+/// at most 256). Written only by atomics (`merge_buffered`).
+const W_COUNT: u32 = W_BUFFER + (BUFFER_KEYS - 1) * 8;
+const _: () = assert!(BUFFER_KEYS - 1 >= 31 + ROUND_TOKENS);
 
 /// `sample_tiles_mass` stages a round's tempered values here, past what `sample_tiles` has,
 /// `f32[8][32]` (token-major: lane `l` of token `j` is conflict-free): a round may append all
@@ -596,30 +601,29 @@ struct TopList {
 }
 
 /// Adds this lane's tokens of one round whose bit is set in `passed` (their keys, from
-/// `key_of(j)`, reach the threshold's value) to the warp's list (`sample_tiles_mass`).
+/// `key_of(j)`, reach the threshold's value) to the warp's list (`sample_tiles_mass`). Slots
+/// come from the warp's count of buffered keys, as in [`append_round`].
 ///
 /// # Safety
-/// All 32 lanes call it together.
+/// All 32 lanes call it together, with the count at `W_COUNT` equal to `top.waiting`.
 #[inline(always)]
 unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed: u32, key_of: K) {
-    // SAFETY (whole warp, uniform branches): buffer slots below BUFFER_KEYS (waiting < 32 on
-    // entry, at most 256 added).
+    // SAFETY (whole warp, uniform branches): buffer slots below BUFFER_KEYS - 1 (waiting < 32
+    // on entry, at most 256 added).
     unsafe {
         if !vote_any(FULL_MASK, passed != 0) {
             return; // the common round: nothing above the threshold
         }
         let mine = passed.count_ones();
-        let inclusive = warp_inclusive_sum(mine);
-        let mut at = top.waiting + inclusive - mine;
+        let mut at = if mine != 0 { shared + W_BUFFER + atom_add_shared_u32(shared + W_COUNT, mine) * 8 } else { 0 };
         let mut m = passed;
         while m != 0 {
             let j = m.trailing_zeros();
             m &= m - 1;
-            st_shared_u64(shared + W_BUFFER + at * 8, key_of(j));
-            at += 1;
+            st_shared_u64(at, key_of(j));
+            at += 8;
         }
-        top.waiting += shfl_idx_u32(FULL_MASK, inclusive, 31);
-        merge_waiting(top, shared);
+        merge_buffered(top, shared);
     }
 }
 
@@ -628,13 +632,14 @@ unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed
 /// key there at once, from the loop that tempers it: `tempered(j)` gives (untempered value,
 /// tempered value, key or 0 for a token tempered to -inf), and `count(v, x)` is called once a
 /// token. A key that does not beat the threshold writes 0, which the merges skip
-/// (`merge_waiting`). Tempering into the values and building the keys again in a second loop
+/// (`merge_buffered`). Tempering into the values and building the keys again in a second loop
 /// took about 40 instructions more a token (session 47). With `seed` (no floor yet) and a list
 /// not yet full, each lane's best key joins the list first, which sets a threshold at once
 /// instead of buffering the whole first round; that token then takes no slot.
 ///
 /// # Safety
-/// All 32 lanes call it together, with the same `seed`.
+/// All 32 lanes call it together, with the same `seed`, and with the count at `W_COUNT` equal
+/// to `top.waiting`.
 #[inline(always)]
 unsafe fn append_round<K: Fn(u32) -> (f32, f32, u64), C: FnMut(f32, f32)>(
     top: &mut TopList,
@@ -644,8 +649,8 @@ unsafe fn append_round<K: Fn(u32) -> (f32, f32, u64), C: FnMut(f32, f32)>(
     tempered: K,
     mut count: C,
 ) {
-    // SAFETY (whole warp, uniform branches): buffer slots below BUFFER_KEYS (waiting < 32 on
-    // entry, at most 256 added); merge_waiting orders the lanes' shared accesses.
+    // SAFETY (whole warp, uniform branches): buffer slots below BUFFER_KEYS - 1 (waiting < 32
+    // on entry, at most 256 added); merge_buffered orders the lanes' shared accesses.
     unsafe {
         if !vote_any(FULL_MASK, through != 0) {
             return; // no token of the round reaches the floor
@@ -671,9 +676,13 @@ unsafe fn append_round<K: Fn(u32) -> (f32, f32, u64), C: FnMut(f32, f32)>(
                 seeded = 1 << best_j;
             }
         }
+        // A lane with keys takes its slots from the warp's count of buffered keys in shared
+        // memory (`W_COUNT`, equal to `top.waiting` here), in any order of lanes: the list is
+        // the top 32 of the keys whatever order they merge in. A warp prefix sum of the
+        // counts (five shuffles with their selects and adds) took about 20 instructions a
+        // round more.
         let mine = (through & !seeded).count_ones();
-        let inclusive = warp_inclusive_sum(mine);
-        let mut at = shared + W_BUFFER + (top.waiting + inclusive - mine) * 8;
+        let mut at = if mine != 0 { shared + W_BUFFER + atom_add_shared_u32(shared + W_COUNT, mine) * 8 } else { 0 };
         while through != 0 {
             let j = through.trailing_zeros();
             through &= through - 1;
@@ -684,22 +693,26 @@ unsafe fn append_round<K: Fn(u32) -> (f32, f32, u64), C: FnMut(f32, f32)>(
                 at += 8;
             }
         }
-        top.waiting += shfl_idx_u32(FULL_MASK, inclusive, 31);
-        merge_waiting(top, shared);
+        merge_buffered(top, shared);
     }
 }
 
-/// Merges the buffer's keys into the list 32 at a time while 32 wait; a chunk of zeros alone
-/// (keys [`append_round`] stopped) is skipped.
+/// After a round's keys are in the buffer: reads the warp's count of them (`W_COUNT`) and
+/// merges them into the list 32 at a time while 32 wait (a chunk of zeros alone, keys
+/// [`append_round`] stopped, is skipped), then stores the count left.
 ///
 /// # Safety
 /// All 32 lanes call it together, after writing their keys to the buffer.
 #[inline(always)]
-unsafe fn merge_waiting(top: &mut TopList, shared: u32) {
+unsafe fn merge_buffered(top: &mut TopList, shared: u32) {
     let lane = lane_id();
-    // SAFETY (whole warp): slots below BUFFER_KEYS; sync_warp orders the lanes' shared accesses.
+    // SAFETY (whole warp): slots below BUFFER_KEYS - 1; sync_warp orders the lanes' shared
+    // accesses: the keys and the count before the reads, the reads and the count's store
+    // before the next round's slots.
     unsafe {
         sync_warp(FULL_MASK);
+        top.waiting = ld_shared_u32(shared + W_COUNT);
+        let before = top.waiting;
         while top.waiting >= 32 {
             top.waiting -= 32;
             let chunk = ld_shared_u64(shared + W_BUFFER + (top.waiting + lane) * 8);
@@ -707,6 +720,11 @@ unsafe fn merge_waiting(top: &mut TopList, shared: u32) {
                 top.list = merge_top32(top.list, chunk);
                 top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
             }
+        }
+        if top.waiting != before && lane == 0 {
+            // An atomic exchange, not a store: racecheck's process failed at exit after plain
+            // stores to a word the lanes add to atomically (session 47, runs 2-3).
+            atom_exch_shared_u32(shared + W_COUNT, top.waiting);
         }
         sync_warp(FULL_MASK);
     }
@@ -936,6 +954,13 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32, const RING: bool>(p:
     // SAFETY (whole warp; MODE and FEATURES are constants, every other branch is warp-uniform):
     // this warp's shared slots; loads clipped to the vocab and the row's buffers.
     unsafe {
+        if MODE == MODE_CANDIDATES {
+            // `append_round`'s count of buffered keys starts at none.
+            if lane == 0 {
+                atom_exch_shared_u32(scan.shared + W_COUNT, 0);
+            }
+            sync_warp(FULL_MASK);
+        }
         let first0 = scan.start + scan.first_round * ROUND_TOKENS + lane * LANE_TOKENS;
         // How far ahead logits are loaded is what the registers allow under 80 (24 warps per
         // SM): three rounds for plain rows, none with features (whose counts take 8 more);
@@ -993,9 +1018,15 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32, const RING: bool>(p:
             } else {
                 u32::MAX
             };
+            // A plain top-k row's round compares the raw logits: what the plain prologue does
+            // (NaN to -inf, -0 to +0) changes no comparison below but the least value's
+            // (`min_nan_f32` there), and the tokens through the floor take it in the loop.
+            let raw_round = MODE == MODE_CANDIDATES && FEATURES == PLAIN;
             let y = if FEATURES != PLAIN {
                 let counts = load_counts(p, &scan.row, first);
                 prologue8(p, scan, first, &RoundInput { raw, counts, mask })
+            } else if raw_round {
+                raw
             } else {
                 plain_untempered8(&raw)
             };
@@ -1044,7 +1075,12 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32, const RING: bool>(p:
                 // per token written with `||` took a branch and a reconvergence each (108 warp
                 // instructions a round with the prologue, 57 now: session 35).
                 let mut lane_least = f32::INFINITY;
-                each8(|j| lane_least = lane_least.min(y[j]));
+                if raw_round {
+                    // NaN when the lane has a NaN token: counted one by one below, as -inf.
+                    each8(|j| lane_least = min_nan_f32(lane_least, y[j]));
+                } else {
+                    each8(|j| lane_least = lane_least.min(y[j]));
+                }
                 if lane_least > f32::NEG_INFINITY {
                     valid += LANE_TOKENS;
                 } else {
@@ -1052,12 +1088,13 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32, const RING: bool>(p:
                 }
                 let mut slow = 0u32;
                 each8(|j| slow |= ((y[j] >= floor_y) as u32) << j);
-                if lane_least < overflow_floor {
+                // Not `<`: a NaN least (a raw round) must look too.
+                if !(lane_least >= overflow_floor) {
                     each8(|j| slow |= ((y[j] < overflow_floor && y[j] > f32::NEG_INFINITY) as u32) << j);
                 }
                 let before = top.threshold;
                 append_round(&mut top, scan.shared, slow, floor_y == f32::NEG_INFINITY, |j| {
-                    let v = pick8(&y, j);
+                    let v = if raw_round { plain_untempered(pick8(&y, j)) } else { pick8(&y, j) };
                     let x = temper(v, t);
                     (v, x, if x > f32::NEG_INFINITY { sort_key(x, first + j) } else { 0 })
                 }, |v, x| {
@@ -1167,6 +1204,13 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, features: u32, max_only: bo
         while d < BANDS {
             st_shared_u32(band_slot(scan.bands, d, lane), 0);
             d += 1;
+        }
+        if !max_only {
+            // `insert_round`'s count of buffered keys starts at none.
+            if lane == 0 {
+                atom_exch_shared_u32(scan.shared + W_COUNT, 0);
+            }
+            sync_warp(FULL_MASK);
         }
         let first0 = scan.start + lane * LANE_TOKENS;
         // Logits three rounds ahead, whatever the features, in the ring (`ring_fetch`).
