@@ -614,8 +614,7 @@ unsafe fn insert_round<K: Fn(u32) -> u64>(top: &mut TopList, shared: u32, passed
         if !vote_any(FULL_MASK, passed != 0) {
             return; // the common round: nothing above the threshold
         }
-        let mine = passed.count_ones();
-        let mut at = if mine != 0 { shared + W_BUFFER + atom_add_shared_u32(shared + W_COUNT, mine) * 8 } else { 0 };
+        let mut at = take_slots(shared, passed.count_ones());
         let mut m = passed;
         while m != 0 {
             let j = m.trailing_zeros();
@@ -676,13 +675,7 @@ unsafe fn append_round<K: Fn(u32) -> (f32, f32, u64), C: FnMut(f32, f32)>(
                 seeded = 1 << best_j;
             }
         }
-        // A lane with keys takes its slots from the warp's count of buffered keys in shared
-        // memory (`W_COUNT`, equal to `top.waiting` here), in any order of lanes: the list is
-        // the top 32 of the keys whatever order they merge in. A warp prefix sum of the
-        // counts (five shuffles with their selects and adds) took about 20 instructions a
-        // round more.
-        let mine = (through & !seeded).count_ones();
-        let mut at = if mine != 0 { shared + W_BUFFER + atom_add_shared_u32(shared + W_COUNT, mine) * 8 } else { 0 };
+        let mut at = take_slots(shared, (through & !seeded).count_ones());
         while through != 0 {
             let j = through.trailing_zeros();
             through &= through - 1;
@@ -694,6 +687,39 @@ unsafe fn append_round<K: Fn(u32) -> (f32, f32, u64), C: FnMut(f32, f32)>(
             }
         }
         merge_buffered(top, shared);
+    }
+}
+
+/// The address of the first of `keys` buffer slots for this lane (unused when `keys` is 0):
+/// a lane with keys adds their number to the warp's count of buffered keys (`W_COUNT`), in any
+/// order of lanes, since the list is the top 32 of the keys whatever order they merge in. A
+/// warp prefix sum of the counts (five shuffles with their selects and adds) took about 20
+/// instructions a round more (session 47).
+///
+/// # Safety
+/// After the round's floor test, before its keys are written; the count is `top.waiting`.
+#[inline(always)]
+unsafe fn take_slots(shared: u32, keys: u32) -> u32 {
+    if keys == 0 {
+        return 0;
+    }
+    // SAFETY: W_COUNT is this warp's count word, changed only by atomics.
+    shared + W_BUFFER + unsafe { atom_add_shared_u32(shared + W_COUNT, keys) } * 8
+}
+
+/// Sets the warp's count of buffered keys (`W_COUNT`) to none, before a tile's first round.
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+unsafe fn reset_count(shared: u32) {
+    // SAFETY (whole warp): this warp's count word, written only by atomics (`merge_buffered`
+    // says why); sync_warp orders the reset before the first round's slots.
+    unsafe {
+        if lane_id() == 0 {
+            atom_exch_shared_u32(shared + W_COUNT, 0);
+        }
+        sync_warp(FULL_MASK);
     }
 }
 
@@ -955,11 +981,7 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32, const RING: bool>(p:
     // this warp's shared slots; loads clipped to the vocab and the row's buffers.
     unsafe {
         if MODE == MODE_CANDIDATES {
-            // `append_round`'s count of buffered keys starts at none.
-            if lane == 0 {
-                atom_exch_shared_u32(scan.shared + W_COUNT, 0);
-            }
-            sync_warp(FULL_MASK);
+            reset_count(scan.shared);
         }
         let first0 = scan.start + scan.first_round * ROUND_TOKENS + lane * LANE_TOKENS;
         // How far ahead logits are loaded is what the registers allow under 80 (24 warps per
@@ -1206,11 +1228,7 @@ unsafe fn scan_mass(p: &StepParams, scan: &TileScan, features: u32, max_only: bo
             d += 1;
         }
         if !max_only {
-            // `insert_round`'s count of buffered keys starts at none.
-            if lane == 0 {
-                atom_exch_shared_u32(scan.shared + W_COUNT, 0);
-            }
-            sync_warp(FULL_MASK);
+            reset_count(scan.shared);
         }
         let first0 = scan.start + lane * LANE_TOKENS;
         // Logits three rounds ahead, whatever the features, in the ring (`ring_fetch`).
