@@ -60,7 +60,6 @@ pub(crate) fn max_u64(a: u64, b: u64) -> u64 {
     }
 }
 
-
 /// Inclusive prefix sum of `v` over the lanes of a warp.
 ///
 /// # Safety
