@@ -518,18 +518,6 @@ pub unsafe fn redux_max_sync(mask: u32, value: u32) -> u32 {
     out
 }
 
-/// `atom.shared.exch.b32 old, [addr], v`: writes `v` and returns the previous word.
-///
-/// # Safety
-/// `addr` is 4-byte aligned and inside the launch's dynamic shared memory.
-#[inline(always)]
-pub unsafe fn atom_exch_shared_u32(addr: u32, value: u32) -> u32 {
-    let old: u32;
-    // SAFETY: the caller guarantees alignment and bounds; the operation itself is atomic.
-    unsafe { asm!("atom.shared.exch.b32 {0}, [{1}], {2};", out(reg32) old, in(reg32) addr, in(reg32) value, options(nostack)) };
-    old
-}
-
 /// `atom.shared.or.b32 old, [addr], v`: sets the bits of `v` and returns the previous word.
 ///
 /// # Safety

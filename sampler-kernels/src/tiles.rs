@@ -100,7 +100,7 @@ const W_BIAS_LIST: u32 = W_BIAS_MAP + BIAS_WORDS * 4;
 const W_END: u32 = W_BIAS_LIST + BIAS_LIST * 8;
 /// The warp's count of buffered keys (`append_round`, `insert_round`), in the buffer's last
 /// slot, which no round reaches (below `BUFFER_KEYS - 1`: fewer than 32 wait, and a round adds
-/// at most 256). Written only by atomics (`merge_buffered`).
+/// at most 256).
 const W_COUNT: u32 = W_BUFFER + (BUFFER_KEYS - 1) * 8;
 const _: () = assert!(BUFFER_KEYS - 1 >= 31 + ROUND_TOKENS);
 
@@ -703,7 +703,7 @@ unsafe fn take_slots(shared: u32, keys: u32) -> u32 {
     if keys == 0 {
         return 0;
     }
-    // SAFETY: W_COUNT is this warp's count word, changed only by atomics.
+    // SAFETY: W_COUNT is this warp's count word; its plain writes are ordered by warp syncs.
     shared + W_BUFFER + unsafe { atom_add_shared_u32(shared + W_COUNT, keys) } * 8
 }
 
@@ -713,11 +713,11 @@ unsafe fn take_slots(shared: u32, keys: u32) -> u32 {
 /// All 32 lanes call it together.
 #[inline(always)]
 unsafe fn reset_count(shared: u32) {
-    // SAFETY (whole warp): this warp's count word, written only by atomics (`merge_buffered`
-    // says why); sync_warp orders the reset before the first round's slots.
+    // SAFETY (whole warp): this warp's count word, last read before a warp sync (the end of
+    // `merge_buffered`); this sync orders the reset before the first round's slots.
     unsafe {
         if lane_id() == 0 {
-            atom_exch_shared_u32(shared + W_COUNT, 0);
+            st_shared_u32(shared + W_COUNT, 0);
         }
         sync_warp(FULL_MASK);
     }
@@ -747,10 +747,14 @@ unsafe fn merge_buffered(top: &mut TopList, shared: u32) {
                 top.threshold = shfl_idx_u64(FULL_MASK, top.list, 31);
             }
         }
-        if top.waiting != before && lane == 0 {
-            // An atomic exchange, not a store: racecheck's process failed at exit after plain
-            // stores to a word the lanes add to atomically (session 47, runs 2-3).
-            atom_exch_shared_u32(shared + W_COUNT, top.waiting);
+        if top.waiting != before {
+            // Every lane's read of the count before lane 0 writes it: the merges' shuffles
+            // converge the warp but order no memory. (Without this sync, racecheck's process
+            // failed at exit: session 47, runs 2-3.)
+            sync_warp(FULL_MASK);
+            if lane == 0 {
+                st_shared_u32(shared + W_COUNT, top.waiting);
+            }
         }
         sync_warp(FULL_MASK);
     }
