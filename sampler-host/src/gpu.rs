@@ -6,7 +6,7 @@
 //! which finishes its rows; a step with no row that needs the row mass leaves
 //! `sample_tiles_mass` out, and one whose rows all need it `sample_tiles` ([`StepKernels`]),
 //! which runs as its ring build, `sample_tiles_ring`, when its grid is one wave
-//! (`abi::one_wave`); a quiet step (`decide::stage2_seldom_lists` for every row) launches no
+//! (`abi::one_wave`), and otherwise as `sample_tiles_half` for bf16 and f16 logits; a quiet step (`decide::stage2_seldom_lists` for every row) launches no
 //! exact pass under `ExactPassLaunch::BySettings` ([`StepExactPass`]). A captured step is a
 //! graph of each, and a replay launches the one the upload calls for.
 //!
@@ -386,6 +386,8 @@ pub struct GpuSampler {
     bitmask_words: usize,
     layout: UploadLayout,
     stage_tiles: CudaFunction,
+    /// `sample_tiles` for bf16 and f16 logits (raw words held ahead, widened in their round).
+    stage_tiles_half: CudaFunction,
     /// `sample_tiles` with its logits in a shared-memory ring, for one-wave grids
     /// (`abi::one_wave`).
     stage_tiles_ring: CudaFunction,
@@ -537,8 +539,10 @@ impl GpuSampler {
         let sm_count = gpu.sm_count()?.max(1);
         let exact_slots = b.min(EXACT_SLOTS_MAX as usize);
         let stage_tiles = gpu.function("sample_tiles")?;
+        let stage_tiles_half = gpu.function("sample_tiles_half")?;
         let stage_tiles_ring = function_with_shared(&gpu, "sample_tiles_ring", SCAN_RING_SHARED_BYTES)?;
         let scan_resident_warps = resident_blocks(&gpu, &stage_tiles, SCAN_THREADS, SCAN_SHARED_BYTES, "reading sample_tiles' occupancy")?
+            .min(resident_blocks(&gpu, &stage_tiles_half, SCAN_THREADS, SCAN_SHARED_BYTES, "reading sample_tiles_half's occupancy")?)
             .min(resident_blocks(&gpu, &stage_tiles_ring, SCAN_THREADS, SCAN_RING_SHARED_BYTES, "reading sample_tiles_ring's occupancy")?)
             * SCAN_WARPS;
         // Persistent: as many blocks as fit at once (four per SM on an H200: registers).
@@ -546,6 +550,7 @@ impl GpuSampler {
             resident_blocks(&gpu, &stage_tiles_mass, MASS_SCAN_THREADS, MASS_SCAN_SHARED_BYTES, "reading sample_tiles_mass' occupancy")?;
         let sampler = Self {
             stage_tiles,
+            stage_tiles_half,
             stage_tiles_ring,
             stage_tiles_greedy: gpu.function("sample_tiles_greedy")?,
             stage_tiles_mass,
@@ -900,8 +905,10 @@ impl GpuSampler {
         let (stage_tiles, stage_tiles_cfg) = if one_wave(warps, params.0.tile_split, self.scan_resident_warps) {
             let blocks = if lists_scan_rows(params.0.overlap_stage1, params.0.tile_split) { tiles_cfg.grid_dim.0.max(self.scan_resident_warps / SCAN_WARPS) } else { tiles_cfg.grid_dim.0 };
             (&self.stage_tiles_ring, LaunchConfig { grid_dim: (blocks, 1, 1), shared_mem_bytes: SCAN_RING_SHARED_BYTES, ..tiles_cfg })
-        } else {
+        } else if logits.dtype == LogitsDtype::F32 {
             (&self.stage_tiles, tiles_cfg)
+        } else {
+            (&self.stage_tiles_half, tiles_cfg)
         };
         // Persistent: at most the blocks that fit at once. A block per item when they are
         // fewer, so that the kernel can give each tile all four warps of a block

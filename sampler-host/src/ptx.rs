@@ -29,6 +29,7 @@ pub const ENTRY_POINTS: &[&str] =
         "bench_copy",
         "bench_fill_logits",
         "sample_tiles",
+        "sample_tiles_half",
         "sample_tiles_ring",
         "sample_tiles_greedy",
         "sample_tiles_mass",

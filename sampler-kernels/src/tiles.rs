@@ -433,6 +433,29 @@ pub(crate) fn widen8(w: &RawBits, dtype: u32) -> [f32; 8] {
     [r0, r1, r2, r3, r4, r5, r6, r7]
 }
 
+/// [`widen8`] of raw words held bit-cast as f32 (how the round registers of half-width rows
+/// carry them: a bit-cast costs no instruction, a widening waits for the load).
+#[inline(always)]
+fn widen_bits(w: &[f32; 8], dtype: u32) -> [f32; 8] {
+    widen8(&f32_as_bits(w), dtype)
+}
+
+/// Raw words as the f32 registers that carry them (no instruction).
+#[inline(always)]
+fn bits_as_f32(w: &RawBits) -> [f32; 8] {
+    let mut x = [0.0f32; 8];
+    each8(|j| x[j] = f32::from_bits(w[j]));
+    x
+}
+
+/// The raw words [`bits_as_f32`] carries.
+#[inline(always)]
+fn f32_as_bits(x: &[f32; 8]) -> RawBits {
+    let mut w = [0u32; 8];
+    each8(|j| w[j] = x[j].to_bits());
+    w
+}
+
 /// Penalty counts of this lane's 8 tokens starting at `first` (`first % 8 == 0`).
 ///
 /// # Safety
@@ -964,16 +987,94 @@ unsafe fn scan_max_slots(p: &StepParams, scan: &TileScan, raw: [[f32; 8]; 3]) ->
     }
 }
 
+/// [`scan_max_slots`] for half-width logits (bf16, f16): each slot holds two rounds as raw
+/// words ([`load_half_pair`]), widened only when their round comes, so three slots keep six
+/// rounds (the bytes f32's three are) in flight. Widened at the load, a round waited on its
+/// load at once: bf16 greedy steps moved half f32's bytes in the same time (session 47's grid,
+/// B = 1024). One loop per `DTYPE` (bf16, f16): with the dtype a run-time value, each word's
+/// widening branched around the f16 path, and a third of the kernel's cycles at bf16
+/// B = 1024 waited on instruction fetch (session 48).
+///
+/// # Safety
+/// As for [`scan_rounds`]; `raw` holds this warp's first three pairs as [`load_half_pair`]
+/// gives them, bit-cast to f32.
+#[inline(always)]
+unsafe fn scan_max_pairs<const DTYPE: u32>(p: &StepParams, scan: &TileScan, raw: [[f32; 8]; 3]) -> TileResult {
+    let lane = lane_id();
+    let (mut best_y, mut best_i) = (f32::NEG_INFINITY, 0u32);
+    let (mut valid, mut infinite) = (0u32, 0u32);
+    let [mut pair_a, mut pair_b, mut pair_c] = raw;
+    let limit = (scan.start + scan.end_round * ROUND_TOKENS).min(p.vocab);
+    let mut round_start = scan.start + scan.first_round * ROUND_TOKENS;
+    // A pass over the two rounds in `$slot`, which then takes the pair six rounds on; false
+    // past the limit. A part has an even number of rounds, so a pair is never split between
+    // warps. A macro for the reason `scan_max_slots` gives.
+    macro_rules! pair {
+        ($slot:ident) => {
+            if round_start >= limit {
+                false
+            } else {
+                let first = round_start + lane * LANE_TOKENS;
+                // SAFETY: loads and prefetches inside the row, clipped to the vocab (whole warp).
+                unsafe {
+                    if round_start + 2 * PREFETCH_ROUNDS * ROUND_TOKENS < limit {
+                        prefetch_round(p, scan.row.logits, first + 2 * PREFETCH_ROUNDS * ROUND_TOKENS);
+                        prefetch_round(p, scan.row.logits, first + (2 * PREFETCH_ROUNDS + 1) * ROUND_TOKENS);
+                    }
+                    max_round(&plain_untempered8(&widen_bits(&$slot, DTYPE)), first, (&mut best_y, &mut best_i), (&mut valid, &mut infinite));
+                    if round_start + ROUND_TOKENS < limit {
+                        let w = f32_as_bits(&$slot);
+                        let high = widen8(&[w[4], w[5], w[6], w[7], NAN_WORD, NAN_WORD, NAN_WORD, NAN_WORD], DTYPE);
+                        max_round(&plain_untempered8(&high), first + ROUND_TOKENS, (&mut best_y, &mut best_i), (&mut valid, &mut infinite));
+                    }
+                    if round_start + 6 * ROUND_TOKENS < limit {
+                        $slot = bits_as_f32(&load_half_pair(p, scan.row.logits, scan.row.vector_ok, first + 6 * ROUND_TOKENS));
+                    }
+                }
+                round_start += 2 * ROUND_TOKENS;
+                true
+            }
+        };
+    }
+    while pair!(pair_a) && pair!(pair_b) && pair!(pair_c) {}
+    // SAFETY: the whole warp is here.
+    unsafe {
+        let valid = redux_add_sync(FULL_MASK, valid);
+        let infinite = redux_add_sync(FULL_MASK, infinite);
+        let list = warp_max_u64(if best_y > f32::NEG_INFINITY { sort_key(best_y, best_i) } else { 0 });
+        TileResult { list, valid, infinite, ceiling: f32::NEG_INFINITY, waiting: 0 }
+    }
+}
+
+/// This lane's half-width logits of the round at `base` (words 0..4) and of the round after it
+/// (words 4..8), each as [`load_bits8`] gives them.
+///
+/// # Safety
+/// As for [`load_bits8`]; the row's logits are bf16 or f16.
+#[inline(always)]
+unsafe fn load_half_pair(p: &StepParams, logits: u64, vector_ok: bool, base: u32) -> RawBits {
+    // SAFETY: forwarded.
+    let (a, b) = unsafe { (load_bits8(p, logits, vector_ok, base), load_bits8(p, logits, vector_ok, base + ROUND_TOKENS)) };
+    [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
+}
+
 /// The rounds of one tile for one (mode, features) pair. `raw` holds this lane's logits of
 /// the first three rounds, already requested; with `RING` (`sample_tiles_ring`) they are in
-/// the warp's ring instead (`raw` unused), and every round is taken from it.
+/// the warp's ring instead (`raw` unused), and every round is taken from it. `WORDS`: with
+/// `DTYPE_F32`, `raw` and the rounds loaded ahead are widened values; with `DTYPE_BF16` or
+/// `DTYPE_F16` (a plain row of `sample_tiles_half`), raw words of that dtype bit-cast to f32,
+/// widened in their round, since a widening at the load waits for the load.
 ///
 /// # Safety
 /// All 32 lanes call it together; `scan` describes a valid row and tile of `p`; with `RING`,
 /// [`ring_fetch`] has requested this warp's first `RING_AHEAD` rounds into `scan.ring`, one
 /// group each, and nothing since.
 #[inline(always)]
-unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32, const RING: bool>(p: &StepParams, scan: &TileScan, raw: [[f32; 8]; 3]) -> TileResult {
+unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32, const RING: bool, const WORDS: u32>(
+    p: &StepParams,
+    scan: &TileScan,
+    raw: [[f32; 8]; 3],
+) -> TileResult {
     let lane = lane_id();
     let t = scan.row.settings.temperature;
     let overflow_floor = temper_overflow_floor(t);
@@ -1005,7 +1106,7 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32, const RING: bool>(p:
                 let read = |k: u32| widen8(&ring_read(p, logits, vector_ok, scan.ring, k, first0 + k * ROUND_TOKENS), p.dtype);
                 loaded_floor(&[read(0), read(1), read(2)], own, t)
             } else {
-                loaded_floor(&raw, own, t)
+                loaded_floor(&if WORDS != DTYPE_F32 { [widen_bits(&raw[0], WORDS), widen_bits(&raw[1], WORDS), widen_bits(&raw[2], WORDS)] } else { raw }, own, t)
             };
         }
         let mut slot = 0;
@@ -1024,7 +1125,11 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32, const RING: bool>(p:
             }
             // Rounds past the limit hold no token of this warp (or none at all): not loaded.
             let raw_ahead = if ahead_rounds > 0 && round_start + ahead_rounds * ROUND_TOKENS < limit {
-                load_raw8(p, scan.row.logits, scan.row.vector_ok, first + ahead_rounds * ROUND_TOKENS)
+                if WORDS != DTYPE_F32 {
+                    bits_as_f32(&load_bits8(p, scan.row.logits, scan.row.vector_ok, first + ahead_rounds * ROUND_TOKENS))
+                } else {
+                    load_raw8(p, scan.row.logits, scan.row.vector_ok, first + ahead_rounds * ROUND_TOKENS)
+                }
             } else {
                 [f32::NAN; 8]
             };
@@ -1036,6 +1141,8 @@ unsafe fn scan_rounds<const MODE: u32, const FEATURES: u32, const RING: bool>(p:
                 let ahead = scan.first_round + slot + RING_AHEAD < scan.end_round;
                 ring_fetch(p, logits, vector_ok, scan.ring, slot + RING_AHEAD, first + RING_AHEAD * ROUND_TOKENS, ahead);
                 raw
+            } else if WORDS != DTYPE_F32 {
+                widen_bits(&raw_a, WORDS)
             } else {
                 raw_a
             };
@@ -1459,7 +1566,8 @@ fn tile_part(p: &StepParams) -> (u32, u32) {
 /// this kernel; the warp of part 0 merges the parts and writes the record. `GREEDY_STEP`
 /// (`sample_tiles_greedy`): every row is this kernel's and is scanned for its maximum alone.
 /// `RING` (`sample_tiles_ring`): `sample_tiles` with its logits in the warp's ring, as the mass
-/// scan's are.
+/// scan's are. `HALF` (`sample_tiles_half`): a plain row's bf16 or f16 rounds loaded ahead are
+/// raw words, widened in their round (`sample_tiles_greedy` does so too, in pairs).
 /// Returns, in that kernel, whether the warp wrote its tile's record (part 0) or its row is
 /// active and not addressable (no record); otherwise false.
 ///
@@ -1469,7 +1577,7 @@ fn tile_part(p: &StepParams) -> (u32, u32) {
 /// warps of the tile are consecutive warps of one block, and every one of them calls this
 /// function with the same (row, tile).
 #[inline(always)]
-unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, const RING: bool>(
+unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, const RING: bool, const HALF: bool>(
     p: &StepParams,
     row: u32,
     tile: u32,
@@ -1489,8 +1597,9 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, cons
 
     // `sample_tiles_mass` and `sample_tiles_ring` request them into the warp's ring
     // (`ring_fetch`; waited for before the ring is used again if the row is not scanned);
-    // `sample_tiles` takes them widened at the load, as its round loop does (measured: greedy
-    // B = 1024 was 6% slower with the deferred widening).
+    // `sample_tiles` takes f32 as its round loop does, widened at the load (measured: greedy
+    // B = 1024 was 6% slower with the deferred widening); half-width logits stay raw words
+    // until their round (`sample_tiles_half`, `sample_tiles_greedy`).
     let ring = if MASS_KERNEL { region + BAND_BYTES + W_RING } else { region + W_TILES_RING };
     // SAFETY: row < rows; load_raw8 clips to the vocab, ring_fetch to whole vectors inside it;
     // the ring is this warp's and free (every earlier copy was waited for).
@@ -1502,6 +1611,25 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, cons
                 k += 1;
             }
             [[f32::NAN; 8]; 3]
+        } else if GREEDY_STEP && p.dtype != DTYPE_F32 {
+            // Half-width logits stay raw words, two rounds a slot (`scan_max_pairs`); pairs
+            // past this warp's part are not loaded.
+            let pair = |k: u32| {
+                if first_round + 2 * k < end_round {
+                    bits_as_f32(&load_half_pair(p, logits, vector_ok, first0 + 2 * k * ROUND_TOKENS))
+                } else {
+                    [f32::NAN; 8]
+                }
+            };
+            [pair(0), pair(1), pair(2)]
+        } else if HALF && p.dtype != DTYPE_F32 {
+            // Raw words, widened in their round (`scan_rounds`' `WORDS`): widened here, each
+            // round waited on its load at once.
+            [
+                bits_as_f32(&load_bits8(p, logits, vector_ok, first0)),
+                bits_as_f32(&load_bits8(p, logits, vector_ok, first0 + ROUND_TOKENS)),
+                bits_as_f32(&load_bits8(p, logits, vector_ok, first0 + 2 * ROUND_TOKENS)),
+            ]
         } else {
             [
                 load_raw8(p, logits, vector_ok, first0),
@@ -1530,19 +1658,29 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, cons
         let (bias_found, duplicate_bias) = if s.bias_len > 0 { collect_bias(p, &r, start, shared) } else { (0, false) };
         let features = if r.counts != 0 || bias_found > 0 || r.bitmask != 0 { FEATURED } else { PLAIN };
         let scan = TileScan { row: r, start, first_round, end_round, shared, bands, ring, bias_found };
+        // Half-width logits loaded into registers are raw words (above); a featured loop takes
+        // only its first round from them, widened here.
+        let half = !MASS_KERNEL && !RING && (GREEDY_STEP || HALF) && p.dtype != DTYPE_F32;
+        let featured_raw = if half { [widen_bits(&raw_f32[0], p.dtype), [f32::NAN; 8], [f32::NAN; 8]] } else { raw_f32 };
         let (mode, res) = if MASS_KERNEL {
             (MODE_MASS, scan_mass(p, &scan, features, !needs_candidates(&s) || lists_skipped(p, &s)))
         } else if greedy {
             let res = match features {
+                PLAIN if GREEDY_STEP && half && p.dtype == DTYPE_BF16 => scan_max_pairs::<DTYPE_BF16>(p, &scan, raw_f32),
+                PLAIN if GREEDY_STEP && half => scan_max_pairs::<DTYPE_F16>(p, &scan, raw_f32),
                 PLAIN if GREEDY_STEP => scan_max_slots(p, &scan, raw_f32),
-                PLAIN => scan_rounds::<MODE_MAX, PLAIN, RING>(p, &scan, raw_f32),
-                _ => scan_rounds::<MODE_MAX, FEATURED, RING>(p, &scan, raw_f32),
+                PLAIN if half && p.dtype == DTYPE_BF16 => scan_rounds::<MODE_MAX, PLAIN, RING, DTYPE_BF16>(p, &scan, raw_f32),
+                PLAIN if half => scan_rounds::<MODE_MAX, PLAIN, RING, DTYPE_F16>(p, &scan, raw_f32),
+                PLAIN => scan_rounds::<MODE_MAX, PLAIN, RING, DTYPE_F32>(p, &scan, raw_f32),
+                _ => scan_rounds::<MODE_MAX, FEATURED, RING, DTYPE_F32>(p, &scan, featured_raw),
             };
             (MODE_MAX, res)
         } else {
             let res = match features {
-                PLAIN => scan_rounds::<MODE_CANDIDATES, PLAIN, RING>(p, &scan, raw_f32),
-                _ => scan_rounds::<MODE_CANDIDATES, FEATURED, RING>(p, &scan, raw_f32),
+                PLAIN if half && p.dtype == DTYPE_BF16 => scan_rounds::<MODE_CANDIDATES, PLAIN, RING, DTYPE_BF16>(p, &scan, raw_f32),
+                PLAIN if half => scan_rounds::<MODE_CANDIDATES, PLAIN, RING, DTYPE_F16>(p, &scan, raw_f32),
+                PLAIN => scan_rounds::<MODE_CANDIDATES, PLAIN, RING, DTYPE_F32>(p, &scan, raw_f32),
+                _ => scan_rounds::<MODE_CANDIDATES, FEATURED, RING, DTYPE_F32>(p, &scan, featured_raw),
             };
             (MODE_CANDIDATES, res)
         };
@@ -1620,7 +1758,7 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, cons
 /// # Safety
 /// As for [`scan_and_record`].
 #[inline(always)]
-unsafe fn scan_tile<const MASS_KERNEL: bool, const GREEDY_STEP: bool, const RING: bool>(
+unsafe fn scan_tile<const MASS_KERNEL: bool, const GREEDY_STEP: bool, const RING: bool, const HALF: bool>(
     p: &StepParams,
     row: u32,
     tile: u32,
@@ -1629,7 +1767,7 @@ unsafe fn scan_tile<const MASS_KERNEL: bool, const GREEDY_STEP: bool, const RING
 ) {
     // SAFETY: forwarded; the whole warp gets the same answer; one settings entry (row < rows).
     unsafe {
-        if scan_and_record::<MASS_KERNEL, GREEDY_STEP, RING>(p, row, tile, region, mass_part) && tile_part(p).0 == 0 {
+        if scan_and_record::<MASS_KERNEL, GREEDY_STEP, RING, HALF>(p, row, tile, region, mass_part) && tile_part(p).0 == 0 {
             arrive(p, row, &read_settings(p, row));
         }
     }
@@ -1686,7 +1824,25 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
         allow_dependent_launch();
     }
     // SAFETY: forwarded.
-    unsafe { sample_tiles_body::<false, false>(&p) }
+    unsafe { sample_tiles_body::<false, false, false>(&p) }
+}
+
+/// [`sample_tiles`] for bf16 and f16 logits: the logits a plain row loads ahead are held as
+/// raw words and widened in their round, not at the load, where the widening waited for the
+/// load at once (`scan_rounds`' `WORDS`). A kernel of its own, so that `sample_tiles`' f32 code
+/// stays as it is: with both in one kernel, f32 top-k 50 steps took 1.015× the time at
+/// B = 256 (session 48, run 1). Correct for f32 logits too (widened at the load, as
+/// `sample_tiles`), though the host launches it only for half-width ones.
+///
+/// # Safety
+/// As for [`sample_tiles`].
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn sample_tiles_half(p: StepParams) {
+    if p.overlap_stage1 != 0 {
+        allow_dependent_launch();
+    }
+    // SAFETY: forwarded.
+    unsafe { sample_tiles_body::<false, false, true>(&p) }
 }
 
 /// The whole step for a greedy step (every row one that `decide::stage2_always_decides`; the
@@ -1700,7 +1856,7 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_tiles_greedy(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { sample_tiles_body::<true, false>(&p) }
+    unsafe { sample_tiles_body::<true, false, false>(&p) }
 }
 
 /// [`sample_tiles`] with each warp's logits in a ring of [`MASS_RING_ROUNDS`] round slots in
@@ -1719,15 +1875,15 @@ pub unsafe extern "ptx-kernel" fn sample_tiles_ring(p: StepParams) {
         allow_dependent_launch();
     }
     // SAFETY: forwarded.
-    unsafe { sample_tiles_body::<false, true>(&p) }
+    unsafe { sample_tiles_body::<false, true, false>(&p) }
 }
 
-/// The body of the three entry points above.
+/// The body of the four entry points above.
 ///
 /// # Safety
 /// As for [`sample_tiles`].
 #[inline(always)]
-unsafe fn sample_tiles_body<const GREEDY_STEP: bool, const RING: bool>(p: &StepParams) {
+unsafe fn sample_tiles_body<const GREEDY_STEP: bool, const RING: bool, const HALF: bool>(p: &StepParams) {
     let mut p = *p;
     // SAFETY: forwarded (a stage-1 kernel).
     unsafe { clear_exact_list_head(&p) };
@@ -1763,7 +1919,7 @@ unsafe fn sample_tiles_body<const GREEDY_STEP: bool, const RING: bool>(p: &StepP
     // region is this warp's slice of the launch's shared memory; the `parts` warps of a tile
     // are consecutive in the block (parts divides SCAN_WARPS) and all get here.
     unsafe {
-        scan_tile::<false, GREEDY_STEP, RING>(&p, row, tile, smem(warp_id() * warp_region_bytes(false, RING)), (0, 1));
+        scan_tile::<false, GREEDY_STEP, RING, HALF>(&p, row, tile, smem(warp_id() * warp_region_bytes(false, RING)), (0, 1));
         if RING {
             // Nothing in flight when the warp leaves (a row left unscanned keeps its first
             // copies).
@@ -1855,7 +2011,7 @@ unsafe fn scan_mass_items(p: &StepParams) {
         unsafe {
             let row = ld_global_nc_u32(list.add(1 + (item / p.tiles) as usize));
             if row < p.rows {
-                scan_tile::<true, false, false>(&p, row, item % p.tiles, smem(warp_id() * warp_region_bytes(true, false)), (part, parts));
+                scan_tile::<true, false, false, false>(&p, row, item % p.tiles, smem(warp_id() * warp_region_bytes(true, false)), (part, parts));
                 // The ring is free for the next item: a row left unscanned leaves its first
                 // rounds' copies in flight (after a scan, only empty groups).
                 cp_async_wait_all();

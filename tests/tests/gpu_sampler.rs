@@ -656,8 +656,18 @@ fn gpu_greedy_steps_in_one_launch_equal_reference() {
         (50_257, 3, LogitsDtype::Bf16),
         (128_256, 1, LogitsDtype::F16),
         (262_144, 64, LogitsDtype::F32),
+        // Half-width rows whose warps scan several pairs of rounds (`scan_max_pairs`): an odd
+        // vocab (seven rows in eight not 16-byte aligned, loaded token by token) with tiles
+        // split two ways, and aligned rows with a tile a warp.
+        (50_257, 64, LogitsDtype::Bf16),
+        (32_000, 257, LogitsDtype::F16),
     ];
-    let reduced = [(151_936usize, 9usize, LogitsDtype::F32), (50_257, 3, LogitsDtype::Bf16), (128_256, 1, LogitsDtype::F16)];
+    let reduced = [
+        (151_936usize, 9usize, LogitsDtype::F32),
+        (50_257, 3, LogitsDtype::Bf16),
+        (128_256, 1, LogitsDtype::F16),
+        (50_257, 64, LogitsDtype::Bf16),
+    ];
     let greedy_params = |rng: &mut _, vocab| {
         let mut p = mixed_params(rng, vocab);
         p.temperature = 0.0;
