@@ -6,9 +6,10 @@
 //! which finishes its rows; a step with no row that needs the row mass leaves
 //! `sample_tiles_mass` out, and one whose rows all need it `sample_tiles` ([`StepKernels`]),
 //! which runs as its ring build, `sample_tiles_ring`, when its grid is one wave
-//! (`abi::one_wave`), and otherwise as `sample_tiles_half` for bf16 and f16 logits; a quiet step (`decide::stage2_seldom_lists` for every row) launches no
-//! exact pass under `ExactPassLaunch::BySettings` ([`StepExactPass`]). A captured step is a
-//! graph of each, and a replay launches the one the upload calls for.
+//! (`abi::one_wave`), and otherwise as `sample_tiles_half` for bf16 and f16 logits; a quiet
+//! step (`decide::stage2_seldom_lists` for every row) launches no exact pass under
+//! `ExactPassLaunch::BySettings` ([`StepExactPass`]). A captured step is a graph of each, and a
+//! replay launches the one the upload calls for.
 //!
 //! Memory is allocated once, in [`GpuSampler::new`], for the capacity fixed there (rows per
 //! step, live requests, vocab, bias entries per step). A step allocates nothing and never
