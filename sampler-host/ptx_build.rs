@@ -14,7 +14,8 @@ use std::process::Command;
 
 /// Performance directives added to entry points after rustc emits the PTX (rustc has no
 /// attribute for them). `sample_tiles` keeps three 256-thread blocks per SM (80 registers), and
-/// so do `sample_tiles_greedy`, its greedy-step build, `sample_tiles_ring`, its ring build, and
+/// so do `sample_tiles_greedy`, its greedy-step build (and `sample_tiles_greedy_pairs`, that
+/// build with two tiles a warp), `sample_tiles_ring`, its ring build, and
 /// `sample_tiles_half`, its build for bf16 and f16 logits;
 /// `sample_tiles_mass` four 128-thread blocks per SM (128 registers; five, at 96, spilled and
 /// measured slower in session 7); `topk_chunks` streams the logits with two 512-thread blocks
@@ -26,6 +27,7 @@ use std::process::Command;
 pub const ENTRY_DIRECTIVES: &[(&str, &str)] = &[
     ("sample_tiles", ".maxntid 256, 1, 1\n.minnctapersm 3"),
     ("sample_tiles_greedy", ".maxntid 256, 1, 1\n.minnctapersm 3"),
+    ("sample_tiles_greedy_pairs", ".maxntid 256, 1, 1\n.minnctapersm 3"),
     ("sample_tiles_ring", ".maxntid 256, 1, 1\n.minnctapersm 3"),
     ("sample_tiles_half", ".maxntid 256, 1, 1\n.minnctapersm 3"),
     ("sample_tiles_mass", ".maxntid 128, 1, 1\n.minnctapersm 4"),

@@ -2,8 +2,9 @@
 //! kernel after the first launched overlapped with its predecessor,
 //! `GpuSamplerConfig::overlap_kernels`, but the exact pass's first, `ExactPassOrder`), graph
 //! capture, and the [`Backend`] implementation. A greedy step (every row greedy without
-//! log-probabilities, `decide::stage2_always_decides`) is one kernel, `sample_tiles_greedy`,
-//! which finishes its rows; a step with no row that needs the row mass leaves
+//! log-probabilities, `decide::stage2_always_decides`) is one kernel, `sample_tiles_greedy`
+//! (`sample_tiles_greedy_pairs`, two tiles a warp, on large grids: `abi::greedy_span`), which
+//! finishes its rows; a step with no row that needs the row mass leaves
 //! `sample_tiles_mass` out, and one whose rows all need it `sample_tiles` ([`StepKernels`]),
 //! which runs as its ring build, `sample_tiles_ring`, when its grid is one wave
 //! (`abi::one_wave`), and otherwise as `sample_tiles_half` for bf16 and f16 logits; a quiet
@@ -30,7 +31,7 @@ use sampler_kernels::abi::{
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, EXACT_SUB_BINS, MAX_TOP_LOGPROBS,
     MAX_VOCAB, ROW_HAS_BITMASK, ROW_TOP_LOGPROBS_SHIFT, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_RING_SHARED_BYTES, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
-    TILE_TOKENS, overlap_stage1, lists_scan_rows, rows_two_per_sm, one_wave, scan_split, warp_row_run, EXACT_LIST_BLOCK_ROWS, EXACT_LIST_HEAD,
+    TILE_TOKENS, greedy_span, greedy_spans, overlap_stage1, lists_scan_rows, rows_two_per_sm, one_wave, scan_split, warp_row_run, EXACT_LIST_BLOCK_ROWS, EXACT_LIST_HEAD,
 };
 use sampler_kernels::decide::{needs_row_mass, stage2_always_decides, stage2_seldom_lists};
 use sampler_kernels::logit::bitmask_words;
@@ -393,6 +394,8 @@ pub struct GpuSampler {
     /// (`abi::one_wave`).
     stage_tiles_ring: CudaFunction,
     stage_tiles_greedy: CudaFunction,
+    /// `sample_tiles_greedy` with two tiles a warp (`abi::greedy_span`).
+    stage_tiles_greedy_pairs: CudaFunction,
     stage_tiles_mass: CudaFunction,
     /// `sample_tiles` warps the device holds at once (occupancy calculator × SMs; the fewer of
     /// `sample_tiles`' and `sample_tiles_ring`'s, the same on an H200): what `scan_split` may
@@ -554,6 +557,7 @@ impl GpuSampler {
             stage_tiles_half,
             stage_tiles_ring,
             stage_tiles_greedy: gpu.function("sample_tiles_greedy")?,
+            stage_tiles_greedy_pairs: gpu.function("sample_tiles_greedy_pairs")?,
             stage_tiles_mass,
             scan_resident_warps,
             mass_scan_blocks,
@@ -978,7 +982,14 @@ impl GpuSampler {
         };
         let no_mass_scan = [stages[0], stages[2]];
         let mass_scan_only = [stages[1], stages[2]];
-        let greedy_step = [(&self.stage_tiles_greedy, tiles_cfg, "launching sample_tiles_greedy")];
+        // Large grids give each warp two tiles (`abi::greedy_span`: split one).
+        let span = greedy_span(warps, self.tiles, params.0.tile_split, self.scan_resident_warps);
+        let greedy_step = if span == 2 {
+            let cfg = LaunchConfig { grid_dim: (greedy_spans(rows as u32, self.tiles, span).div_ceil(SCAN_WARPS), 1, 1), ..tiles_cfg };
+            [(&self.stage_tiles_greedy_pairs, cfg, "launching sample_tiles_greedy_pairs")]
+        } else {
+            [(&self.stage_tiles_greedy, tiles_cfg, "launching sample_tiles_greedy")]
+        };
         let (stages, exact_pass): (&[_], &[_]) = match kernels {
             StepKernels::All => (&stages, exact_pass),
             StepKernels::NoMassScan => (&no_mass_scan, exact_pass),

@@ -32,6 +32,7 @@ pub const ENTRY_POINTS: &[&str] =
         "sample_tiles_half",
         "sample_tiles_ring",
         "sample_tiles_greedy",
+        "sample_tiles_greedy_pairs",
         "sample_tiles_mass",
         "sample_rows",
         "sample_rows_two_per_sm",

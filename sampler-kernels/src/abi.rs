@@ -365,6 +365,34 @@ pub const fn scan_split(items: u32, resident: u32) -> u32 {
     }
     split
 }
+/// Tiles each warp of a greedy step scans, one after the other, on a grid of `items`
+/// (row, tile) pairs that `scan_split` gives one warp a tile: 2 (`sample_tiles_greedy_pairs`)
+/// where the two-tile warps still number twice what the GPU holds (`resident`), else 1
+/// (`sample_tiles_greedy`). A warp's fixed costs (its first loads' wait, the settings, the
+/// arrival's fence and atomic) then come once per two tiles, and its logits stream on across
+/// the boundary. Measured (session 49): bf16 (8 KB tiles) 0.89–0.96× the time where the pairs
+/// were 2.6 or more waves of resident warps, but 1.02–1.03× where they were 1.3–1.5 (a longer
+/// chain per warp, fewer warps to even out the last wave); f32 (16 KB) 0.97–1.00× at 2.6 waves
+/// and more.
+pub const fn greedy_span(items: u32, tiles: u32, split: u32, resident: u32) -> u32 {
+    if split == 1 && tiles > 1 && items as u64 >= 4 * resident as u64 {
+        2
+    } else {
+        1
+    }
+}
+/// The (row, first tile) of span `g` of a greedy grid whose warps scan `span` tiles each
+/// (`greedy_span`; the last span of a row may hold fewer): a row's spans are consecutive.
+#[inline(always)]
+pub const fn greedy_span_item(g: u32, tiles: u32, span: u32) -> (u32, u32) {
+    let spans = if span > 1 { tiles.div_ceil(span) } else { tiles };
+    (g / spans, g % spans * span)
+}
+/// Warps a greedy grid of `rows` rows takes at `span` tiles a warp (one part a tile): what the
+/// host launches `sample_tiles_greedy_pairs` with.
+pub const fn greedy_spans(rows: u32, tiles: u32, span: u32) -> u32 {
+    rows * if span > 1 { tiles.div_ceil(span) } else { tiles }
+}
 /// Whether `sample_tiles_ring` takes the rows `StepParams::scan_rows` lists instead of every
 /// row: beside the mass scan (`overlap_stage1`), on a grid of one warp a tile, the one split
 /// `listed_scan_split` can raise. The host launches such a grid with every warp the GPU holds;
@@ -825,6 +853,37 @@ mod tests {
         assert_eq!(warp_row_run(0, 32, warps), None);
         assert_eq!(warp_row_run(5, 32, 0), None);
         assert_eq!(warp_row_run(u32::MAX, u32::MAX, 1), Some(u32::MAX));
+    }
+
+    /// `greedy_span` pairs tiles only on grids of one warp a tile that pairs still fill, and
+    /// the host's grid with the kernel's mapping counts every (row, tile) once.
+    #[test]
+    fn greedy_spans_cover_every_tile_once() {
+        let resident = 3168;
+        // V = 128256 (32 tiles): B = 1024 pairs, B = 256 (8192 items: 1.3 waves of pairs) does
+        // not; V = 262144 (64 tiles) B = 256 does.
+        assert_eq!(greedy_span(1024 * 32, 32, 1, resident), 2);
+        assert_eq!(greedy_span(256 * 32, 32, 1, resident), 1);
+        assert_eq!(greedy_span(256 * 64, 64, 1, resident), 2);
+        assert_eq!(greedy_span(8 * 32, 32, scan_split(8 * 32, resident), resident), 1);
+        assert_eq!(greedy_span(u32::MAX, 1, 1, resident), 1);
+        for &(rows, tiles) in &[(257u32, 13u32), (1024, 13), (1024, 32), (512, 38), (256, 64), (3, 1), (4096, 8)] {
+            let split = scan_split(rows * tiles, resident);
+            let span = greedy_span(rows * tiles, tiles, split, resident);
+            if split > 1 {
+                assert_eq!(span, 1, "{rows} rows of {tiles} tiles split {split}");
+                continue;
+            }
+            let mut seen = std::vec![0u8; (rows * tiles) as usize];
+            for g in 0..greedy_spans(rows, tiles, span) {
+                let (row, first) = greedy_span_item(g, tiles, span);
+                assert!(row < rows && first < tiles, "span {g} of {rows} rows of {tiles} tiles");
+                for tile in first..(first + span).min(tiles) {
+                    seen[(row * tiles + tile) as usize] += 1;
+                }
+            }
+            assert!(seen.iter().all(|&n| n == 1), "{rows} rows of {tiles} tiles, span {span}");
+        }
     }
 
     /// `scan_split` keeps every warp resident, splits as far as that allows, and gives one

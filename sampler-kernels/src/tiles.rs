@@ -1568,11 +1568,15 @@ fn tile_part(p: &StepParams) -> (u32, u32) {
 /// `RING` (`sample_tiles_ring`): `sample_tiles` with its logits in the warp's ring, as the mass
 /// scan's are. `HALF` (`sample_tiles_half`): a plain row's bf16 or f16 rounds loaded ahead are
 /// raw words, widened in their round (`sample_tiles_greedy` does so too, in pairs).
-/// Returns, in that kernel, whether the warp wrote its tile's record (part 0) or its row is
-/// active and not addressable (no record); otherwise false.
+/// In that kernel a plain row (no bitmask, bias or penalties) scans the `span_left` tiles from
+/// `tile` in one pass (`sample_tiles_greedy_pairs`): the first tile's record holds their
+/// maximum and counts, the others' hold none. Returns, in that kernel, how many tiles the warp
+/// counts: those whose records it wrote (part 0), or `span_left` when its row is active and
+/// not addressable (no record); otherwise 0.
 ///
 /// # Safety
-/// All 32 lanes call it together; `row < rows`, `tile < tiles`; `p` describes valid buffers;
+/// All 32 lanes call it together; `row < rows`, `tile < tiles`, `tile + span_left <= tiles`
+/// (`span_left` is 1 outside `sample_tiles_greedy_pairs`); `p` describes valid buffers;
 /// `region` is this warp's shared region of the kernel's size. With `parts > 1`, the `parts`
 /// warps of the tile are consecutive warps of one block, and every one of them calls this
 /// function with the same (row, tile).
@@ -1583,7 +1587,8 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, cons
     tile: u32,
     region: u32,
     mass_part: (u32, u32),
-) -> bool {
+    span_left: u32,
+) -> u32 {
     let (part, parts) = if MASS_KERNEL { mass_part } else { tile_part(p) };
     let lane = lane_id();
     let start = tile * TILE_TOKENS;
@@ -1641,14 +1646,15 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, cons
     // SAFETY: one u32 and one settings entry (row < rows).
     let (active, s) = unsafe { (active_rows(p), read_settings(p, row)) };
     if row >= active {
-        return false;
+        return 0;
     }
     if !row_addressable(p, &s) {
-        return GREEDY_STEP; // no record: stage 2 (or the greedy finish) refuses the row
+        // No record: stage 2 (or the greedy finish) refuses the row.
+        return if GREEDY_STEP { span_left } else { 0 };
     }
     let greedy = GREEDY_STEP || s.temperature == 0.0;
     if !GREEDY_STEP && needs_row_mass(&s) != MASS_KERNEL {
-        return false; // the other stage-1 kernel's row (the same answer for every part)
+        return 0; // the other stage-1 kernel's row (the same answer for every part)
     }
     let r = row_setup(p, row, s);
     let (shared, bands) = if MASS_KERNEL { (region + BAND_BYTES, region) } else { (region, 0) };
@@ -1657,6 +1663,11 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, cons
     unsafe {
         let (bias_found, duplicate_bias) = if s.bias_len > 0 { collect_bias(p, &r, start, shared) } else { (0, false) };
         let features = if r.counts != 0 || bias_found > 0 || r.bitmask != 0 { FEATURED } else { PLAIN };
+        // A plain greedy row scans its span's tiles as one run of rounds (its first loads lie in
+        // the first tile). A row with bias entries takes its tiles one a call: the bias map is
+        // a tile's.
+        let span_tiles = if GREEDY_STEP && span_left > 1 && features == PLAIN && s.bias_len == 0 { span_left } else { 1 };
+        let end_round = if span_tiles > 1 { ROUNDS * span_tiles } else { end_round };
         let scan = TileScan { row: r, start, first_round, end_round, shared, bands, ring, bias_found };
         // Half-width logits loaded into registers are raw words (above); a featured loop takes
         // only its first round from them, widened here.
@@ -1694,7 +1705,7 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, cons
         let (part, parts) = if MASS_KERNEL { mass_part } else { tile_part(p) };
         let res = if parts > 1 { merge_parts(res, mode == MODE_MAX, shared, (part, parts), stride) } else { res };
         if part != 0 {
-            return false; // part 0 writes the record
+            return 0; // part 0 writes the record
         }
 
         let rec = record_ptr(p, row, tile);
@@ -1745,44 +1756,85 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, cons
             tail.add(1).write(res.valid);
             tail.add(2).write(res.infinite);
             tail.add(3).write(if has_mass { TILE_HAS_MASS } else { 0 } | if duplicate_bias { TILE_DUPLICATE_BIAS } else { 0 });
+            // The span's other tiles: no key, no count, no flag (their tokens are in the first).
+            let mut t = 1;
+            while t < span_tiles {
+                let other = record_ptr(p, row, tile + t);
+                (other as *mut u64).write(0);
+                let tail = (other + 8 * (TILE_CANDIDATES + MASS_BANDS) as u64) as *mut u32;
+                tail.write(0);
+                tail.add(1).write(0);
+                tail.add(2).write(0);
+                tail.add(3).write(0);
+                t += 1;
+            }
         }
-        GREEDY_STEP
+        if GREEDY_STEP { span_tiles } else { 0 }
     }
 }
 
-/// Scans this warp's part of (row, tile) ([`scan_and_record`]); in `sample_tiles_greedy`, the
-/// warp that wrote the record (part 0) counts it with [`arrive`], and an active row that is not
-/// addressable is counted too (the finish refuses it). The part and the settings are read again
-/// here rather than kept live across the scan (registers).
+/// Scans this warp's part of (row, tile) ([`scan_and_record`]); in a greedy step, the `span`
+/// tiles from `tile` (clipped to the row's; `span` is 1 but in `sample_tiles_greedy_pairs`),
+/// and the warp that wrote their records (part 0) counts them with one [`arrive`]; an active
+/// row that is not addressable is counted too (the finish refuses it). The part and the
+/// settings are read again here rather than kept live across the scan (registers).
 ///
 /// # Safety
-/// As for [`scan_and_record`].
+/// As for [`scan_and_record`]; `span` is 1 outside a greedy step, and more only with one part
+/// a tile.
 #[inline(always)]
-unsafe fn scan_tile<const MASS_KERNEL: bool, const GREEDY_STEP: bool, const RING: bool, const HALF: bool>(
+unsafe fn scan_tile<const MASS_KERNEL: bool, const GREEDY_STEP: bool, const RING: bool, const HALF: bool, const SPAN: u32>(
     p: &StepParams,
     row: u32,
     tile: u32,
     region: u32,
     mass_part: (u32, u32),
+    span: u32,
 ) {
     // SAFETY: forwarded; the whole warp gets the same answer; one settings entry (row < rows).
     unsafe {
-        if scan_and_record::<MASS_KERNEL, GREEDY_STEP, RING, HALF>(p, row, tile, region, mass_part) && tile_part(p).0 == 0 {
-            arrive(p, row, &read_settings(p, row));
+        if !GREEDY_STEP || SPAN == 1 {
+            // `sample_tiles_greedy` as it was before the pairs (the same SASS): the loop below,
+            // in that kernel, cost its steps of one tile a warp 0.4–1.9% (session 49, run 1).
+            if scan_and_record::<MASS_KERNEL, GREEDY_STEP, RING, HALF>(p, row, tile, region, mass_part, 1) != 0 && tile_part(p).0 == 0 {
+                arrive(p, row, &read_settings(p, row), 1);
+            }
+            return;
+        }
+        // A plain row's span in one call; other rows a tile a call (a loop, not unrolled: one
+        // copy of the scan).
+        let end = if tile + span < p.tiles { tile + span } else { p.tiles };
+        let (mut at, mut counted) = (tile, 0);
+        while at < end {
+            pragma_nounroll();
+            let covered = scan_and_record::<MASS_KERNEL, GREEDY_STEP, RING, HALF>(p, row, at, region, mass_part, end - at);
+            if covered == 0 {
+                break;
+            }
+            counted += covered;
+            at += covered;
+            if at < end {
+                // The next tile's scan clears the warp's bias map, which other lanes read in
+                // this one (racecheck, session 49 run 2).
+                sync_warp(FULL_MASK);
+            }
+        }
+        if counted > 0 && tile_part(p).0 == 0 {
+            arrive(p, row, &read_settings(p, row), counted);
         }
     }
 }
 
-/// Counts this warp's record of `row` in a greedy step, after the record's writes, and
-/// finishes the row (`sampler::finish_greedy_row`) in the warp whose count is the row's last
-/// tile: then every record of the row is visible to it (the release and acquire halves of
-/// `block::block_arrive`, for one warp). That warp zeroes the count for the next step.
+/// Counts this warp's `tiles` records of `row` in a greedy step, after the records' writes,
+/// and finishes the row (`sampler::finish_greedy_row`) in the warp whose count reaches the
+/// row's tiles: then every record of the row is visible to it (the release and acquire halves
+/// of `block::block_arrive`, for one warp). That warp zeroes the count for the next step.
 ///
 /// # Safety
-/// All 32 lanes call it together, once per (row, tile) of a greedy step, after writing the
-/// tile's record if any; `row < active rows`.
+/// All 32 lanes call it together, once per warp span of a greedy step (each (row, tile)
+/// counted once in all), after writing the tiles' records if any; `row < active rows`.
 #[inline(always)]
-unsafe fn arrive(p: &StepParams, row: u32, s: &RowSettings) {
+unsafe fn arrive(p: &StepParams, row: u32, s: &RowSettings, tiles: u32) {
     let counter = (p.row_arrivals as *mut u32).wrapping_add(row as usize);
     // SAFETY: `bar.warp.sync` orders the lanes' record writes before lane 0's release fence;
     // the counter is this row's word of `row_arrivals`; after lane 0's acquire fence the
@@ -1792,7 +1844,7 @@ unsafe fn arrive(p: &StepParams, row: u32, s: &RowSettings) {
         let mut last = false;
         if lane_id() == 0 {
             fence_acq_rel_gpu();
-            last = atom_add_global_u32(counter, 1).wrapping_add(1) == p.tiles;
+            last = atom_add_global_u32(counter, tiles).wrapping_add(tiles) == p.tiles;
             if last {
                 fence_acq_rel_gpu();
             }
@@ -1824,7 +1876,7 @@ pub unsafe extern "ptx-kernel" fn sample_tiles(p: StepParams) {
         allow_dependent_launch();
     }
     // SAFETY: forwarded.
-    unsafe { sample_tiles_body::<false, false, false>(&p) }
+    unsafe { sample_tiles_body::<false, false, false, 1>(&p) }
 }
 
 /// [`sample_tiles`] for bf16 and f16 logits: the logits a plain row loads ahead are held as
@@ -1842,7 +1894,7 @@ pub unsafe extern "ptx-kernel" fn sample_tiles_half(p: StepParams) {
         allow_dependent_launch();
     }
     // SAFETY: forwarded.
-    unsafe { sample_tiles_body::<false, false, true>(&p) }
+    unsafe { sample_tiles_body::<false, false, true, 1>(&p) }
 }
 
 /// The whole step for a greedy step (every row one that `decide::stage2_always_decides`; the
@@ -1856,7 +1908,22 @@ pub unsafe extern "ptx-kernel" fn sample_tiles_half(p: StepParams) {
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_tiles_greedy(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { sample_tiles_body::<true, false, false>(&p) }
+    unsafe { sample_tiles_body::<true, false, false, 1>(&p) }
+}
+
+/// [`sample_tiles_greedy`] with two tiles a warp: a plain row's warp scans both as one run of
+/// rounds and writes their maximum in the first tile's record (the second's holds none), a
+/// featured row's scans them one after the other, and either counts both with one arrival.
+/// The host launches it for large half-width greedy grids (`abi::greedy_span`), with
+/// `abi::greedy_spans` warps. A kernel of its own: in `sample_tiles_greedy`, the two-tile loop
+/// made steps of one tile a warp 0.4–2% slower (session 49, run 1).
+///
+/// # Safety
+/// As for [`sample_tiles_greedy`], with `tile_split` 1 and a warp per `greedy_span_item`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn sample_tiles_greedy_pairs(p: StepParams) {
+    // SAFETY: forwarded.
+    unsafe { sample_tiles_body::<true, false, false, 2>(&p) }
 }
 
 /// [`sample_tiles`] with each warp's logits in a ring of [`MASS_RING_ROUNDS`] round slots in
@@ -1875,15 +1942,16 @@ pub unsafe extern "ptx-kernel" fn sample_tiles_ring(p: StepParams) {
         allow_dependent_launch();
     }
     // SAFETY: forwarded.
-    unsafe { sample_tiles_body::<false, true, false>(&p) }
+    unsafe { sample_tiles_body::<false, true, false, 1>(&p) }
 }
 
-/// The body of the four entry points above.
+/// The body of the five entry points above. `SPAN`: tiles a greedy step's warp scans (1, or 2
+/// in `sample_tiles_greedy_pairs`).
 ///
 /// # Safety
 /// As for [`sample_tiles`].
 #[inline(always)]
-unsafe fn sample_tiles_body<const GREEDY_STEP: bool, const RING: bool, const HALF: bool>(p: &StepParams) {
+unsafe fn sample_tiles_body<const GREEDY_STEP: bool, const RING: bool, const HALF: bool, const SPAN: u32>(p: &StepParams) {
     let mut p = *p;
     // SAFETY: forwarded (a stage-1 kernel).
     unsafe { clear_exact_list_head(&p) };
@@ -1905,8 +1973,11 @@ unsafe fn sample_tiles_body<const GREEDY_STEP: bool, const RING: bool, const HAL
         p.tile_split = listed_scan_split(listed * p.tiles, grid_dim_x() * SCAN_WARPS, p.scan_resident_warps, p.tile_split);
     }
     let parts = tile_part(&p).1;
+    // `sample_tiles_greedy_pairs` gives a warp `SPAN` tiles (`greedy_span`), with one part a
+    // tile only (the host launches it so).
+    let span = if GREEDY_STEP && SPAN > 1 && parts == 1 { SPAN } else { 1 };
     let g = block_idx_x() * (SCAN_WARPS / parts) + warp_id() / parts;
-    let (at, tile) = (g / p.tiles, g % p.tiles);
+    let (at, tile) = greedy_span_item(g, p.tiles, span);
     if at >= listed {
         return; // the whole group: its warps share g
     }
@@ -1919,7 +1990,7 @@ unsafe fn sample_tiles_body<const GREEDY_STEP: bool, const RING: bool, const HAL
     // region is this warp's slice of the launch's shared memory; the `parts` warps of a tile
     // are consecutive in the block (parts divides SCAN_WARPS) and all get here.
     unsafe {
-        scan_tile::<false, GREEDY_STEP, RING, HALF>(&p, row, tile, smem(warp_id() * warp_region_bytes(false, RING)), (0, 1));
+        scan_tile::<false, GREEDY_STEP, RING, HALF, SPAN>(&p, row, tile, smem(warp_id() * warp_region_bytes(false, RING)), (0, 1), span);
         if RING {
             // Nothing in flight when the warp leaves (a row left unscanned keeps its first
             // copies).
@@ -2011,7 +2082,7 @@ unsafe fn scan_mass_items(p: &StepParams) {
         unsafe {
             let row = ld_global_nc_u32(list.add(1 + (item / p.tiles) as usize));
             if row < p.rows {
-                scan_tile::<true, false, false, false>(&p, row, item % p.tiles, smem(warp_id() * warp_region_bytes(true, false)), (part, parts));
+                scan_tile::<true, false, false, false, 1>(&p, row, item % p.tiles, smem(warp_id() * warp_region_bytes(true, false)), (part, parts), 1);
                 // The ring is free for the next item: a row left unscanned leaves its first
                 // rounds' copies in flight (after a scan, only empty groups).
                 cp_async_wait_all();

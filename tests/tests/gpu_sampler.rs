@@ -665,6 +665,11 @@ fn gpu_greedy_steps_in_one_launch_equal_reference() {
         // split two ways, and aligned rows with a tile a warp.
         (50_257, 64, LogitsDtype::Bf16),
         (32_000, 257, LogitsDtype::F16),
+        // Grids whose warps scan two tiles each (`sample_tiles_greedy_pairs`): aligned bf16
+        // rows of 32 tiles, unaligned f16 rows of 13 (each row's last span one tile), f32.
+        (128_256, 512, LogitsDtype::Bf16),
+        (50_257, 1024, LogitsDtype::F16),
+        (262_144, 256, LogitsDtype::F32),
     ];
     let reduced = [
         (151_936usize, 9usize, LogitsDtype::F32),
