@@ -1916,7 +1916,7 @@ pub unsafe extern "ptx-kernel" fn sample_tiles_greedy(p: StepParams) {
 /// featured row's scans them one after the other, and either counts both with one arrival.
 /// The host launches it for large half-width greedy grids (`abi::greedy_span`), with
 /// `abi::greedy_spans` warps. A kernel of its own: in `sample_tiles_greedy`, the two-tile loop
-/// made steps of one tile a warp 0.4–2% slower (session 49, run 1).
+/// made steps of one tile a warp 0.4–1.9% slower (session 49, run 1).
 ///
 /// # Safety
 /// As for [`sample_tiles_greedy`], with `tile_split` 1 and a warp per `greedy_span_item`.
