@@ -200,9 +200,9 @@ pub struct StepParams {
     pub out_logprobs: u64,
     pub out_top_tokens: u64,
     pub out_top_logprobs: u64,
-    /// `u32[rows]`, zero between steps: in a greedy step (`sample_tiles_greedy`), the tile
-    /// records of the row written so far; the warp that counts the last one finishes the row
-    /// and zeroes its count.
+    /// `u32[rows]`, zero between steps: in a greedy step (`sample_tiles_greedy` or
+    /// `sample_tiles_greedy_pairs`), the tile records of the row written so far; the warp that
+    /// counts the last one finishes the row and zeroes its count.
     pub row_arrivals: u64,
     pub dtype: u32,
     pub vocab: u32,
