@@ -381,17 +381,23 @@ pub const fn greedy_span(items: u32, tiles: u32, split: u32, resident: u32) -> u
         1
     }
 }
+/// Spans of `span` tiles a row of `tiles` tiles has (its last may hold fewer). One tile a
+/// span is `tiles` without a division: the kernels' span is a run-time select.
+#[inline(always)]
+const fn spans_per_row(tiles: u32, span: u32) -> u32 {
+    if span > 1 { tiles.div_ceil(span) } else { tiles }
+}
 /// The (row, first tile) of span `g` of a greedy grid whose warps scan `span` tiles each
-/// (`greedy_span`; the last span of a row may hold fewer): a row's spans are consecutive.
+/// (`greedy_span`): a row's spans are consecutive.
 #[inline(always)]
 pub const fn greedy_span_item(g: u32, tiles: u32, span: u32) -> (u32, u32) {
-    let spans = if span > 1 { tiles.div_ceil(span) } else { tiles };
+    let spans = spans_per_row(tiles, span);
     (g / spans, g % spans * span)
 }
 /// Warps a greedy grid of `rows` rows takes at `span` tiles a warp (one part a tile): what the
 /// host launches `sample_tiles_greedy_pairs` with.
 pub const fn greedy_spans(rows: u32, tiles: u32, span: u32) -> u32 {
-    rows * if span > 1 { tiles.div_ceil(span) } else { tiles }
+    rows * spans_per_row(tiles, span)
 }
 /// Whether `sample_tiles_ring` takes the rows `StepParams::scan_rows` lists instead of every
 /// row: beside the mass scan (`overlap_stage1`), on a grid of one warp a tile, the one split
