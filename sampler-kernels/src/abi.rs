@@ -218,7 +218,8 @@ pub struct StepParams {
     /// scans with one.
     pub tile_split: u32,
     /// Nonzero: `sample_tiles` lets `sample_tiles_mass` launch at its start, so that the two
-    /// stage-1 kernels run side by side (the host sets it for grids of one wave, `overlap_stage1`).
+    /// stage-1 kernels run side by side (the host sets it for grids of up to six waves,
+    /// `overlap_stage1`).
     pub overlap_stage1: u32,
     /// `sample_tiles` warps the GPU holds at once (the host's occupancy count, the fewer of its
     /// two builds'): the bound `listed_scan_split` keeps a listed grid's warps under.
@@ -402,7 +403,9 @@ pub const fn greedy_spans(rows: u32, tiles: u32, span: u32) -> u32 {
 /// Whether `sample_tiles_ring` takes the rows `StepParams::scan_rows` lists instead of every
 /// row: beside the mass scan (`overlap_stage1`), on a grid of one warp a tile, the one split
 /// `listed_scan_split` can raise. The host launches such a grid with every warp the GPU holds;
-/// the kernel reads the list only then.
+/// the kernel reads the list only then, and only in the ring build (one wave, `one_wave`):
+/// `sample_tiles` and `sample_tiles_half` beside the mass scan on grids of several waves scan
+/// every row, a mass row's warps exiting.
 #[inline(always)]
 pub const fn lists_scan_rows(overlap_stage1: u32, tile_split: u32) -> bool {
     overlap_stage1 != 0 && tile_split == 1
@@ -426,16 +429,23 @@ pub const fn listed_scan_split(items: u32, launched: u32, resident: u32, split: 
 }
 /// Whether `sample_tiles` lets `sample_tiles_mass` start beside it (`StepParams::overlap_stage1`)
 /// for `rows` rows whose `items` (row, tile) pairs it scans `split` warps each, on a GPU that
-/// holds `resident` of its warps. Only when its grid is one wave: beside a grid of several,
-/// the persistent mass scan's blocks start unevenly (heterogeneous B = 1024 measured 6% slower
-/// on the H200). And only for two rows or more: one row has work in one of the two kernels
-/// only, and running them together measured 5 µs slower for a mass row at B = 1.
+/// holds `resident` of its warps: for grids of up to `OVERLAP_STAGE1_WAVES` waves, and for two
+/// rows or more (one row has work in one of the two kernels only, and running them together
+/// measured 5 µs slower for a mass row at B = 1). Until session 50 one wave only, after
+/// session 8 measured heterogeneous B = 1024 6% slower beside a grid of twelve waves.
 pub const fn overlap_stage1(rows: u32, items: u32, split: u32, resident: u32) -> bool {
-    rows >= 2 && one_wave(items, split, resident)
+    rows >= 2 && items as u64 * split as u64 <= OVERLAP_STAGE1_WAVES as u64 * resident as u64
 }
+/// The most waves of `sample_tiles` warps beside which `sample_tiles_mass` starts
+/// (`overlap_stage1`). On the H200 (session 50, run 2, heterogeneous steps against one wave):
+/// 1.3 waves (V = 262144, B = 64) 0.965× the time, 2.6 (V = 128256, B = 256; V = 32000,
+/// B = 1024) 0.975× and 0.949×, 3.1 (V = 151936, B = 256) 0.956×, 5.2 (V = 262144, B = 256)
+/// 0.987–0.992×; a bound of 3 gave the same where it applied. Grids of ten waves (V = 128256,
+/// B = 1024) stay apart: not measured since session 8.
+pub const OVERLAP_STAGE1_WAVES: u32 = 6;
 /// Whether a `sample_tiles` grid of `items` (row, tile) pairs scanned `split` warps each is one
 /// wave on a GPU that holds `resident` of its warps: every warp resident at once. Such a grid
-/// lets `sample_tiles_mass` start beside it (`overlap_stage1`), and runs as `sample_tiles_ring`
+/// runs as `sample_tiles_ring`
 /// (the host takes `resident` as the fewer of both builds'). In it each warp's own lookahead
 /// is what hides its loads, and the ring keeps three rounds in flight for every row (on the
 /// H200, session 36: top-k 50 + top-p 0.972–0.988× the time at B ≤ 64, bf16 B = 64 0.916×); in
@@ -985,12 +995,15 @@ mod tests {
         assert!(!case(1, 32));
         assert!(case(8, 32));
         assert!(case(64, 38)); // 2432 warps
-        assert!(!case(256, 32));
+        assert!(case(256, 32)); // 2.6 waves
+        assert!(case(256, 38)); // 3.1 waves
+        assert!(case(256, 64)); // 5.2 waves
+        assert!(!case(1024, 32)); // 10.3 waves
         assert!(!case(1024, 38));
-        // The last batch whose one-warp-per-tile grid is one wave: 83 · 38 = 3154 ≤ 3168.
-        assert!(case(83, 38));
-        assert!(!case(84, 38));
-        // Monotone in the batch: once the grid is past one wave it stays past, whatever split
+        // The last batch whose one-warp-per-tile grid is six waves: 500 · 38 = 19000 ≤ 19008.
+        assert!(case(500, 38));
+        assert!(!case(501, 38));
+        // Monotone in the batch: once the grid is past six waves it stays past, whatever split
         // `scan_split` picks on the way.
         for tiles in [8u32, 32, 38, 64] {
             let mut was_on = true;

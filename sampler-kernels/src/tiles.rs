@@ -46,7 +46,8 @@
 //! of one, and no warp of a mass row that would only exit.
 //!
 //! Launch order: `sample_tiles` is the step's first kernel. `sample_tiles_mass` is launched
-//! overlapped after it and runs beside it when `sample_tiles` lets it (`overlap_stage1`); it
+//! overlapped after it and runs beside it when `sample_tiles` lets it (`overlap_stage1`, grids
+//! of up to six waves); it
 //! reads nothing `sample_tiles` writes, and waits for it only at its end, so that the next
 //! kernel's wait covers both.
 
@@ -1960,11 +1961,12 @@ unsafe fn sample_tiles_body<const GREEDY_STEP: bool, const RING: bool, const HAL
     }
     // Beside the mass scan, the warps go to the rows it leaves (`StepParams::scan_rows`), two a
     // tile where they fit: a warp of a mass row would only exit. The local copy carries
-    // the split, which `tile_part` reads from it. Only the ring build: the host lets the mass
-    // scan start beside grids of one wave alone, which run as it (`abi::one_wave`), and in
-    // `sample_tiles` the list's registers spilled. Only where the host's split is one warp a
-    // tile, which it may double (`listed_scan_split`); elsewhere the list would only cost its
-    // two round trips.
+    // the split, which `tile_part` reads from it. Only the ring build, the one-wave grids
+    // (`abi::one_wave`), whose warps a listed row's tiles can take: in `sample_tiles` the
+    // list's registers spilled, and beside the mass scan on grids of several waves
+    // (`overlap_stage1`) it and `sample_tiles_half` scan every row. Only where the host's split
+    // is one warp a tile, which it may double (`listed_scan_split`); elsewhere the list would
+    // only cost its two round trips.
     let listing = RING && !GREEDY_STEP && lists_scan_rows(p.overlap_stage1, p.tile_split);
     let list = p.scan_rows as *const u32;
     // SAFETY: the list's count (the host writes it with the settings).

@@ -626,9 +626,9 @@ fn main() -> BenchResult<()> {
             (false, ExactPassOrder::Serial) => "the stages' launches overlapped, the exact pass's in plain stream order: --exact-order serial",
         },
         kernels = match exact_pass {
-            ExactPassLaunch::OneLaunch => "four kernels (three when no row or every row needs the row mass; one, sample_tiles_greedy, for greedy rows alone; each its own graph): the exact pass in one launch, --exact-pass one",
-            ExactPassLaunch::FourLaunches => "seven kernels (six when no row or every row needs the row mass; one, sample_tiles_greedy, for greedy rows alone; each its own graph): the exact pass in four launches, --exact-pass four",
-            ExactPassLaunch::BySettings => "seven kernels, or three when every row is greedy, top-k up to 128 or untruncated (no exact-pass launch: sample_rows_quiet finishes any row it cannot decide); one fewer when no row needs the row mass (no sample_tiles_mass) or when every row does (no sample_tiles); one, sample_tiles_greedy, for greedy rows alone; each its own graph",
+            ExactPassLaunch::OneLaunch => "four kernels (three when no row or every row needs the row mass; one, sample_tiles_greedy (sample_tiles_greedy_pairs on large grids), for greedy rows alone; each its own graph): the exact pass in one launch, --exact-pass one",
+            ExactPassLaunch::FourLaunches => "seven kernels (six when no row or every row needs the row mass; one, sample_tiles_greedy (sample_tiles_greedy_pairs on large grids), for greedy rows alone; each its own graph): the exact pass in four launches, --exact-pass four",
+            ExactPassLaunch::BySettings => "seven kernels, or three when every row is greedy, top-k up to 128 or untruncated (no exact-pass launch: sample_rows_quiet finishes any row it cannot decide); one fewer when no row needs the row mass (no sample_tiles_mass) or when every row does (no sample_tiles); one, sample_tiles_greedy (sample_tiles_greedy_pairs on large grids), for greedy rows alone; each its own graph",
         },
     );
     let md = if verify_md.is_empty() {
