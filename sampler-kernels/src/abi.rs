@@ -983,9 +983,9 @@ mod tests {
         assert_eq!(listed_scan_split(100, 100, resident, 3), 1);
     }
 
-    /// The stage-1 kernels run side by side for small batches of two rows or more only.
+    /// The stage-1 kernels run side by side for two rows or more, up to six waves of warps.
     #[test]
-    fn stage1_overlaps_for_one_wave_of_two_rows_or_more() {
+    fn stage1_overlaps_up_to_six_waves_of_two_rows_or_more() {
         let resident = 3168; // an H200: 132 SMs × 24 warps
         let case = |rows: u32, tiles: u32| {
             let split = scan_split(rows * tiles, resident);
