@@ -445,12 +445,11 @@ pub const fn overlap_stage1(rows: u32, items: u32, split: u32, resident: u32) ->
 pub const OVERLAP_STAGE1_WAVES: u32 = 6;
 /// Whether a `sample_tiles` grid of `items` (row, tile) pairs scanned `split` warps each is one
 /// wave on a GPU that holds `resident` of its warps: every warp resident at once. Such a grid
-/// runs as `sample_tiles_ring`
-/// (the host takes `resident` as the fewer of both builds'). In it each warp's own lookahead
-/// is what hides its loads, and the ring keeps three rounds in flight for every row (on the
-/// H200, session 36: top-k 50 + top-p 0.972–0.988× the time at B ≤ 64, bf16 B = 64 0.916×); in
-/// a grid of several waves other warps hide them, and the ring's copies and waits measured
-/// slower (top-k 50 at B = 1024 1.008×).
+/// runs as `sample_tiles_ring` (the host takes `resident` as the fewer of both builds'). In it
+/// each warp's own lookahead is what hides its loads, and the ring keeps three rounds in flight
+/// for every row (on the H200, session 36: top-k 50 + top-p 0.972–0.988× the time at B ≤ 64,
+/// bf16 B = 64 0.916×); in a grid of several waves other warps hide them, and the ring's copies
+/// and waits measured slower (top-k 50 at B = 1024 1.008×).
 pub const fn one_wave(items: u32, split: u32, resident: u32) -> bool {
     items as u64 * split as u64 <= resident as u64
 }

@@ -36,6 +36,9 @@ const CANDIDATES: u32 = TILE_CANDIDATES as u32;
 /// Band index of tokens that add no mass (in no band), for warp aggregation.
 const NO_BAND: u32 = u32::MAX;
 const RECORD_BYTES: u64 = core::mem::size_of::<TileRecord>() as u64;
+/// Byte offset of a record's four `u32` after its keys and bands (`band_ceiling`, `valid`,
+/// `infinite`, `flags`): stage 1 writes them, stage 2 and the greedy finish read them.
+pub(crate) const RECORD_TAIL: u64 = core::mem::offset_of!(TileRecord, band_ceiling) as u64;
 
 // Broadcast slots inside SM_RESULT.
 const RES_SELECT: u32 = SM_RESULT;
@@ -468,7 +471,7 @@ impl TileView {
     #[inline(always)]
     unsafe fn tail(&self, i: usize) -> u32 {
         // SAFETY: the four u32 after candidates and bands.
-        unsafe { ((self.rec + 8 * (TILE_CANDIDATES + MASS_BANDS) as u64) as *const u32).add(i).read() }
+        unsafe { ((self.rec + RECORD_TAIL) as *const u32).add(i).read() }
     }
     #[inline(always)]
     unsafe fn ceiling(&self) -> f32 {
@@ -496,7 +499,7 @@ impl TileView {
     unsafe fn fresh_head(&self) -> (u64, u32) {
         // SAFETY: forwarded; the first u64 and the last u32 of this record.
         unsafe {
-            let tail = (self.rec + 8 * (TILE_CANDIDATES + MASS_BANDS) as u64) as *const u32;
+            let tail = (self.rec + RECORD_TAIL) as *const u32;
             ((self.rec as *const u64).read_volatile(), tail.add(3).read_volatile())
         }
     }

@@ -60,7 +60,7 @@ use crate::logit::{plain_untempered, process_untempered, widen_bf16, widen_f16, 
 use crate::decide::needs_row_mass;
 use crate::sampler::{
     active_rows, finish_greedy_row, lists_skipped, load_raw8, needs_candidates, read_settings, record_ptr, row_addressable, row_logits,
-    row_setup, Row,
+    row_setup, Row, RECORD_TAIL,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1752,25 +1752,35 @@ unsafe fn scan_and_record<const MASS_KERNEL: bool, const GREEDY_STEP: bool, cons
             }
         }
         if lane == 0 {
-            let tail = (rec + 8 * (TILE_CANDIDATES + MASS_BANDS) as u64) as *mut u32;
-            tail.write(if has_mass { res.ceiling.to_bits() } else { 0 });
-            tail.add(1).write(res.valid);
-            tail.add(2).write(res.infinite);
-            tail.add(3).write(if has_mass { TILE_HAS_MASS } else { 0 } | if duplicate_bias { TILE_DUPLICATE_BIAS } else { 0 });
+            let flags = if has_mass { TILE_HAS_MASS } else { 0 } | if duplicate_bias { TILE_DUPLICATE_BIAS } else { 0 };
+            write_record_tail(rec, [if has_mass { res.ceiling.to_bits() } else { 0 }, res.valid, res.infinite, flags]);
             // The span's other tiles: no key, no count, no flag (their tokens are in the first).
             let mut t = 1;
             while t < span_tiles {
                 let other = record_ptr(p, row, tile + t);
                 (other as *mut u64).write(0);
-                let tail = (other + 8 * (TILE_CANDIDATES + MASS_BANDS) as u64) as *mut u32;
-                tail.write(0);
-                tail.add(1).write(0);
-                tail.add(2).write(0);
-                tail.add(3).write(0);
+                write_record_tail(other, [0; 4]);
                 t += 1;
             }
         }
         if GREEDY_STEP { span_tiles } else { 0 }
+    }
+}
+
+/// Writes a tile record's four `u32` after its keys and bands: the band ceiling's bits, the
+/// valid and `+inf` counts, the `TILE_*` flags.
+///
+/// # Safety
+/// `rec` is a record of `p.records` ([`record_ptr`]).
+#[inline(always)]
+unsafe fn write_record_tail(rec: u64, tail: [u32; 4]) {
+    let at = (rec + RECORD_TAIL) as *mut u32;
+    // SAFETY: the four u32 at RECORD_TAIL lie inside the record.
+    unsafe {
+        at.write(tail[0]);
+        at.add(1).write(tail[1]);
+        at.add(2).write(tail[2]);
+        at.add(3).write(tail[3]);
     }
 }
 
