@@ -306,6 +306,10 @@ struct StepPlan {
     /// Every row is one stage 2 seldom leaves undecided (`decide::stage2_seldom_lists`):
     /// `ExactPassLaunch::BySettings` launches no exact pass ([`StepExactPass::InStageTwo`]).
     quiet: bool,
+    /// Rows stage 2 may list for the exact pass: those `decide::stage2_seldom_lists` does not
+    /// expect it to decide, and those of requests it left undecided last step. Their number
+    /// picks the builds of `exact_bins` and the finish ([`GpuSampler::exact_rows_two_per_sm`]).
+    listable: u32,
 }
 
 /// The plan for a step of these rows, the rows `sample_tiles_mass` scans
@@ -314,12 +318,12 @@ struct StepPlan {
 /// last step, which makes the step busy (below, `GpuSampler::undecided`).
 fn plan_step(settings: &[RowSettings], undecided: &[bool]) -> (StepPlan, Vec<u32>, Vec<u32>) {
     let mut all_greedy = true;
-    let mut quiet = true;
+    let mut listable = 0u32;
     let mut mass_rows = Vec::new();
     let mut scan_rows = Vec::new();
     for (i, s) in settings.iter().enumerate() {
         all_greedy &= stage2_always_decides(s.temperature, s.flags);
-        quiet &= stage2_seldom_lists(s) && !undecided.get(i).copied().unwrap_or(false);
+        listable += u32::from(!stage2_seldom_lists(s) || undecided.get(i).copied().unwrap_or(false));
         if needs_row_mass(s) {
             mass_rows.push(i as u32);
         } else {
@@ -335,7 +339,7 @@ fn plan_step(settings: &[RowSettings], undecided: &[bool]) -> (StepPlan, Vec<u32
     } else {
         StepKernels::All
     };
-    (StepPlan { kernels, quiet }, mass_rows, scan_rows)
+    (StepPlan { kernels, quiet: listable == 0, listable }, mass_rows, scan_rows)
 }
 
 /// A step captured in CUDA graphs, one per [`StepKernels`] and way to run the exact pass
@@ -343,12 +347,14 @@ fn plan_step(settings: &[RowSettings], undecided: &[bool]) -> (StepPlan, Vec<u32
 /// samples `rows` rows of the logits it was captured with (whose contents may change between
 /// replays), with the settings of the last [`GpuSampler::upload_step`].
 pub struct StepGraph {
-    /// Every (kernels, exact pass) a replay may need (`None`: a greedy step, which has none).
-    graphs: Vec<(StepKernels, Option<StepExactPass>, CudaGraph)>,
+    /// Every (kernels, exact pass, two-per-SM builds of `exact_bins` and the finish) a replay
+    /// may need (`None`: a greedy step, which has no exact pass).
+    graphs: Vec<(StepKernels, Option<StepExactPass>, bool, CudaGraph)>,
     rows: usize,
-    /// The graph the last replay launched (`None` before the first): its kernels, and how it
-    /// runs the exact pass (`None` for a greedy step, which has none).
-    last: Cell<Option<(StepKernels, Option<StepExactPass>)>>,
+    /// The graph the last replay launched (`None` before the first): its kernels, how it
+    /// runs the exact pass (`None` for a greedy step, which has none), and whether with the
+    /// two-per-SM builds of `exact_bins` and the finish.
+    last: Cell<Option<(StepKernels, Option<StepExactPass>, bool)>>,
 }
 
 impl StepGraph {
@@ -362,14 +368,21 @@ impl StepGraph {
     /// tests check the choice with it.
     #[doc(hidden)]
     pub fn last_replay_kernels(&self) -> Option<StepKernels> {
-        self.last.get().map(|(kernels, _)| kernels)
+        self.last.get().map(|(kernels, _, _)| kernels)
     }
 
     /// How the last replay ran the exact pass (`None` before the first replay and for a greedy
     /// step). Not API: the GPU tests check `ExactPassLaunch::BySettings`' choice with it.
     #[doc(hidden)]
     pub fn last_replay_exact_pass(&self) -> Option<StepExactPass> {
-        self.last.get().and_then(|(_, exact)| exact)
+        self.last.get().and_then(|(_, exact, _)| exact)
+    }
+
+    /// Whether the last replay launched `exact_bins` and the finish as their two-per-SM builds
+    /// (false before the first replay). Not API: for the GPU tests.
+    #[doc(hidden)]
+    pub fn last_replay_exact_two_per_sm(&self) -> bool {
+        self.last.get().is_some_and(|(_, _, two)| two)
     }
 }
 
@@ -476,6 +489,9 @@ pub struct GpuSampler {
     /// Whether the last launch sequence enqueued (an eager step, or the last graph captured)
     /// took the two-per-SM builds (`abi::rows_two_per_sm`); a test hook.
     last_two_per_sm: bool,
+    /// Whether it took the two-per-SM builds of `exact_bins` and the finish
+    /// ([`Self::exact_rows_two_per_sm`]); a test hook.
+    last_exact_two_per_sm: bool,
     /// Requests whose row stage 2 left undecided in the last step whose outputs were read
     /// (`read_outputs` reads the rows' exact-pass flags under `BySettings`, after a step that
     /// is not greedy). Such a request's next step is not quiet: a row whose logits defeat the
@@ -632,9 +648,10 @@ impl GpuSampler {
             bitmask_words: words,
             layout,
             uploaded: Vec::new(),
-            step_plan: StepPlan { kernels: StepKernels::All, quiet: false },
+            step_plan: StepPlan { kernels: StepKernels::All, quiet: false, listable: config.max_batch as u32 },
             last_eager_exact: None,
             last_two_per_sm: false,
+            last_exact_two_per_sm: false,
             undecided: HashSet::new(),
         };
         sampler.gpu.synchronize()?;
@@ -884,12 +901,14 @@ impl GpuSampler {
     /// active): stage 1 (two), stage 2, and the exact pass (one or four launches in the order
     /// [`ExactPassOrder`] says, or none, with stage 2's quiet build, as `exact` says), as
     /// `kernels` says: without `sample_tiles_mass`, or `sample_tiles_greedy` alone, which
-    /// finishes the rows. Nothing here synchronizes or allocates.
-    fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: StepExactPass) -> Result<()> {
+    /// finishes the rows; `exact_bins` and the finish as their two-per-SM builds when
+    /// `exact_two_per_sm`. Nothing here synchronizes or allocates.
+    fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: StepExactPass, exact_two_per_sm: bool) -> Result<()> {
         if rows == 0 {
             return Ok(());
         }
         self.last_two_per_sm = rows_two_per_sm(rows as u32, self.sm_count);
+        self.last_exact_two_per_sm = exact_two_per_sm;
         let params = KernelParams(self.step_params(logits, rows, kernels, exact));
         let stream = self.gpu.stream().clone();
         let block = (SAMPLER_THREADS, 1, 1);
@@ -935,18 +954,19 @@ impl GpuSampler {
         };
         let split_rows = (rows as u32).min(self.exact_slots);
         let two_per_sm = self.last_two_per_sm;
-        let exact_bins = if two_per_sm { &self.exact_bins_two_per_sm } else { &self.exact_bins };
+        let exact_bins = if exact_two_per_sm { &self.exact_bins_two_per_sm } else { &self.exact_bins };
         let (exact_histogram, exact_gather) = if self.takes_warp_runs(rows as u32) {
             (&self.exact_histogram_runs, &self.exact_gather_runs)
         } else {
             (&self.exact_histogram, &self.exact_gather)
         };
-        let (stage_rows, exact_finish) = match (exact, two_per_sm) {
-            (StepExactPass::InStageTwo, true) => (&self.stage_rows_quiet_two_per_sm, &self.exact_finish_two_per_sm),
-            (StepExactPass::InStageTwo, false) => (&self.stage_rows_quiet, &self.exact_finish),
-            (_, true) => (&self.stage_rows_two_per_sm, &self.exact_finish_two_per_sm),
-            (_, false) => (&self.stage_rows, &self.exact_finish),
+        let stage_rows = match (exact, two_per_sm) {
+            (StepExactPass::InStageTwo, true) => &self.stage_rows_quiet_two_per_sm,
+            (StepExactPass::InStageTwo, false) => &self.stage_rows_quiet,
+            (_, true) => &self.stage_rows_two_per_sm,
+            (_, false) => &self.stage_rows,
         };
+        let exact_finish = if exact_two_per_sm { &self.exact_finish_two_per_sm } else { &self.exact_finish };
         // The first kernel waits for the upload (and the previous step) in stream order; each
         // later one may overlap its predecessor's tail: all of them call
         // `griddepcontrol.wait` before touching what an earlier kernel of the step wrote.
@@ -1016,7 +1036,7 @@ impl GpuSampler {
         self.check_logits(logits, rows)?;
         let plan = self.step_plan;
         let exact = self.exact_launch(plan.quiet);
-        self.enqueue(logits, rows, plan.kernels, exact)?;
+        self.enqueue(logits, rows, plan.kernels, exact, self.exact_rows_two_per_sm(exact, plan.listable.min(rows as u32)))?;
         self.last_eager_exact = if plan.kernels == StepKernels::Greedy { None } else { Some(exact) };
         Ok(())
     }
@@ -1029,17 +1049,32 @@ impl GpuSampler {
     }
 
     /// Whether the last launch sequence enqueued (an eager step, or the last graph captured)
-    /// took the two-per-SM builds of stage 2 (and, with four exact-pass launches, of
-    /// `exact_bins` and the finish): more rows than the device has SMs. Not API: the GPU tests
-    /// check that a case meant for them ran them.
+    /// took the two-per-SM builds of stage 2: more rows than the device has SMs. Not API: the
+    /// GPU tests check that a case meant for them ran them.
     #[doc(hidden)]
     pub fn last_step_two_per_sm(&self) -> bool {
         self.last_two_per_sm
     }
 
+    /// Whether the last launch sequence enqueued took the two-per-SM builds of `exact_bins`
+    /// and the finish ([`Self::exact_rows_two_per_sm`]). Not API: for the GPU tests.
+    #[doc(hidden)]
+    pub fn last_step_exact_two_per_sm(&self) -> bool {
+        self.last_exact_two_per_sm
+    }
+
+    /// Whether a step whose exact pass runs as `exact`, with `listable` rows stage 2 may list
+    /// ([`StepPlan::listable`]), launches `exact_bins` and the finish as their two-per-SM
+    /// builds (`abi::rows_two_per_sm` of the listable rows, not of the batch: those kernels
+    /// take listed rows alone). Only four launches have them.
+    fn exact_rows_two_per_sm(&self, exact: StepExactPass, listable: u32) -> bool {
+        exact == StepExactPass::FourLaunches && rows_two_per_sm(listable, self.sm_count)
+    }
+
     /// Captures a step for up to `rows` rows of `logits` into CUDA graphs, one per
-    /// [`StepKernels`] and, under `ExactPassLaunch::BySettings`, [`StepExactPass`] (seven
-    /// graphs; four otherwise). Replays use the logits' contents, settings, seeds and penalty
+    /// [`StepKernels`], under `ExactPassLaunch::BySettings` [`StepExactPass`], and for four
+    /// exact-pass launches of more rows than SMs each build of `exact_bins` and the finish
+    /// (four to ten graphs). Replays use the logits' contents, settings, seeds and penalty
     /// state current at replay time.
     ///
     /// # Safety
@@ -1053,20 +1088,23 @@ impl GpuSampler {
         let mut graphs = Vec::new();
         for kernels in [StepKernels::All, StepKernels::NoMassScan, StepKernels::MassScanOnly] {
             for exact in if quiet == busy { vec![busy] } else { vec![busy, quiet] } {
-                graphs.push((kernels, Some(exact), self.capture(logits, rows, kernels, exact)?));
+                // Both builds where a replay's settings may call for either.
+                for exact_two in if self.exact_rows_two_per_sm(exact, rows as u32) { vec![false, true] } else { vec![false] } {
+                    graphs.push((kernels, Some(exact), exact_two, self.capture(logits, rows, kernels, exact, exact_two)?));
+                }
             }
         }
-        graphs.push((StepKernels::Greedy, None, self.capture(logits, rows, StepKernels::Greedy, busy)?));
+        graphs.push((StepKernels::Greedy, None, false, self.capture(logits, rows, StepKernels::Greedy, busy, false)?));
         Ok(StepGraph { graphs, rows, last: Cell::new(None) })
     }
 
     /// One captured graph of [`Self::enqueue`]'s launches.
-    fn capture(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: StepExactPass) -> Result<CudaGraph> {
+    fn capture(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: StepExactPass, exact_two_per_sm: bool) -> Result<CudaGraph> {
         let gpu_stream = self.gpu.stream().clone();
         gpu_stream
             .begin_capture(cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .map_err(cuda_err("beginning stream capture"))?;
-        let enqueued = self.enqueue(logits, rows, kernels, exact);
+        let enqueued = self.enqueue(logits, rows, kernels, exact, exact_two_per_sm);
         let ended = gpu_stream.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
         enqueued?;
         ended
@@ -1080,15 +1118,18 @@ impl GpuSampler {
         if self.uploaded.len() > graph.rows {
             return Err(Error::CapacityExceeded { what: "rows uploaded for this graph", requested: self.uploaded.len(), capacity: graph.rows });
         }
-        let StepPlan { kernels, quiet } = self.step_plan;
+        let StepPlan { kernels, quiet, listable } = self.step_plan;
         let exact = if kernels == StepKernels::Greedy { None } else { Some(self.exact_launch(quiet)) };
+        // At most the graph's rows are listable (checked above), so a graph captured without
+        // the two-per-SM builds is never asked for them.
+        let exact_two = exact.is_some_and(|e| self.exact_rows_two_per_sm(e, listable.min(self.uploaded.len() as u32)));
         let chosen = graph
             .graphs
             .iter()
-            .find(|(k, e, _)| (*k, *e) == (kernels, exact))
-            .ok_or(Error::Cuda { op: "replaying the step graph", detail: format!("no graph captured for {kernels:?}, {exact:?}") })?;
-        chosen.2.launch().map_err(cuda_err("replaying the step graph"))?;
-        graph.last.set(Some((kernels, exact)));
+            .find(|(k, e, t, _)| (*k, *e, *t) == (kernels, exact, exact_two))
+            .ok_or(Error::Cuda { op: "replaying the step graph", detail: format!("no graph captured for {kernels:?}, {exact:?}, {exact_two}") })?;
+        chosen.3.launch().map_err(cuda_err("replaying the step graph"))?;
+        graph.last.set(Some((kernels, exact, exact_two)));
         Ok(())
     }
 
@@ -1167,7 +1208,7 @@ impl GpuSampler {
         let at = self.layout.settings + row * std::mem::size_of::<RowSettings>();
         // The host no longer knows the row's settings: every kernel runs (not a greedy step),
         // and both stage-1 kernels are handed every row (each tests each row itself).
-        self.step_plan = StepPlan { kernels: StepKernels::All, quiet: false };
+        self.step_plan = StepPlan { kernels: StepKernels::All, quiet: false, listable: self.config.max_batch as u32 };
         let every_row: Vec<u32> = std::iter::once(self.config.max_batch as u32).chain(0..self.config.max_batch as u32).collect();
         let stream = self.gpu.stream().clone();
         for list in [self.layout.mass_rows, self.layout.scan_rows] {
@@ -1411,7 +1452,7 @@ mod tests {
     /// random row without top-k, needs the mass scan; top-k rows among greedy ones do not; rows
     /// that all need it skip `sample_tiles`. A
     /// step is quiet while every row is greedy, small top-k or untruncated; one top-p row or
-    /// one large top-k row makes it busy.
+    /// one large top-k row makes it busy, and the listable count is how many such rows it has.
     #[test]
     fn plan_step_picks_the_kernels_the_rows_need() {
         let greedy = row(0.0, 0, 0);
@@ -1421,20 +1462,24 @@ mod tests {
         let wide_top_k = row(0.7, 4000, 0);
         let full = row(1.0, 0, 0);
         let top_p = RowSettings { top_p: 0.9, ..full };
-        let plan = |kernels, quiet| StepPlan { kernels, quiet };
-        assert_eq!(plan_step(&[greedy, greedy, greedy], &[]), (plan(StepKernels::Greedy, true), vec![], vec![0, 1, 2]));
-        assert_eq!(plan_step(&[greedy, top_k, greedy], &[]), (plan(StepKernels::NoMassScan, true), vec![], vec![0, 1, 2]));
-        assert_eq!(plan_step(&[greedy, wide_top_k, top_k], &[]), (plan(StepKernels::NoMassScan, false), vec![], vec![0, 1, 2]));
-        assert_eq!(plan_step(&[top_k, greedy_lp, greedy, full], &[]), (plan(StepKernels::All, true), vec![1, 3], vec![0, 2]));
-        assert_eq!(plan_step(&[top_k, greedy_lp, top_p, full], &[]), (plan(StepKernels::All, false), vec![1, 2, 3], vec![0]));
-        assert_eq!(plan_step(&[greedy_top, greedy], &[]), (plan(StepKernels::All, true), vec![0], vec![1]));
-        assert_eq!(plan_step(&[full], &[]), (plan(StepKernels::MassScanOnly, true), vec![0], vec![]));
-        assert_eq!(plan_step(&[top_p, greedy_lp, full], &[]), (plan(StepKernels::MassScanOnly, false), vec![0, 1, 2], vec![]));
+        // `listable`: the rows stage 2 may list (not small top-k, greedy or untruncated, or
+        // undecided last step); the step is quiet when there are none.
+        let plan = |kernels, listable| StepPlan { kernels, quiet: listable == 0, listable };
+        assert_eq!(plan_step(&[greedy, greedy, greedy], &[]), (plan(StepKernels::Greedy, 0), vec![], vec![0, 1, 2]));
+        assert_eq!(plan_step(&[greedy, top_k, greedy], &[]), (plan(StepKernels::NoMassScan, 0), vec![], vec![0, 1, 2]));
+        assert_eq!(plan_step(&[greedy, wide_top_k, top_k], &[]), (plan(StepKernels::NoMassScan, 1), vec![], vec![0, 1, 2]));
+        assert_eq!(plan_step(&[top_k, greedy_lp, greedy, full], &[]), (plan(StepKernels::All, 0), vec![1, 3], vec![0, 2]));
+        assert_eq!(plan_step(&[top_k, greedy_lp, top_p, full], &[]), (plan(StepKernels::All, 1), vec![1, 2, 3], vec![0]));
+        assert_eq!(plan_step(&[greedy_top, greedy], &[]), (plan(StepKernels::All, 0), vec![0], vec![1]));
+        assert_eq!(plan_step(&[full], &[]), (plan(StepKernels::MassScanOnly, 0), vec![0], vec![]));
+        assert_eq!(plan_step(&[top_p, greedy_lp, full], &[]), (plan(StepKernels::MassScanOnly, 1), vec![0, 1, 2], vec![]));
+        assert_eq!(plan_step(&[top_p, wide_top_k, top_p, top_k], &[]), (plan(StepKernels::All, 3), vec![0, 2], vec![1, 3]));
         // A row left undecided in its request's last step makes the step busy, whatever its
-        // settings; the other rows' do not count.
-        assert_eq!(plan_step(&[greedy, top_k], &[false, true]), (plan(StepKernels::NoMassScan, false), vec![], vec![0, 1]));
-        assert_eq!(plan_step(&[greedy, top_k], &[false, false]), (plan(StepKernels::NoMassScan, true), vec![], vec![0, 1]));
-        assert_eq!(plan_step(&[greedy, greedy], &[true, true]), (plan(StepKernels::Greedy, false), vec![], vec![0, 1]));
+        // settings, and counts as listable once; the other rows' do not count.
+        assert_eq!(plan_step(&[greedy, top_k], &[false, true]), (plan(StepKernels::NoMassScan, 1), vec![], vec![0, 1]));
+        assert_eq!(plan_step(&[greedy, top_k], &[false, false]), (plan(StepKernels::NoMassScan, 0), vec![], vec![0, 1]));
+        assert_eq!(plan_step(&[greedy, greedy], &[true, true]), (plan(StepKernels::Greedy, 2), vec![], vec![0, 1]));
+        assert_eq!(plan_step(&[top_p, greedy], &[true, false]), (plan(StepKernels::All, 1), vec![0], vec![1]));
     }
 }
 

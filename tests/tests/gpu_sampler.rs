@@ -167,19 +167,23 @@ fn gpu_exact_pass_paths_equal_reference() {
 fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
     let mut rng = fresh_rng(&format!("{test} {launch:?}"));
     let (mut split_rows, mut band_rows, mut single_rows, mut mismatches) = (0usize, 0usize, 0usize, 0usize);
-    let (mut two_per_sm_steps, mut one_per_sm_steps) = (0usize, 0usize);
+    let (mut two_per_sm_steps, mut one_per_sm_steps, mut exact_two_per_sm_steps) = (0usize, 0usize, 0usize);
     let steps = sized(2, 1);
     let Some(device) = gpu_or_skip(test) else { return };
     let sms = device.sm_count().expect("SM count") as usize;
     drop(device);
-    // More rows than SMs in the last case (160 on the H200's 132): the host then launches the
-    // two-per-SM builds of stage 2, `exact_bins` and the finish; fewer in the others.
+    // More rows than SMs in the last two cases (160 on the H200's 132): the host then launches
+    // the two-per-SM build of stage 2; fewer in the others. In the third every row may be
+    // listed, so `exact_bins` and the finish run two per SM too; in the fourth most rows are
+    // small top-k ones, which stage 2 decides (`decide::stage2_seldom_lists`), and those
+    // kernels run one per SM.
     let cases = [
-        (151_936usize, sized(48usize, 12).min(sms), LogitsDtype::F32),
-        (50_257, sized(21, 7).min(sms), LogitsDtype::Bf16),
-        (32_000, sms + sized(28, 8), LogitsDtype::F16),
+        (151_936usize, sized(48usize, 12).min(sms), LogitsDtype::F32, false),
+        (50_257, sized(21, 7).min(sms), LogitsDtype::Bf16, false),
+        (32_000, sms + sized(28, 8), LogitsDtype::F16, false),
+        (32_000, sms + sized(28, 8), LogitsDtype::F32, true),
     ];
-    for &(vocab, batch, dtype) in &cases {
+    for &(vocab, batch, dtype, mostly_small_top_k) in &cases {
         let Some(device) = gpu_or_skip(test) else { return };
         let config = GpuSamplerConfig { exact_pass: launch, ..GpuSamplerConfig::new(vocab, batch) };
         let mut gpu = GpuSampler::new(device, config).expect("gpu sampler");
@@ -190,6 +194,7 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
             let t = 0.6 + unit(&mut rng) as f32 * 0.8;
             let params = match id % 7 {
                 0 => SamplingParams::random(1.0, seed).with_top_p(0.95),
+                2.. if mostly_small_top_k => SamplingParams::random(t, seed).with_top_k(1 + below(&mut rng, 128) as u32),
                 1 => SamplingParams::random(t, seed).with_top_k(129 + below(&mut rng, 4000) as u32).with_top_p(0.5 + 0.49 * unit(&mut rng) as f32),
                 2 => SamplingParams::random(t, seed).with_min_p(0.01 + 0.1 * unit(&mut rng) as f32),
                 3 => SamplingParams::random(t, seed).with_top_k(3000).with_logprobs(5),
@@ -228,6 +233,7 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
             } else {
                 one_per_sm_steps += 1;
             }
+            exact_two_per_sm_steps += usize::from(gpu.last_step_exact_two_per_sm());
             let (split, single) = gpu.exact_paths_last_step().expect("flags");
             let band = gpu.exact_band_rows_last_step().expect("jobs");
             eprintln!("{launch:?} V={vocab} {dtype:?} step {step}: {split} rows split ({band} in band mode), {single} single-block");
@@ -240,7 +246,10 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
     assert!(band_rows > 0, "{launch:?}: the split exact pass never ran in band mode");
     assert!(split_rows > band_rows, "{launch:?}: the split exact pass never binned a whole row");
     assert!(single_rows > 0, "{launch:?}: the single-block exact pass never ran");
-    assert_eq!((one_per_sm_steps, two_per_sm_steps), (2 * steps, steps), "{launch:?}: steps of one and of two blocks per SM");
+    assert_eq!((one_per_sm_steps, two_per_sm_steps), (2 * steps, 2 * steps), "{launch:?}: stage 2's steps of one and of two blocks per SM");
+    // One launch has no `exact_bins` or finish of its own.
+    let expect_exact_two = if launch == ExactPassLaunch::FourLaunches { steps } else { 0 };
+    assert_eq!(exact_two_per_sm_steps, expect_exact_two, "{launch:?}: steps whose exact_bins and finish ran two per SM");
 }
 
 /// Steps whose split rows are all in band mode without logit bias ("warp rows"):
@@ -413,6 +422,7 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
         (128_256, 3, LogitsDtype::F32, ExactPassLaunch::FourLaunches, ExactPassOrder::Serial),
     ] {
         let Some(device) = gpu_or_skip(TEST) else { return };
+        let sms = device.sm_count().expect("SM count") as usize;
         let config = GpuSamplerConfig { exact_pass, exact_pass_order, ..GpuSamplerConfig::new(vocab, batch) };
         let mut gpu = GpuSampler::new(device, config).expect("gpu sampler");
         let mut cpu = CpuReference::new(vocab, batch).expect("cpu reference");
@@ -517,6 +527,11 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
                 _ => Some(StepExactPass::FourLaunches),
             };
             assert_eq!(graph.last_replay_exact_pass(), expect_exact, "V={vocab} replay {replay}: the exact pass replayed");
+            // `exact_bins` and the finish two per SM when the rows stage 2 may list (the flat
+            // ones: every request's settings are new, so none counts as undecided last step)
+            // outnumber the SMs: at B = 150 when every row is flat, not when a third is.
+            let expect_exact_two = expect_exact == Some(StepExactPass::FourLaunches) && flat_rows > sms;
+            assert_eq!(graph.last_replay_exact_two_per_sm(), expect_exact_two, "V={vocab} replay {replay}: the exact row kernels' builds");
             let g = gpu.read_outputs().expect("outputs");
             let listed_now = gpu.exact_rows_last_step().expect("flags");
             assert_eq!(listed_now, expect_listed, "V={vocab} replay {replay}: rows listed");
