@@ -9,8 +9,9 @@
 //! which runs as its ring build, `sample_tiles_ring`, when its grid is one wave
 //! (`abi::one_wave`), and otherwise as `sample_tiles_half` for bf16 and f16 logits; a quiet
 //! step (`decide::stage2_seldom_lists` for every row) launches no exact pass under
-//! `ExactPassLaunch::BySettings` ([`StepExactPass`]). A captured step is a graph of each, and a
-//! replay launches the one the upload calls for.
+//! `ExactPassLaunch::BySettings` ([`StepExactPass`]). `exact_bins` and the finish run two
+//! blocks per SM when the rows stage 2 may list outnumber the SMs (`StepPlan::listable`).
+//! A captured step is a graph of each case, and a replay launches the one the upload calls for.
 //!
 //! Memory is allocated once, in [`GpuSampler::new`], for the capacity fixed there (rows per
 //! step, live requests, vocab, bias entries per step). A step allocates nothing and never
@@ -342,8 +343,9 @@ fn plan_step(settings: &[RowSettings], undecided: &[bool]) -> (StepPlan, Vec<u32
     (StepPlan { kernels, quiet: listable == 0, listable }, mass_rows, scan_rows)
 }
 
-/// A step captured in CUDA graphs, one per [`StepKernels`] and way to run the exact pass
-/// (six disabled kernel nodes still cost about 3 µs of a replay: session 18). Replaying it
+/// A step captured in CUDA graphs, one per [`StepKernels`], way to run the exact pass, and
+/// build of its row kernels (six disabled kernel nodes still cost about 3 µs of a replay:
+/// session 18, so each case is a graph of its own). Replaying it
 /// samples `rows` rows of the logits it was captured with (whose contents may change between
 /// replays), with the settings of the last [`GpuSampler::upload_step`].
 pub struct StepGraph {

@@ -455,10 +455,13 @@ pub const fn one_wave(items: u32, split: u32, resident: u32) -> bool {
 }
 /// Whether stage 2 runs as `sample_rows_two_per_sm` (two 512-thread blocks per SM, 64
 /// registers) rather than `sample_rows` (one per SM) for `rows` rows on `sms` SMs, and the
-/// exact pass's `exact_bins` and finish as their `_two_per_sm` builds: when one block
-/// per SM leaves rows for a second wave. On the H200 the two-per-SM stage 2 measured 1.09–1.11×
-/// faster for top-k + top-p at B = 256 and 1024, and 4% slower at B = 1 and 2% at B = 64, where
-/// every row fits one wave anyway.
+/// exact pass's `exact_bins` and finish as their `_two_per_sm` builds for `rows` rows that
+/// stage 2 may list (the host's count from the settings): when one block per SM leaves rows
+/// for a second wave. On the H200 the two-per-SM stage 2 measured 1.09–1.11× faster for
+/// top-k + top-p at B = 256 and 1024, and 4% slower at B = 1 and 2% at B = 64, where every row
+/// fits one wave anyway. Chosen for the exact row kernels by the listable rows, not the batch,
+/// heterogeneous B = 256 steps (about a third of their rows listable) took 0.968–0.986× the
+/// time, and steps whose every row may be listed are unchanged (session 51).
 pub const fn rows_two_per_sm(rows: u32, sms: u32) -> bool {
     rows > sms
 }
