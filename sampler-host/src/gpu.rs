@@ -34,7 +34,7 @@ use sampler_kernels::abi::{
     MASS_SCAN_SHARED_BYTES, MASS_SCAN_THREADS, SCAN_RING_SHARED_BYTES, SCAN_SHARED_BYTES, SCAN_THREADS, SCAN_WARPS,
     TILE_TOKENS, greedy_span, greedy_spans, overlap_stage1, lists_scan_rows, rows_two_per_sm, one_wave, scan_split, warp_row_run, EXACT_LIST_BLOCK_ROWS, EXACT_LIST_HEAD,
 };
-use sampler_kernels::decide::{needs_row_mass, stage2_always_decides, stage2_seldom_lists};
+use sampler_kernels::decide::{may_be_warp_row, needs_row_mass, stage2_always_decides, stage2_seldom_lists};
 use sampler_kernels::logit::bitmask_words;
 use sampler_kernels::status::STATUS_OK;
 
@@ -309,22 +309,38 @@ struct StepPlan {
     quiet: bool,
     /// Rows stage 2 may list for the exact pass: those `decide::stage2_seldom_lists` does not
     /// expect it to decide, and those of requests it left undecided last step. Their number
-    /// picks the builds of `exact_bins` and the finish ([`GpuSampler::exact_rows_two_per_sm`]).
+    /// picks the builds of `exact_bins` and the finish ([`GpuSampler::exact_builds`]).
     listable: u32,
+    /// The listable rows that cannot be warp rows (`decide::may_be_warp_row`). With one, the
+    /// step's split rows take a block per tile, and the plain builds of `exact_histogram` and
+    /// `exact_gather` do that faster than the `_runs` ones.
+    block_listable: u32,
+}
+
+/// The builds a four-launch exact pass takes ([`GpuSampler::exact_builds`]); both false for
+/// the other ways, which launch none of these kernels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct ExactBuilds {
+    /// `exact_bins_two_per_sm` and `exact_finish_two_per_sm`.
+    two_per_sm: bool,
+    /// `exact_histogram_runs` and `exact_gather_runs`, which also take warp rows a warp per run.
+    warp_runs: bool,
 }
 
 /// The plan for a step of these rows, the rows `sample_tiles_mass` scans
 /// (`decide::needs_row_mass`, ascending), and the others, which `sample_tiles` scans: one walk
 /// over the settings. `undecided[i]`: row `i`'s request was left undecided by stage 2 in its
 /// last step, which makes the step busy (below, `GpuSampler::undecided`).
-fn plan_step(settings: &[RowSettings], undecided: &[bool]) -> (StepPlan, Vec<u32>, Vec<u32>) {
+fn plan_step(settings: &[RowSettings], undecided: &[bool], vocab: u32) -> (StepPlan, Vec<u32>, Vec<u32>) {
     let mut all_greedy = true;
-    let mut listable = 0u32;
+    let (mut listable, mut block_listable) = (0u32, 0u32);
     let mut mass_rows = Vec::new();
     let mut scan_rows = Vec::new();
     for (i, s) in settings.iter().enumerate() {
         all_greedy &= stage2_always_decides(s.temperature, s.flags);
-        listable += u32::from(!stage2_seldom_lists(s) || undecided.get(i).copied().unwrap_or(false));
+        let may_be_listed = !stage2_seldom_lists(s) || undecided.get(i).copied().unwrap_or(false);
+        listable += u32::from(may_be_listed);
+        block_listable += u32::from(may_be_listed && !may_be_warp_row(s, vocab));
         if needs_row_mass(s) {
             mass_rows.push(i as u32);
         } else {
@@ -340,7 +356,7 @@ fn plan_step(settings: &[RowSettings], undecided: &[bool]) -> (StepPlan, Vec<u32
     } else {
         StepKernels::All
     };
-    (StepPlan { kernels, quiet: listable == 0, listable }, mass_rows, scan_rows)
+    (StepPlan { kernels, quiet: listable == 0, listable, block_listable }, mass_rows, scan_rows)
 }
 
 /// A step captured in CUDA graphs, one per [`StepKernels`], way to run the exact pass, and
@@ -349,14 +365,13 @@ fn plan_step(settings: &[RowSettings], undecided: &[bool]) -> (StepPlan, Vec<u32
 /// samples `rows` rows of the logits it was captured with (whose contents may change between
 /// replays), with the settings of the last [`GpuSampler::upload_step`].
 pub struct StepGraph {
-    /// Every (kernels, exact pass, two-per-SM builds of `exact_bins` and the finish) a replay
-    /// may need (`None`: a greedy step, which has no exact pass).
-    graphs: Vec<(StepKernels, Option<StepExactPass>, bool, CudaGraph)>,
+    /// Every (kernels, exact pass, its builds) a replay may need (`None`: a greedy step, which
+    /// has no exact pass).
+    graphs: Vec<(StepKernels, Option<StepExactPass>, ExactBuilds, CudaGraph)>,
     rows: usize,
     /// The graph the last replay launched (`None` before the first): its kernels, how it
-    /// runs the exact pass (`None` for a greedy step, which has none), and whether with the
-    /// two-per-SM builds of `exact_bins` and the finish.
-    last: Cell<Option<(StepKernels, Option<StepExactPass>, bool)>>,
+    /// runs the exact pass (`None` for a greedy step, which has none), and with which builds.
+    last: Cell<Option<(StepKernels, Option<StepExactPass>, ExactBuilds)>>,
 }
 
 impl StepGraph {
@@ -384,7 +399,7 @@ impl StepGraph {
     /// (false before the first replay). Not API: for the GPU tests.
     #[doc(hidden)]
     pub fn last_replay_exact_two_per_sm(&self) -> bool {
-        self.last.get().is_some_and(|(_, _, two)| two)
+        self.last.get().is_some_and(|(_, _, builds)| builds.two_per_sm)
     }
 }
 
@@ -429,15 +444,17 @@ pub struct GpuSampler {
     sm_count: u32,
     exact_histogram: CudaFunction,
     /// `exact_histogram` and `exact_gather` with the warp-row path, for steps of enough rows to
-    /// take it (`GpuSampler::takes_warp_runs`).
+    /// take it whose listable rows may all be warp rows (`GpuSampler::exact_builds`).
     exact_histogram_runs: CudaFunction,
     exact_gather_runs: CudaFunction,
     exact_bins: CudaFunction,
-    /// The same body two per SM, for batches of more rows than SMs (`abi::rows_two_per_sm`).
+    /// The same body two per SM, for steps that may list more rows than SMs
+    /// (`abi::rows_two_per_sm`).
     exact_bins_two_per_sm: CudaFunction,
     exact_gather: CudaFunction,
     exact_finish: CudaFunction,
-    /// The same body two per SM, for batches of more rows than SMs (`abi::rows_two_per_sm`).
+    /// The same body two per SM, for steps that may list more rows than SMs
+    /// (`abi::rows_two_per_sm`).
     exact_finish_two_per_sm: CudaFunction,
     /// The whole exact pass in one launch (`ExactPassLaunch::OneLaunch`).
     exact_tail: CudaFunction,
@@ -491,9 +508,12 @@ pub struct GpuSampler {
     /// Whether the last launch sequence enqueued (an eager step, or the last graph captured)
     /// took the two-per-SM builds (`abi::rows_two_per_sm`); a test hook.
     last_two_per_sm: bool,
-    /// Whether it took the two-per-SM builds of `exact_bins` and the finish
-    /// ([`Self::exact_rows_two_per_sm`]); a test hook.
-    last_exact_two_per_sm: bool,
+    /// The exact-pass builds it took ([`Self::exact_builds`]); a test hook.
+    last_exact_builds: ExactBuilds,
+    /// Test hook: launch the `_runs` tile builds whenever the batch is large enough, whatever
+    /// the listable rows, as before session 51 (their block path is then what takes a step
+    /// with a block row).
+    warp_runs_by_batch: bool,
     /// Requests whose row stage 2 left undecided in the last step whose outputs were read
     /// (`read_outputs` reads the rows' exact-pass flags under `BySettings`, after a step that
     /// is not greedy). Such a request's next step is not quiet: a row whose logits defeat the
@@ -650,10 +670,11 @@ impl GpuSampler {
             bitmask_words: words,
             layout,
             uploaded: Vec::new(),
-            step_plan: StepPlan { kernels: StepKernels::All, quiet: false, listable: config.max_batch as u32 },
+            step_plan: StepPlan { kernels: StepKernels::All, quiet: false, listable: config.max_batch as u32, block_listable: config.max_batch as u32 },
             last_eager_exact: None,
             last_two_per_sm: false,
-            last_exact_two_per_sm: false,
+            last_exact_builds: ExactBuilds::default(),
+            warp_runs_by_batch: false,
             undecided: HashSet::new(),
         };
         sampler.gpu.synchronize()?;
@@ -763,7 +784,7 @@ impl GpuSampler {
         put(staging, l.settings, as_bytes(&settings));
         // The rows each stage-1 kernel scans, so that its warps share out their tiles alone.
         let undecided: Vec<bool> = uploaded.iter().map(|&(request, _, _)| self.undecided.contains(&request)).collect();
-        let (step_plan, mass_rows, scan_rows) = plan_step(&settings, &undecided);
+        let (step_plan, mass_rows, scan_rows) = plan_step(&settings, &undecided, self.config.vocab as u32);
         put(staging, l.mass_rows, &(mass_rows.len() as u32).to_le_bytes());
         put(staging, l.mass_rows + 4, as_bytes(&mass_rows));
         put(staging, l.scan_rows, &(scan_rows.len() as u32).to_le_bytes());
@@ -903,14 +924,14 @@ impl GpuSampler {
     /// active): stage 1 (two), stage 2, and the exact pass (one or four launches in the order
     /// [`ExactPassOrder`] says, or none, with stage 2's quiet build, as `exact` says), as
     /// `kernels` says: without `sample_tiles_mass`, or `sample_tiles_greedy` alone, which
-    /// finishes the rows; `exact_bins` and the finish as their two-per-SM builds when
-    /// `exact_two_per_sm`. Nothing here synchronizes or allocates.
-    fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: StepExactPass, exact_two_per_sm: bool) -> Result<()> {
+    /// finishes the rows; the exact pass's kernels in the `builds` given. Nothing here
+    /// synchronizes or allocates.
+    fn enqueue(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: StepExactPass, builds: ExactBuilds) -> Result<()> {
         if rows == 0 {
             return Ok(());
         }
         self.last_two_per_sm = rows_two_per_sm(rows as u32, self.sm_count);
-        self.last_exact_two_per_sm = exact_two_per_sm;
+        self.last_exact_builds = builds;
         let params = KernelParams(self.step_params(logits, rows, kernels, exact));
         let stream = self.gpu.stream().clone();
         let block = (SAMPLER_THREADS, 1, 1);
@@ -956,8 +977,8 @@ impl GpuSampler {
         };
         let split_rows = (rows as u32).min(self.exact_slots);
         let two_per_sm = self.last_two_per_sm;
-        let exact_bins = if exact_two_per_sm { &self.exact_bins_two_per_sm } else { &self.exact_bins };
-        let (exact_histogram, exact_gather) = if self.takes_warp_runs(rows as u32) {
+        let exact_bins = if builds.two_per_sm { &self.exact_bins_two_per_sm } else { &self.exact_bins };
+        let (exact_histogram, exact_gather) = if builds.warp_runs {
             (&self.exact_histogram_runs, &self.exact_gather_runs)
         } else {
             (&self.exact_histogram, &self.exact_gather)
@@ -968,7 +989,7 @@ impl GpuSampler {
             (_, true) => &self.stage_rows_two_per_sm,
             (_, false) => &self.stage_rows,
         };
-        let exact_finish = if exact_two_per_sm { &self.exact_finish_two_per_sm } else { &self.exact_finish };
+        let exact_finish = if builds.two_per_sm { &self.exact_finish_two_per_sm } else { &self.exact_finish };
         // The first kernel waits for the upload (and the previous step) in stream order; each
         // later one may overlap its predecessor's tail: all of them call
         // `griddepcontrol.wait` before touching what an earlier kernel of the step wrote.
@@ -1038,7 +1059,7 @@ impl GpuSampler {
         self.check_logits(logits, rows)?;
         let plan = self.step_plan;
         let exact = self.exact_launch(plan.quiet);
-        self.enqueue(logits, rows, plan.kernels, exact, self.exact_rows_two_per_sm(exact, plan.listable.min(rows as u32)))?;
+        self.enqueue(logits, rows, plan.kernels, exact, self.exact_builds(exact, &plan, rows as u32))?;
         self.last_eager_exact = if plan.kernels == StepKernels::Greedy { None } else { Some(exact) };
         Ok(())
     }
@@ -1059,25 +1080,51 @@ impl GpuSampler {
     }
 
     /// Whether the last launch sequence enqueued took the two-per-SM builds of `exact_bins`
-    /// and the finish ([`Self::exact_rows_two_per_sm`]). Not API: for the GPU tests.
+    /// and the finish ([`Self::exact_builds`]). Not API: for the GPU tests.
     #[doc(hidden)]
     pub fn last_step_exact_two_per_sm(&self) -> bool {
-        self.last_exact_two_per_sm
+        self.last_exact_builds.two_per_sm
     }
 
-    /// Whether a step whose exact pass runs as `exact`, with `listable` rows stage 2 may list
-    /// ([`StepPlan::listable`]), launches `exact_bins` and the finish as their two-per-SM
-    /// builds (`abi::rows_two_per_sm` of the listable rows, not of the batch: those kernels
-    /// take listed rows alone). Only four launches have them.
-    fn exact_rows_two_per_sm(&self, exact: StepExactPass, listable: u32) -> bool {
-        exact == StepExactPass::FourLaunches && rows_two_per_sm(listable, self.sm_count)
+    /// Whether the last launch sequence enqueued took the `_runs` builds of `exact_histogram`
+    /// and `exact_gather` ([`Self::exact_builds`]). Not API: for the GPU tests.
+    #[doc(hidden)]
+    pub fn last_step_exact_warp_runs(&self) -> bool {
+        self.last_exact_builds.warp_runs
+    }
+
+    /// Test hook: launch the `_runs` builds of `exact_histogram` and `exact_gather` whenever
+    /// the batch is large enough for warp runs, whatever the settings (so that their block
+    /// path takes the steps with a block row, which the host now gives the plain builds).
+    #[doc(hidden)]
+    pub fn set_exact_warp_runs_by_batch(&mut self, on: bool) {
+        self.warp_runs_by_batch = on;
+    }
+
+    /// The builds of a step of `rows` grid rows whose exact pass runs as `exact` (only four
+    /// launches have these kernels), from its `plan`:
+    /// - `exact_bins` and the finish two per SM when the rows stage 2 may list outnumber the
+    ///   SMs (`abi::rows_two_per_sm` of the listable rows, not of the batch: those kernels take
+    ///   listed rows alone);
+    /// - the `_runs` tile builds when the batch is large enough for warp runs and every
+    ///   listable row may be a warp row: with a block row among the split rows, every split row
+    ///   takes a block per tile, which the plain builds do faster (session 51: heterogeneous
+    ///   B = 64 0.962×).
+    fn exact_builds(&self, exact: StepExactPass, plan: &StepPlan, rows: u32) -> ExactBuilds {
+        if exact != StepExactPass::FourLaunches {
+            return ExactBuilds::default();
+        }
+        ExactBuilds {
+            two_per_sm: rows_two_per_sm(plan.listable.min(rows), self.sm_count),
+            warp_runs: self.takes_warp_runs(rows) && (plan.block_listable == 0 || self.warp_runs_by_batch),
+        }
     }
 
     /// Captures a step for up to `rows` rows of `logits` into CUDA graphs, one per
     /// [`StepKernels`], under `ExactPassLaunch::BySettings` [`StepExactPass`], and for four
-    /// exact-pass launches of more rows than SMs each build of `exact_bins` and the finish
-    /// (four to ten graphs). Replays use the logits' contents, settings, seeds and penalty
-    /// state current at replay time.
+    /// exact-pass launches each build of its kernels the rows' settings may call for
+    /// ([`Self::exact_builds`]: four to sixteen graphs). Replays use the logits' contents,
+    /// settings, seeds and penalty state current at replay time.
     ///
     /// # Safety
     /// The graph keeps the logits' device address. The caller keeps that memory allocated,
@@ -1090,23 +1137,36 @@ impl GpuSampler {
         let mut graphs = Vec::new();
         for kernels in [StepKernels::All, StepKernels::NoMassScan, StepKernels::MassScanOnly] {
             for exact in if quiet == busy { vec![busy] } else { vec![busy, quiet] } {
-                // Both builds where a replay's settings may call for either.
-                for exact_two in if self.exact_rows_two_per_sm(exact, rows as u32) { vec![false, true] } else { vec![false] } {
-                    graphs.push((kernels, Some(exact), exact_two, self.capture(logits, rows, kernels, exact, exact_two)?));
+                for builds in self.exact_builds_possible(exact, rows as u32) {
+                    graphs.push((kernels, Some(exact), builds, self.capture(logits, rows, kernels, exact, builds)?));
                 }
             }
         }
-        graphs.push((StepKernels::Greedy, None, false, self.capture(logits, rows, StepKernels::Greedy, busy, false)?));
+        let none = ExactBuilds::default();
+        graphs.push((StepKernels::Greedy, None, none, self.capture(logits, rows, StepKernels::Greedy, busy, none)?));
         Ok(StepGraph { graphs, rows, last: Cell::new(None) })
     }
 
+    /// Every [`ExactBuilds`] a step of `rows` grid rows may call for under `exact`: a replay's
+    /// settings pick one (few rows listable or many; a block row among them or none).
+    fn exact_builds_possible(&self, exact: StepExactPass, rows: u32) -> Vec<ExactBuilds> {
+        let widest = self.exact_builds(exact, &StepPlan { kernels: StepKernels::All, quiet: false, listable: rows, block_listable: 0 }, rows);
+        let mut out = Vec::new();
+        for two_per_sm in if widest.two_per_sm { [false, true].as_slice() } else { &[false] } {
+            for warp_runs in if widest.warp_runs { [false, true].as_slice() } else { &[false] } {
+                out.push(ExactBuilds { two_per_sm: *two_per_sm, warp_runs: *warp_runs });
+            }
+        }
+        out
+    }
+
     /// One captured graph of [`Self::enqueue`]'s launches.
-    fn capture(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: StepExactPass, exact_two_per_sm: bool) -> Result<CudaGraph> {
+    fn capture(&mut self, logits: &DeviceLogits<'_>, rows: usize, kernels: StepKernels, exact: StepExactPass, builds: ExactBuilds) -> Result<CudaGraph> {
         let gpu_stream = self.gpu.stream().clone();
         gpu_stream
             .begin_capture(cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .map_err(cuda_err("beginning stream capture"))?;
-        let enqueued = self.enqueue(logits, rows, kernels, exact, exact_two_per_sm);
+        let enqueued = self.enqueue(logits, rows, kernels, exact, builds);
         let ended = gpu_stream.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
         enqueued?;
         ended
@@ -1120,18 +1180,19 @@ impl GpuSampler {
         if self.uploaded.len() > graph.rows {
             return Err(Error::CapacityExceeded { what: "rows uploaded for this graph", requested: self.uploaded.len(), capacity: graph.rows });
         }
-        let StepPlan { kernels, quiet, listable } = self.step_plan;
+        let plan = self.step_plan;
+        let StepPlan { kernels, quiet, .. } = plan;
         let exact = if kernels == StepKernels::Greedy { None } else { Some(self.exact_launch(quiet)) };
-        // At most the graph's rows are listable (checked above), so a graph captured without
-        // the two-per-SM builds is never asked for them.
-        let exact_two = exact.is_some_and(|e| self.exact_rows_two_per_sm(e, listable.min(self.uploaded.len() as u32)));
+        // The builds for the graph's rows, as its capture saw them: the grid is the graph's.
+        // At most its rows are listable (checked above), so it holds every build this asks for.
+        let builds = exact.map_or(ExactBuilds::default(), |e| self.exact_builds(e, &plan, graph.rows as u32));
         let chosen = graph
             .graphs
             .iter()
-            .find(|(k, e, t, _)| (*k, *e, *t) == (kernels, exact, exact_two))
-            .ok_or(Error::Cuda { op: "replaying the step graph", detail: format!("no graph captured for {kernels:?}, {exact:?}, {exact_two}") })?;
+            .find(|(k, e, b, _)| (*k, *e, *b) == (kernels, exact, builds))
+            .ok_or(Error::Cuda { op: "replaying the step graph", detail: format!("no graph captured for {kernels:?}, {exact:?}, {builds:?}") })?;
         chosen.3.launch().map_err(cuda_err("replaying the step graph"))?;
-        graph.last.set(Some((kernels, exact, exact_two)));
+        graph.last.set(Some((kernels, exact, builds)));
         Ok(())
     }
 
@@ -1210,7 +1271,7 @@ impl GpuSampler {
         let at = self.layout.settings + row * std::mem::size_of::<RowSettings>();
         // The host no longer knows the row's settings: every kernel runs (not a greedy step),
         // and both stage-1 kernels are handed every row (each tests each row itself).
-        self.step_plan = StepPlan { kernels: StepKernels::All, quiet: false, listable: self.config.max_batch as u32 };
+        self.step_plan = StepPlan { kernels: StepKernels::All, quiet: false, listable: self.config.max_batch as u32, block_listable: self.config.max_batch as u32 };
         let every_row: Vec<u32> = std::iter::once(self.config.max_batch as u32).chain(0..self.config.max_batch as u32).collect();
         let stream = self.gpu.stream().clone();
         for list in [self.layout.mass_rows, self.layout.scan_rows] {
@@ -1306,9 +1367,10 @@ impl GpuSampler {
         self.exact_grid(rows.saturating_mul(self.tiles)) * (SAMPLER_THREADS / 32)
     }
 
-    /// Whether a step of `rows` rows launches the `_runs` builds of `exact_histogram` and
-    /// `exact_gather`: when its split rows, all of them warp rows, would be enough for warp
-    /// runs (`abi::warp_row_run`). The kernels decide from the step's split rows themselves.
+    /// Whether a step of `rows` rows is large enough for the `_runs` builds of
+    /// `exact_histogram` and `exact_gather`: when its split rows, all of them warp rows, would
+    /// be enough for warp runs (`abi::warp_row_run`). The kernels decide from the step's split
+    /// rows themselves; [`Self::exact_builds`] also asks the settings.
     fn takes_warp_runs(&self, rows: u32) -> bool {
         warp_row_run(rows.min(self.exact_slots), self.tiles, self.exact_grid_warps(rows)).is_some()
     }
@@ -1326,7 +1388,7 @@ impl GpuSampler {
         let rows = self.uploaded.len() as u32;
         let split = head.first().copied().unwrap_or(0).min(rows).min(self.exact_slots);
         let block_rows = head.get(EXACT_LIST_BLOCK_ROWS as usize).copied().unwrap_or(0);
-        let run = if block_rows == 0 && self.takes_warp_runs(rows) {
+        let run = if block_rows == 0 && self.last_exact_builds.warp_runs {
             warp_row_run(split, self.tiles, self.exact_grid_warps(rows))
         } else {
             None
@@ -1465,23 +1527,27 @@ mod tests {
         let full = row(1.0, 0, 0);
         let top_p = RowSettings { top_p: 0.9, ..full };
         // `listable`: the rows stage 2 may list (not small top-k, greedy or untruncated, or
-        // undecided last step); the step is quiet when there are none.
-        let plan = |kernels, listable| StepPlan { kernels, quiet: listable == 0, listable };
-        assert_eq!(plan_step(&[greedy, greedy, greedy], &[]), (plan(StepKernels::Greedy, 0), vec![], vec![0, 1, 2]));
-        assert_eq!(plan_step(&[greedy, top_k, greedy], &[]), (plan(StepKernels::NoMassScan, 0), vec![], vec![0, 1, 2]));
-        assert_eq!(plan_step(&[greedy, wide_top_k, top_k], &[]), (plan(StepKernels::NoMassScan, 1), vec![], vec![0, 1, 2]));
-        assert_eq!(plan_step(&[top_k, greedy_lp, greedy, full], &[]), (plan(StepKernels::All, 0), vec![1, 3], vec![0, 2]));
-        assert_eq!(plan_step(&[top_k, greedy_lp, top_p, full], &[]), (plan(StepKernels::All, 1), vec![1, 2, 3], vec![0]));
-        assert_eq!(plan_step(&[greedy_top, greedy], &[]), (plan(StepKernels::All, 0), vec![0], vec![1]));
-        assert_eq!(plan_step(&[full], &[]), (plan(StepKernels::MassScanOnly, 0), vec![0], vec![]));
-        assert_eq!(plan_step(&[top_p, greedy_lp, full], &[]), (plan(StepKernels::MassScanOnly, 1), vec![0, 1, 2], vec![]));
-        assert_eq!(plan_step(&[top_p, wide_top_k, top_p, top_k], &[]), (plan(StepKernels::All, 3), vec![0, 2], vec![1, 3]));
+        // undecided last step); the step is quiet when there are none. `block`: those of them
+        // that cannot be warp rows (a top-k under the vocab, greedy, bias).
+        let plan = |kernels, listable, block_listable| StepPlan { kernels, quiet: listable == 0, listable, block_listable };
+        let step = |rows: &[RowSettings], undecided: &[bool]| plan_step(rows, undecided, 32_000);
+        let biased_top_p = RowSettings { bias_len: 2, ..top_p };
+        assert_eq!(step(&[greedy, greedy, greedy], &[]), (plan(StepKernels::Greedy, 0, 0), vec![], vec![0, 1, 2]));
+        assert_eq!(step(&[greedy, top_k, greedy], &[]), (plan(StepKernels::NoMassScan, 0, 0), vec![], vec![0, 1, 2]));
+        assert_eq!(step(&[greedy, wide_top_k, top_k], &[]), (plan(StepKernels::NoMassScan, 1, 1), vec![], vec![0, 1, 2]));
+        assert_eq!(step(&[top_k, greedy_lp, greedy, full], &[]), (plan(StepKernels::All, 0, 0), vec![1, 3], vec![0, 2]));
+        assert_eq!(step(&[top_k, greedy_lp, top_p, full], &[]), (plan(StepKernels::All, 1, 0), vec![1, 2, 3], vec![0]));
+        assert_eq!(step(&[greedy_top, greedy], &[]), (plan(StepKernels::All, 0, 0), vec![0], vec![1]));
+        assert_eq!(step(&[full], &[]), (plan(StepKernels::MassScanOnly, 0, 0), vec![0], vec![]));
+        assert_eq!(step(&[top_p, greedy_lp, full], &[]), (plan(StepKernels::MassScanOnly, 1, 0), vec![0, 1, 2], vec![]));
+        assert_eq!(step(&[top_p, wide_top_k, top_p, top_k], &[]), (plan(StepKernels::All, 3, 1), vec![0, 2], vec![1, 3]));
+        assert_eq!(step(&[top_p, biased_top_p], &[]), (plan(StepKernels::MassScanOnly, 2, 1), vec![0, 1], vec![]));
         // A row left undecided in its request's last step makes the step busy, whatever its
         // settings, and counts as listable once; the other rows' do not count.
-        assert_eq!(plan_step(&[greedy, top_k], &[false, true]), (plan(StepKernels::NoMassScan, 1), vec![], vec![0, 1]));
-        assert_eq!(plan_step(&[greedy, top_k], &[false, false]), (plan(StepKernels::NoMassScan, 0), vec![], vec![0, 1]));
-        assert_eq!(plan_step(&[greedy, greedy], &[true, true]), (plan(StepKernels::Greedy, 2), vec![], vec![0, 1]));
-        assert_eq!(plan_step(&[top_p, greedy], &[true, false]), (plan(StepKernels::All, 1), vec![0], vec![1]));
+        assert_eq!(step(&[greedy, top_k], &[false, true]), (plan(StepKernels::NoMassScan, 1, 1), vec![], vec![0, 1]));
+        assert_eq!(step(&[greedy, top_k], &[false, false]), (plan(StepKernels::NoMassScan, 0, 0), vec![], vec![0, 1]));
+        assert_eq!(step(&[greedy, greedy], &[true, true]), (plan(StepKernels::Greedy, 2, 2), vec![], vec![0, 1]));
+        assert_eq!(step(&[top_p, greedy], &[true, false]), (plan(StepKernels::All, 1, 0), vec![0], vec![1]));
     }
 }
 

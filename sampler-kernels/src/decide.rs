@@ -126,6 +126,19 @@ pub fn lists_skippable(s: &crate::abi::RowSettings) -> bool {
     s.temperature != 0.0 && !top_p_disabled(s.top_p) && s.top_k == 0 && !min_p_on && top_logprobs(s.flags) == 0
 }
 
+/// Whether a row with these settings may be a *warp row* of the split exact pass
+/// (`abi::is_warp_row!`): in band mode, which needs top-p as its only truncation (no min-p, and
+/// a top-k, if any, of at least `vocab`, so at least every valid token), and without logit bias.
+/// A prediction from the settings, for the host's choice of the pass's tile builds: stage 2
+/// decides band mode from the row itself (a smaller top-k may still keep every valid token of
+/// a masked row, and a row without usable bands is never in band mode).
+#[inline]
+pub fn may_be_warp_row(s: &crate::abi::RowSettings, vocab: u32) -> bool {
+    // min-p is off unless it is a number above 0 (0, negative or NaN: off).
+    let min_p_on = s.min_p > 0.0;
+    s.temperature > 0.0 && !top_p_disabled(s.top_p) && !min_p_on && (s.top_k == 0 || s.top_k >= vocab) && s.bias_len == 0
+}
+
 /// Whether stage 1 scans a row with these settings in `sample_tiles_mass` (band masses as well
 /// as the tile's keys) rather than `sample_tiles`: a row that wants log-probabilities or top
 /// log-probabilities, or a random row without top-k (its draw or top-p needs the row mass).
@@ -261,6 +274,31 @@ mod tests {
         // A min-p that is no number above 0 is off: the row is untruncated.
         assert!(stage2_seldom_lists(&row(1.0, 0, 1.0, f32::NAN)));
         assert!(stage2_seldom_lists(&row(1.0, 0, 1.0, -0.5)));
+    }
+
+    /// Which settings may make a warp row: random top-p rows without min-p, top-k under the
+    /// vocab or bias; not greedy rows, nor rows with top-k, min-p, bias or no top-p.
+    #[test]
+    fn warp_row_candidates() {
+        use crate::abi::RowSettings;
+        let row = |temperature: f32, top_k: u32, top_p: f32, min_p: f32, bias_len: u32| RowSettings {
+            temperature,
+            top_k,
+            top_p,
+            min_p,
+            bias_len,
+            repetition_penalty: 1.0,
+            ..RowSettings::default()
+        };
+        let vocab = 32_000;
+        assert!(may_be_warp_row(&row(1.0, 0, 0.95, 0.0, 0), vocab));
+        assert!(may_be_warp_row(&row(0.7, vocab, 0.5, 0.0, 0), vocab));
+        assert!(may_be_warp_row(&row(0.7, 0, 0.9, f32::NAN, 0), vocab));
+        assert!(!may_be_warp_row(&row(0.7, vocab - 1, 0.9, 0.0, 0), vocab));
+        assert!(!may_be_warp_row(&row(0.7, 0, 0.9, 0.05, 0), vocab));
+        assert!(!may_be_warp_row(&row(0.7, 0, 0.9, 0.0, 1), vocab));
+        assert!(!may_be_warp_row(&row(0.7, 0, 1.0, 0.0, 0), vocab));
+        assert!(!may_be_warp_row(&row(0.0, 0, 0.9, 0.0, 0), vocab));
     }
 
     #[test]

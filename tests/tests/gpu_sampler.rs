@@ -256,28 +256,33 @@ fn exact_pass_paths_equal_reference(test: &str, launch: ExactPassLaunch) {
 /// `exact_histogram_runs` and `exact_gather_runs` give each warp a run of rounds once the step
 /// has enough (`abi::warp_row_run`: runs inside a tile and runs across tiles here, and a block
 /// per tile at B = 1 and 3), with penalties and bitmasks on some rows, half-width and unaligned
-/// rows (V = 50257 packs rows at odd offsets) and a partial last tile. One more case adds a row
-/// with a logit bias to a step large enough for warp runs, which must send the step's rows back
-/// to a block per tile: the warp path skips a biased row. The run each step took is the host's
-/// reading of the device's list head (`exact_warp_run_last_step`); the tokens are the check.
+/// rows (V = 50257 packs rows at odd offsets) and a partial last tile. Two more cases add a row
+/// with a logit bias to a step large enough for warp runs, which must take the step's rows a
+/// block per tile (the warp path skips a biased row): the host launches the plain builds for
+/// such a step, and with the `_runs` builds forced (`set_exact_warp_runs_by_batch`) their block
+/// path must do it. The run each step took is the host's reading of the device's list head
+/// (`exact_warp_run_last_step`); the tokens are the check.
 #[test]
 fn gpu_band_rows_taken_in_warp_runs_equal_reference() {
     const TEST: &str = "gpu_band_rows_taken_in_warp_runs_equal_reference";
     let mut rng = fresh_rng(TEST);
     let cases = [
-        (151_936usize, 1usize, LogitsDtype::F32, false),
-        (50_257, 3, LogitsDtype::Bf16, false),
-        (128_256, 64, LogitsDtype::F16, false),
-        (50_257, 120, LogitsDtype::Bf16, false),
-        (128_256, sized(257, 200), LogitsDtype::F32, false),
-        // As many rows as the case above: warp runs but for the biased row.
-        (50_257, sized(120, 100), LogitsDtype::F32, true),
+        (151_936usize, 1usize, LogitsDtype::F32, false, false),
+        (50_257, 3, LogitsDtype::Bf16, false, false),
+        (128_256, 64, LogitsDtype::F16, false, false),
+        (50_257, 120, LogitsDtype::Bf16, false, false),
+        (128_256, sized(257, 200), LogitsDtype::F32, false, false),
+        // Rows enough for warp runs but for the biased row: the plain builds, then the `_runs`
+        // builds' block path.
+        (50_257, sized(120, 100), LogitsDtype::F32, true, false),
+        (50_257, sized(120, 100), LogitsDtype::F32, true, true),
     ];
     let (mut mismatches, mut rows_run, mut band_rows, mut block_steps) = (0usize, 0usize, 0usize, 0usize);
     let mut runs_seen = Vec::new();
-    for &(vocab, batch, dtype, with_bias) in &cases {
+    for &(vocab, batch, dtype, with_bias, runs_by_batch) in &cases {
         let Some(device) = gpu_or_skip(TEST) else { return };
         let mut gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+        gpu.set_exact_warp_runs_by_batch(runs_by_batch);
         let mut cpu = CpuReference::new(vocab, batch).expect("cpu reference");
         for id in 0..batch {
             let t = 0.8 + unit(&mut rng) as f32 * 0.5;
@@ -315,6 +320,13 @@ fn gpu_band_rows_taken_in_warp_runs_equal_reference() {
             assert_eq!(band, split, "V={vocab} B={batch}: a split row not in band mode");
             if with_bias {
                 assert!(block <= 1, "V={vocab} B={batch}: {block} block rows, only the biased row may be one");
+                // The host's choice: the plain builds for a step with a biased row listable,
+                // unless forced; forced, the kernels take warp runs only if the biased row was
+                // not listed after all.
+                assert_eq!(gpu.last_step_exact_warp_runs(), runs_by_batch, "V={vocab} B={batch}: the tile builds launched");
+                if !runs_by_batch || block > 0 {
+                    assert_eq!(run, None, "V={vocab} B={batch}: warp runs in a step with a biased row");
+                }
                 block_steps += block as usize;
             } else {
                 assert_eq!(block, 0, "V={vocab} B={batch}: block rows in a step of warp rows");
