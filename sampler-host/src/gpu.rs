@@ -9,8 +9,8 @@
 //! which runs as its ring build, `sample_tiles_ring`, when its grid is one wave
 //! (`abi::one_wave`), and otherwise as `sample_tiles_half` for bf16 and f16 logits; a quiet
 //! step (`decide::stage2_seldom_lists` for every row) launches no exact pass under
-//! `ExactPassLaunch::BySettings` ([`StepExactPass`]). `exact_bins` and the finish run two
-//! blocks per SM when the rows stage 2 may list outnumber the SMs (`StepPlan::listable`).
+//! `ExactPassLaunch::BySettings` ([`StepExactPass`]). The exact pass's builds follow the rows
+//! stage 2 may list, counted from the settings (`ExactBuilds::choose`).
 //! A captured step is a graph of each case, and a replay launches the one the upload calls for.
 //!
 //! Memory is allocated once, in [`GpuSampler::new`], for the capacity fixed there (rows per
@@ -327,6 +327,40 @@ struct ExactBuilds {
     warp_runs: bool,
 }
 
+impl ExactBuilds {
+    /// The builds of a step whose exact pass runs as `exact` (only four launches have these
+    /// kernels), with `listable` rows stage 2 may list, `block_listable` of them no warp rows,
+    /// on a grid of `rows` rows and a GPU of `sms` SMs; `runs_fit`: the grid is large enough
+    /// for warp runs (`GpuSampler::takes_warp_runs`).
+    /// - `exact_bins` and the finish two per SM when the listable rows outnumber the SMs
+    ///   (`abi::rows_two_per_sm` of them, not of the batch: those kernels take listed rows
+    ///   alone; session 51: heterogeneous B = 256 0.968–0.986×);
+    /// - the `_runs` tile builds when every listable row may be a warp row: with a block row
+    ///   among the split rows, every split row takes a block per tile, which the plain builds
+    ///   do faster (session 51: heterogeneous B = 64 0.962×).
+    fn choose(exact: StepExactPass, listable: u32, block_listable: u32, rows: u32, sms: u32, runs_fit: bool) -> Self {
+        if exact != StepExactPass::FourLaunches {
+            return Self::default();
+        }
+        Self { two_per_sm: rows_two_per_sm(listable.min(rows), sms), warp_runs: runs_fit && block_listable == 0 }
+    }
+
+    /// Every build [`Self::choose`] gives for some settings under the same `exact`, `rows`,
+    /// `sms` and `runs_fit`: a captured step holds a graph for each.
+    fn possible(exact: StepExactPass, rows: u32, sms: u32, runs_fit: bool) -> Vec<Self> {
+        let widest = Self::choose(exact, rows, 0, rows, sms, runs_fit);
+        let mut out = Vec::new();
+        for two_per_sm in [false, true] {
+            for warp_runs in [false, true] {
+                if (widest.two_per_sm || !two_per_sm) && (widest.warp_runs || !warp_runs) {
+                    out.push(Self { two_per_sm, warp_runs });
+                }
+            }
+        }
+        out
+    }
+}
+
 /// The plan for a step of these rows, the rows `sample_tiles_mass` scans
 /// (`decide::needs_row_mass`, ascending), and the others, which `sample_tiles` scans: one walk
 /// over the settings. `undecided[i]`: row `i`'s request was left undecided by stage 2 in its
@@ -360,8 +394,8 @@ fn plan_step(settings: &[RowSettings], undecided: &[bool], vocab: u32) -> (StepP
 }
 
 /// A step captured in CUDA graphs, one per [`StepKernels`], way to run the exact pass, and
-/// build of its row kernels (six disabled kernel nodes still cost about 3 µs of a replay:
-/// session 18, so each case is a graph of its own). Replaying it
+/// [`ExactBuilds`] (six disabled kernel nodes still cost about 3 µs of a replay: session 18,
+/// so each case is a graph of its own). Replaying it
 /// samples `rows` rows of the logits it was captured with (whose contents may change between
 /// replays), with the settings of the last [`GpuSampler::upload_step`].
 pub struct StepGraph {
@@ -1101,23 +1135,11 @@ impl GpuSampler {
         self.warp_runs_by_batch = on;
     }
 
-    /// The builds of a step of `rows` grid rows whose exact pass runs as `exact` (only four
-    /// launches have these kernels), from its `plan`:
-    /// - `exact_bins` and the finish two per SM when the rows stage 2 may list outnumber the
-    ///   SMs (`abi::rows_two_per_sm` of the listable rows, not of the batch: those kernels take
-    ///   listed rows alone);
-    /// - the `_runs` tile builds when the batch is large enough for warp runs and every
-    ///   listable row may be a warp row: with a block row among the split rows, every split row
-    ///   takes a block per tile, which the plain builds do faster (session 51: heterogeneous
-    ///   B = 64 0.962×).
+    /// The builds of a step of `rows` grid rows whose exact pass runs as `exact`, from its
+    /// `plan` ([`ExactBuilds::choose`]). The test hook `warp_runs_by_batch` counts no block row.
     fn exact_builds(&self, exact: StepExactPass, plan: &StepPlan, rows: u32) -> ExactBuilds {
-        if exact != StepExactPass::FourLaunches {
-            return ExactBuilds::default();
-        }
-        ExactBuilds {
-            two_per_sm: rows_two_per_sm(plan.listable.min(rows), self.sm_count),
-            warp_runs: self.takes_warp_runs(rows) && (plan.block_listable == 0 || self.warp_runs_by_batch),
-        }
+        let block_listable = if self.warp_runs_by_batch { 0 } else { plan.block_listable };
+        ExactBuilds::choose(exact, plan.listable, block_listable, rows, self.sm_count, self.takes_warp_runs(rows))
     }
 
     /// Captures a step for up to `rows` rows of `logits` into CUDA graphs, one per
@@ -1137,7 +1159,7 @@ impl GpuSampler {
         let mut graphs = Vec::new();
         for kernels in [StepKernels::All, StepKernels::NoMassScan, StepKernels::MassScanOnly] {
             for exact in if quiet == busy { vec![busy] } else { vec![busy, quiet] } {
-                for builds in self.exact_builds_possible(exact, rows as u32) {
+                for builds in ExactBuilds::possible(exact, rows as u32, self.sm_count, self.takes_warp_runs(rows as u32)) {
                     graphs.push((kernels, Some(exact), builds, self.capture(logits, rows, kernels, exact, builds)?));
                 }
             }
@@ -1145,19 +1167,6 @@ impl GpuSampler {
         let none = ExactBuilds::default();
         graphs.push((StepKernels::Greedy, None, none, self.capture(logits, rows, StepKernels::Greedy, busy, none)?));
         Ok(StepGraph { graphs, rows, last: Cell::new(None) })
-    }
-
-    /// Every [`ExactBuilds`] a step of `rows` grid rows may call for under `exact`: a replay's
-    /// settings pick one (few rows listable or many; a block row among them or none).
-    fn exact_builds_possible(&self, exact: StepExactPass, rows: u32) -> Vec<ExactBuilds> {
-        let widest = self.exact_builds(exact, &StepPlan { kernels: StepKernels::All, quiet: false, listable: rows, block_listable: 0 }, rows);
-        let mut out = Vec::new();
-        for two_per_sm in if widest.two_per_sm { [false, true].as_slice() } else { &[false] } {
-            for warp_runs in if widest.warp_runs { [false, true].as_slice() } else { &[false] } {
-                out.push(ExactBuilds { two_per_sm: *two_per_sm, warp_runs: *warp_runs });
-            }
-        }
-        out
     }
 
     /// One captured graph of [`Self::enqueue`]'s launches.
@@ -1548,6 +1557,40 @@ mod tests {
         assert_eq!(step(&[greedy, top_k], &[false, false]), (plan(StepKernels::NoMassScan, 0, 0), vec![], vec![0, 1]));
         assert_eq!(step(&[greedy, greedy], &[true, true]), (plan(StepKernels::Greedy, 2, 2), vec![], vec![0, 1]));
         assert_eq!(step(&[top_p, greedy], &[true, false]), (plan(StepKernels::All, 1, 0), vec![0], vec![1]));
+    }
+
+    /// The exact pass's builds on an H200 (132 SMs): a mixed batch of 256 rows, about a third
+    /// listable and some of those no warp rows, takes both plain builds; flat top-p rows, all
+    /// listable warp rows, the two-per-SM and `_runs` ones; only four launches have any. Every
+    /// choice is one a captured step holds a graph for.
+    #[test]
+    fn exact_builds_follow_the_listable_rows() {
+        let (four, sms) = (StepExactPass::FourLaunches, 132);
+        let b = |two_per_sm, warp_runs| ExactBuilds { two_per_sm, warp_runs };
+        assert_eq!(ExactBuilds::choose(four, 95, 40, 256, sms, true), b(false, false));
+        assert_eq!(ExactBuilds::choose(four, 256, 0, 256, sms, true), b(true, true));
+        assert_eq!(ExactBuilds::choose(four, 133, 1, 256, sms, true), b(true, false));
+        assert_eq!(ExactBuilds::choose(four, 132, 0, 256, sms, true), b(false, true));
+        assert_eq!(ExactBuilds::choose(four, 256, 0, 256, sms, false), b(true, false));
+        // More listable rows than the grid's (raw settings: every row) count as the grid's.
+        assert_eq!(ExactBuilds::choose(four, 1024, 1024, 100, sms, true), b(false, false));
+        for exact in [StepExactPass::OneLaunch, StepExactPass::InStageTwo] {
+            assert_eq!(ExactBuilds::choose(exact, 256, 0, 256, sms, true), ExactBuilds::default());
+            assert_eq!(ExactBuilds::possible(exact, 256, sms, true), vec![ExactBuilds::default()]);
+        }
+        assert_eq!(ExactBuilds::possible(four, 256, sms, true).len(), 4);
+        assert_eq!(ExactBuilds::possible(four, 100, sms, true), vec![b(false, false), b(false, true)]);
+        for rows in [1u32, 3, 132, 133, 257] {
+            for runs_fit in [false, true] {
+                let possible = ExactBuilds::possible(four, rows, sms, runs_fit);
+                for listable in 0..=rows {
+                    for block_listable in [0, 1, listable] {
+                        let chosen = ExactBuilds::choose(four, listable, block_listable.min(listable), rows, sms, runs_fit);
+                        assert!(possible.contains(&chosen), "{chosen:?} for {listable} of {rows} rows: no graph");
+                    }
+                }
+            }
+        }
     }
 }
 
