@@ -1028,20 +1028,25 @@ pub(crate) unsafe fn walk_tile(p: &StepParams, r: &Row, sum: &Summary, tile: u32
 // ---------------------------------------------------------------------------------------------
 // Stage 2.
 
-/// The first `n` keys of `SM_SORT` (sorted, largest first) as this thread's `OWN` positions
-/// `OWN·tid ..`, with their inclusive prefix masses over the whole list (0 past `n`).
+/// The first `n` keys of `SM_SORT` (sorted, largest first) as this thread's `held`
+/// positions `held·tid ..` (stage 2: [`run_per_thread`]`(n)`, one a thread up to 512 keys),
+/// with their inclusive prefix masses over the whole list (0 past `n`). Entries `q ≥ held`
+/// are not the thread's: callers test `q < held` before they read one. Spread thinly, each
+/// thread's weights are a chain of one call, not of `OWN` in a few threads that the rest of
+/// the block waited for at the scan's barrier (the longest wait of a top-k 50 row's stage 2,
+/// session 52's source counters).
 ///
 /// # Safety
-/// The whole block calls it together.
+/// The whole block calls it together, with `held` ≤ `OWN` and `SAMPLER_THREADS · held ≥ n`.
 #[inline(always)]
-unsafe fn sorted_prefix_masses(n: u32, sum: &Summary) -> ([u64; OWN], [u128; OWN]) {
-    let first = thread_idx_x() * OWN as u32;
+unsafe fn sorted_prefix_masses(n: u32, held: u32, sum: &Summary) -> ([u64; OWN], [u128; OWN]) {
+    let first = thread_idx_x() * held;
     let mut keys = [0u64; OWN];
     let mut prefix = [0u128; OWN];
     let mut run = 0u128;
     each_own(|q| {
         let i = first + q as u32;
-        if i < n {
+        if (q as u32) < held && i < n {
             // SAFETY: i < n ≤ 2048 positions of SM_SORT.
             keys[q] = unsafe { ld_shared_u64(smem(SM_SORT + i * 8)) };
             run += sum.weight_of_once(keys[q]);
@@ -1187,16 +1192,24 @@ unsafe fn gather_list_keys(p: &StepParams, row: u32, lower: u64) -> u32 {
         }
         sync_threads();
         let total = p.tiles * CANDIDATES;
-        let mut i = tid;
-        while i < total {
-            let key = tile_view(p, row, i / CANDIDATES).candidate(i % CANDIDATES);
+        let append = |key: u64| {
             if key != 0 && key >= lower {
                 let pos = atom_add_shared_u32(smem(RES_COUNTER), 1);
                 if pos < MERGE_CAPACITY {
                     st_shared_u64(smem(SM_SORT + pos * 8), key);
                 }
             }
-            i += SAMPLER_THREADS;
+        };
+        // Two keys a round, both loaded before either is appended: the shared atomic between
+        // them kept the second load from being issued early (a round trip to L2 each).
+        let mut i = tid;
+        while i < total {
+            let next = i + SAMPLER_THREADS;
+            let key = tile_view(p, row, i / CANDIDATES).candidate(i % CANDIDATES);
+            let other = if next < total { tile_view(p, row, next / CANDIDATES).candidate(next % CANDIDATES) } else { 0 };
+            append(key);
+            append(other);
+            i += 2 * SAMPLER_THREADS;
         }
         sync_threads();
         let n = ld_shared_u32(smem(RES_COUNTER));
@@ -1490,60 +1503,69 @@ unsafe fn sample_rows_body<const FINISHES: bool>(p: &StepParams) -> bool {
             finish(&p, row, s.slot, key_index(sum.max_key) as i32, STATUS_OK, lp_of(sum.max_key));
             return false;
         }
+        // Random and nothing truncated: every valid token is kept (kept = valid > n_s = 0), and
+        // the row walks the tile masses below without the prefix's scan and reductions.
+        let untruncated = !needs_candidates(&s);
 
         // Weights and inclusive prefix masses of the merged list; thread t owns positions
-        // OWN·t .. OWN·t + OWN.
-        let first = tid * OWN as u32;
-        let (keys, prefix) = sorted_prefix_masses(n_s, &sum);
+        // held·t .. held·t + held, and `owned(q)` says whether its entry `q` is one of them.
+        let held = run_per_thread(n_s);
+        let first = tid * held;
+        let owned = |q: usize| (q as u32) < held;
+        let (keys, prefix) = if untruncated { ([0; OWN], [0; OWN]) } else { sorted_prefix_masses(n_s, held, &sum) };
 
-        // min-p and top-k: both keep a prefix of the order.
-        let max_value = key_value(sum.max_key);
-        let min_p_on = s.min_p > 0.0;
-        let threshold = min_p_threshold(max_value, s.min_p);
-        let mut above = 0u32;
-        each_own(|q| {
-            above += (first + (q as u32) < n_s && key_value(keys[q]) >= threshold) as u32;
-        });
-        let c_m = block_sum_u32(above);
-        let min_p_known = !min_p_on || c_m < n_s || complete;
-        let l_m = if min_p_on { c_m } else { sum.valid };
-        let k_eff = if s.top_k == 0 || s.top_k > sum.valid { sum.valid } else { s.top_k };
-        if !min_p_known && k_eff > n_s {
-            return leave_undecided::<FINISHES>(&p, row, &s, &sum, true);
-        }
-        let l1 = if min_p_known && l_m < k_eff { l_m } else { k_eff };
-        let z1 = if l1 <= n_s {
-            let mut mine = None;
-            each_own(|q| {
-                if first + q as u32 + 1 == l1 {
-                    mine = Some(prefix[q]);
-                }
-            });
-            broadcast_u128(mine)
-        } else if l1 == sum.valid && sum.mass_ok {
-            sum.z
+        let kept = if untruncated {
+            sum.valid
         } else {
-            return leave_undecided::<FINISHES>(&p, row, &s, &sum, true);
-        };
-
-        // top-p: the first position whose prefix mass reaches p·Z1.
-        let kept = if top_p_disabled(s.top_p) {
-            l1
-        } else {
-            let p24 = top_p_units(s.top_p);
-            let limit = if l1 < n_s { l1 } else { n_s };
-            let mut hit = u32::MAX;
+            // min-p and top-k: both keep a prefix of the order.
+            let max_value = key_value(sum.max_key);
+            let min_p_on = s.min_p > 0.0;
+            let threshold = min_p_threshold(max_value, s.min_p);
+            let mut above = 0u32;
             each_own(|q| {
-                let i = first + q as u32;
-                if i < limit && hit == u32::MAX && top_p_reached(prefix[q], z1, p24) {
-                    hit = i;
-                }
+                above += (owned(q) && first + (q as u32) < n_s && key_value(keys[q]) >= threshold) as u32;
             });
-            let hit = block_min_u32(hit);
-            if hit == u32::MAX {
+            let c_m = block_sum_u32(above);
+            let min_p_known = !min_p_on || c_m < n_s || complete;
+            let l_m = if min_p_on { c_m } else { sum.valid };
+            let k_eff = if s.top_k == 0 || s.top_k > sum.valid { sum.valid } else { s.top_k };
+            if !min_p_known && k_eff > n_s {
                 return leave_undecided::<FINISHES>(&p, row, &s, &sum, true);
             }
-            hit + 1
+            let l1 = if min_p_known && l_m < k_eff { l_m } else { k_eff };
+            let z1 = if l1 <= n_s {
+                let mut mine = None;
+                each_own(|q| {
+                    if owned(q) && first + q as u32 + 1 == l1 {
+                        mine = Some(prefix[q]);
+                    }
+                });
+                broadcast_u128(mine)
+            } else if l1 == sum.valid && sum.mass_ok {
+                sum.z
+            } else {
+                return leave_undecided::<FINISHES>(&p, row, &s, &sum, true);
+            };
+
+            // top-p: the first position whose prefix mass reaches p·Z1.
+            if top_p_disabled(s.top_p) {
+                l1
+            } else {
+                let p24 = top_p_units(s.top_p);
+                let limit = if l1 < n_s { l1 } else { n_s };
+                let mut hit = u32::MAX;
+                each_own(|q| {
+                    let i = first + q as u32;
+                    if owned(q) && i < limit && hit == u32::MAX && top_p_reached(prefix[q], z1, p24) {
+                        hit = i;
+                    }
+                });
+                let hit = block_min_u32(hit);
+                if hit == u32::MAX {
+                    return leave_undecided::<FINISHES>(&p, row, &s, &sum, true);
+                }
+                hit + 1
+            }
         };
 
         if kept > n_s && !sum.mass_ok {
@@ -1553,35 +1575,39 @@ unsafe fn sample_rows_body<const FINISHES: bool>(p: &StepParams) -> bool {
         let key = if kept <= n_s {
             let mut mine = None;
             each_own(|q| {
-                if first + q as u32 + 1 == kept {
+                if owned(q) && first + q as u32 + 1 == kept {
                     mine = Some(prefix[q]);
                 }
             });
             let z_kept = broadcast_u128(mine);
             let u = draw_target(z_kept, r64);
             // Re-key the kept prefix by index (ascending), carrying the value bits; only that
-            // prefix (padded to a power of two) is sorted again.
+            // prefix (padded to a power of two) is sorted again. The owned positions cover
+            // pow2_at_least(n_s) ≥ kept_padded.
             let kept_padded = pow2_at_least(kept);
             each_own(|q| {
                 let i = first + q as u32;
-                let rekeyed = if i < kept {
+                let rekeyed = if owned(q) && i < kept {
                     !(((key_index(keys[q]) as u64) << 32) | key_value(keys[q]).to_bits() as u64)
                 } else {
                     0
                 };
-                if i < kept_padded {
+                if owned(q) && i < kept_padded {
                     st_shared_u64(smem(SM_SORT + i * 8), rekeyed);
                 }
             });
             sync_threads();
             block_sort_desc(kept_padded);
+            // The kept keys spread as thinly again: one weight call a thread up to 512.
+            let held_kept = run_per_thread(kept);
+            let first_kept = tid * held_kept;
             let mut w = [0u128; OWN];
             let mut idx = [0u32; OWN];
             let mut value = [0f32; OWN];
             let mut mine = 0u128;
             each_own(|q| {
-                let i = first + q as u32;
-                if i < kept {
+                let i = first_kept + q as u32;
+                if (q as u32) < held_kept && i < kept {
                     let k = !ld_shared_u64(smem(SM_SORT + i * 8));
                     idx[q] = (k >> 32) as u32;
                     value[q] = f32::from_bits(k as u32);
@@ -1913,12 +1939,15 @@ unsafe fn select_exact(p: &StepParams, r: &Row, sum: &Summary, floor: u64, targe
         let n = if n < MERGE_CAPACITY { n } else { MERGE_CAPACITY };
         sync_threads();
         pad_and_sort!(n, tid);
-        let first = tid * OWN as u32;
-        let (keys, prefix_mass) = sorted_prefix_masses(n, sum);
+        // `OWN` a thread, as before stage 2 spread its lists: this pass is seldom run, and the
+        // thin spread cost its inlining kernels 40–264 B more spills (ptxas, session 52).
+        let held = OWN as u32;
+        let first = tid * held;
+        let (keys, prefix_mass) = sorted_prefix_masses(n, held, sum);
         let mut hit = u32::MAX;
         each_own(|q| {
             let i = first + q as u32;
-            if i < n && hit == u32::MAX && target.reached(acc_count + i + 1, acc_mass + prefix_mass[q]) {
+            if (q as u32) < held && i < n && hit == u32::MAX && target.reached(acc_count + i + 1, acc_mass + prefix_mass[q]) {
                 hit = i;
             }
         });
@@ -1926,7 +1955,7 @@ unsafe fn select_exact(p: &StepParams, r: &Row, sum: &Summary, floor: u64, targe
         let hit = if hit == u32::MAX { if n > 0 { n - 1 } else { 0 } } else { hit };
         let mut mine = None;
         each_own(|q| {
-            if first + q as u32 == hit {
+            if (q as u32) < held && first + q as u32 == hit {
                 mine = Some(acc_mass + prefix_mass[q]);
                 st_shared_u64(smem(RES_SELECT + 16), keys[q]);
             }

@@ -63,6 +63,12 @@ use std::process::Command;
 /// (`spec::screened_parts8`) added 112 B, none of it in the loop. Neither token loop loads or
 /// stores locals.
 ///
+/// `sample_rows_quiet_two_per_sm` is 2488 B since session 52 (2228 before): stage 2 spreads its
+/// merged list one key a thread (`sampler::sorted_prefix_masses`: 12 B), and untruncated
+/// random rows go around the prefix's scan and reductions (the rest). Measured with the spills:
+/// the quiet steps of more rows than SMs that run this build, top-k 50 + top-p at B = 256 and
+/// 1024 and untruncated rows at B = 1024, got 0.98–0.99× the time (session 52, run 3).
+///
 /// A kernel that spills more fails the check; shrinking these is open work.
 const SPILL_ALLOWANCE: &[(&str, u32)] = &[
     ("exact_histogram_runs", 24),
@@ -71,7 +77,7 @@ const SPILL_ALLOWANCE: &[(&str, u32)] = &[
     ("verify_rows", 1652),
     ("verify_draws", 648),
     ("sample_rows_two_per_sm", 386),
-    ("sample_rows_quiet_two_per_sm", 2228),
+    ("sample_rows_quiet_two_per_sm", 2488),
     ("exact_tail", 572),
     ("exact_finish_two_per_sm", 4328),
     ("exact_finish", 88),
