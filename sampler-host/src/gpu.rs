@@ -1335,6 +1335,13 @@ impl GpuSampler {
         first..first + self.uploaded.len()
     }
 
+    /// Which rows of the last step stage 2 left to the exact pass, in batch order. Synchronous;
+    /// not API: the GPU tests check that rows meant for stage 2 were decided there.
+    #[doc(hidden)]
+    pub fn rows_left_to_exact_pass_last_step(&self) -> Result<Vec<bool>> {
+        Ok(self.exact_flags_last_step()?.into_iter().map(|f| f != 0).collect())
+    }
+
     /// The last step's rows' exact-pass flags (`EXACT_*`, 0 for a row stage 2 decided).
     fn exact_flags_last_step(&self) -> Result<Vec<u32>> {
         self.gpu.stream().clone_dtoh(&self.row_words.slice(self.row_array(ROW_FLAGS))).map_err(cuda_err("reading the exact-pass flags"))

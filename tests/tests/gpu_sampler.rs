@@ -932,6 +932,68 @@ fn gpu_crowded_top_k_rows_are_decided_in_stage_two() {
     assert!(enough, "only {short_rows} of {judged_rows} rows were short of their top-k in the tile lists");
 }
 
+/// Stage 2 spreads its sorted merge over the block as thinly as runs of a power of two allow
+/// (`block::run_per_thread`: one key a thread up to 512, two up to 1024, four up to 2048) for
+/// the prefix masses, the decisions and the re-keyed walk. Peaked rows with top-k on both sides
+/// of those bounds, some with top-p or top log-probabilities too, at vocabularies whose tile
+/// lists hold 1216 and 2048 keys: every token must be the reference's, and stage 2 must have
+/// decided rows of each run length itself (its merge holds at least `k` keys when it decides a
+/// top-k row, so a decided row with `k` over 512 or 1024 took runs of two or four).
+#[test]
+fn gpu_merged_lists_of_every_spread_equal_reference() {
+    const TEST: &str = "gpu_merged_lists_of_every_spread_equal_reference";
+    let mut rng = fresh_rng(TEST);
+    const TOP_K: [u32; 10] = [40, 300, 511, 512, 513, 600, 1000, 1024, 1025, 1100];
+    let cases = [(262_144usize, sized(20usize, 10usize), LogitsDtype::F32), (151_936, sized(10, 5), LogitsDtype::Bf16)];
+    let (mut mismatches, mut decided_two, mut decided_four) = (0usize, 0usize, 0usize);
+    for &(vocab, batch, dtype) in &cases {
+        let Some(device) = gpu_or_skip(TEST) else { return };
+        let mut gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+        let mut cpu = CpuReference::new(vocab, batch).expect("cpu reference");
+        for step in 0..sized(3, 2) {
+            let mut ks = Vec::with_capacity(batch);
+            for id in 0..batch as u64 {
+                let k = TOP_K[(id as usize + step) % TOP_K.len()];
+                let t = 0.5 + unit(&mut rng) as f32;
+                let mut params = SamplingParams::random(t, rng.next_u64()).with_top_k(k);
+                match below(&mut rng, 3) {
+                    0 => params = params.with_top_p(0.5 + 0.49 * unit(&mut rng) as f32),
+                    1 => params = params.with_logprobs(below(&mut rng, 6) as u32),
+                    _ => {}
+                }
+                if step == 0 {
+                    gpu.add_request(id, params.clone(), &[]).expect("gpu add");
+                    cpu.add_request(id, params, &[]).expect("cpu add");
+                } else {
+                    gpu.update_request(id, params.clone()).expect("update");
+                    cpu.update_request(id, params).expect("update");
+                }
+                ks.push(k);
+            }
+            let values: Vec<f32> = (0..batch).flat_map(|_| logit_row(&mut rng, RowShape::Peaked, vocab)).collect();
+            let logits = TypedRows::new(dtype, values);
+            let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
+            let b = Batch { logits: logits.host(batch, vocab, vocab), rows };
+            let (g, c) = (gpu.sample(&b).expect("gpu sample"), cpu.sample(&b).expect("cpu sample"));
+            let listed = gpu.rows_left_to_exact_pass_last_step().expect("flags");
+            for (i, (g, c)) in g.iter().zip(&c).enumerate() {
+                if let Some(diff) = compare(g, c) {
+                    mismatches += 1;
+                    eprintln!("V={vocab} {dtype:?} step {step} row {i} (top-k {}): {diff}", ks[i]);
+                }
+                if !listed[i] {
+                    decided_two += (ks[i] > 512) as usize;
+                    decided_four += (ks[i] > 1024) as usize;
+                }
+            }
+        }
+    }
+    eprintln!("stage 2 decided {decided_two} rows of top-k over 512, {decided_four} over 1024");
+    assert_eq!(mismatches, 0, "rows differ from the reference");
+    assert!(decided_four > 0, "no row of top-k over 1024 was decided in stage 2");
+    assert!(decided_two > decided_four, "no row of top-k in 513..=1024 was decided in stage 2");
+}
+
 /// A top-p row whose request's last step was wide skips its candidate lists and goes to the
 /// exact pass (`GpuSamplerConfig::skip_lists_after_wide_step`): the same tokens as the CPU
 /// reference and as a sampler that builds every list, whether the rows stay flat or turn
