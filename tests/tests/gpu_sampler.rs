@@ -937,8 +937,8 @@ fn gpu_crowded_top_k_rows_are_decided_in_stage_two() {
 /// the prefix masses, the decisions and the re-keyed walk. Peaked rows with top-k on both sides
 /// of those bounds, some with top-p or top log-probabilities too, at vocabularies whose tile
 /// lists hold 1216 and 2048 keys: every token must be the reference's, and stage 2 must have
-/// decided rows of each run length itself (its merge holds at least `k` keys when it decides a
-/// top-k row, so a decided row with `k` over 512 or 1024 took runs of two or four).
+/// decided rows with top-k over 512 and over 1024 itself (its merge holds at least `k` keys
+/// when it decides a top-k row, so such rows took runs of two and four; most rows take one).
 #[test]
 fn gpu_merged_lists_of_every_spread_equal_reference() {
     const TEST: &str = "gpu_merged_lists_of_every_spread_equal_reference";
