@@ -1177,6 +1177,25 @@ unsafe fn merge_candidates(p: &StepParams, r: &Row, k_hint: u32) -> Option<(u32,
     }
 }
 
+/// Appends `key` to the merge at `SM_SORT` when it is a key (not 0) ≥ `lower`: the next slot
+/// from `RES_COUNTER`, stored only below `MERGE_CAPACITY` (the count goes on, so the caller
+/// sees an overflow). Both gathers of the merge append through it.
+///
+/// # Safety
+/// `RES_COUNTER` was zeroed before a barrier that every appending thread has passed.
+#[inline(always)]
+unsafe fn append_merge_key(key: u64, lower: u64) {
+    if key != 0 && key >= lower {
+        // SAFETY: a shared counter and a slot below MERGE_CAPACITY of SM_SORT.
+        unsafe {
+            let pos = atom_add_shared_u32(smem(RES_COUNTER), 1);
+            if pos < MERGE_CAPACITY {
+                st_shared_u64(smem(SM_SORT + pos * 8), key);
+            }
+        }
+    }
+}
+
 /// Gathers into `SM_SORT` (unsorted) every key ≥ `lower` of the row's tile lists. Returns how
 /// many there are; only the first `MERGE_CAPACITY` are stored.
 ///
@@ -1192,14 +1211,6 @@ unsafe fn gather_list_keys(p: &StepParams, row: u32, lower: u64) -> u32 {
         }
         sync_threads();
         let total = p.tiles * CANDIDATES;
-        let append = |key: u64| {
-            if key != 0 && key >= lower {
-                let pos = atom_add_shared_u32(smem(RES_COUNTER), 1);
-                if pos < MERGE_CAPACITY {
-                    st_shared_u64(smem(SM_SORT + pos * 8), key);
-                }
-            }
-        };
         // Two keys a round, both loaded before either is appended: the shared atomic between
         // them kept the second load from being issued early (a round trip to L2 each).
         let mut i = tid;
@@ -1207,8 +1218,8 @@ unsafe fn gather_list_keys(p: &StepParams, row: u32, lower: u64) -> u32 {
             let next = i + SAMPLER_THREADS;
             let key = tile_view(p, row, i / CANDIDATES).candidate(i % CANDIDATES);
             let other = if next < total { tile_view(p, row, next / CANDIDATES).candidate(next % CANDIDATES) } else { 0 };
-            append(key);
-            append(other);
+            append_merge_key(key, lower);
+            append_merge_key(other, lower);
             i += 2 * SAMPLER_THREADS;
         }
         sync_threads();
@@ -1291,20 +1302,12 @@ unsafe fn gather_keys_rereading(p: &StepParams, r: &Row, lower: u64, cut: u64) -
             st_shared_u32(smem(RES_COUNTER), 0);
         }
         sync_threads();
-        let append = |key: u64| {
-            if key != 0 && key >= lower {
-                let pos = atom_add_shared_u32(smem(RES_COUNTER), 1);
-                if pos < MERGE_CAPACITY {
-                    st_shared_u64(smem(SM_SORT + pos * 8), key);
-                }
-            }
-        };
         let total = p.tiles * CANDIDATES;
         let mut i = tid;
         while i < total {
             let tile = i / CANDIDATES;
             if !reread(ld_shared_u64(smem(LIST_FLOORS + tile * 8))) {
-                append(tile_view(p, r.index, tile).candidate(i % CANDIDATES));
+                append_merge_key(tile_view(p, r.index, tile).candidate(i % CANDIDATES), lower);
             }
             i += SAMPLER_THREADS;
         }
@@ -1312,7 +1315,7 @@ unsafe fn gather_keys_rereading(p: &StepParams, r: &Row, lower: u64, cut: u64) -
         while tile < p.tiles {
             if reread(ld_shared_u64(smem(LIST_FLOORS + tile * 8))) {
                 let keys = keys8(&process8(p, r, tile), tile * TILE_TOKENS + tid * TOKENS_PER_THREAD);
-                each8(|j| append(keys[j]));
+                each8(|j| append_merge_key(keys[j], lower));
             }
             tile += 1;
         }
