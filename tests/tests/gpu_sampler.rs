@@ -975,6 +975,9 @@ fn gpu_merged_lists_of_every_spread_equal_reference() {
             let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
             let b = Batch { logits: logits.host(batch, vocab, vocab), rows };
             let (g, c) = (gpu.sample(&b).expect("gpu sample"), cpu.sample(&b).expect("cpu sample"));
+            // A busy step: in a quiet one, stage 2 finishes an undecided row itself with the
+            // single-block pass, and its flag would not tell that row from a decided one.
+            assert_ne!(gpu.last_step_exact_pass(), Some(StepExactPass::InStageTwo), "V={vocab} step {step}: a quiet step");
             let listed = gpu.rows_left_to_exact_pass_last_step().expect("flags");
             for (i, (g, c)) in g.iter().zip(&c).enumerate() {
                 if let Some(diff) = compare(g, c) {
