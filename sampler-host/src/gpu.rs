@@ -1351,6 +1351,20 @@ impl GpuSampler {
     /// (`ExactJob::band`: top-p without min-p or an effective top-k, only the boundary band
     /// binned). Synchronous; for tests.
     pub fn exact_band_rows_last_step(&self) -> Result<usize> {
+        Ok(self.split_job_words_last_step(std::mem::offset_of!(ExactJob, band))?.into_iter().filter(|&b| b != u32::MAX).count())
+    }
+
+    /// The gathered key counts (`ExactJob::gathered`) of the rows of the last step the split pass
+    /// took, in list order. Synchronous; for tests (`exact_finish` decides on arrays of two keys
+    /// a thread up to 1024 keys, and of eight above).
+    #[doc(hidden)]
+    pub fn exact_gathered_keys_last_step(&self) -> Result<Vec<u32>> {
+        self.split_job_words_last_step(std::mem::offset_of!(ExactJob, gathered))
+    }
+
+    /// The `u32` at byte `offset` of the job of each row of the last step the split pass took
+    /// (listed, with scratch, flagged `EXACT_SPLIT`), in list order.
+    fn split_job_words_last_step(&self, offset: usize) -> Result<Vec<u32>> {
         let n = self.uploaded.len();
         let flags = self.exact_flags_last_step()?;
         let stream = self.gpu.stream();
@@ -1360,16 +1374,14 @@ impl GpuSampler {
         let jobs = stream.clone_dtoh(&self.exact_jobs).map_err(cuda_err("reading the exact-pass jobs"))?;
         let listed = (list[0] as usize).min(n).min(self.exact_slots as usize);
         let job_bytes = std::mem::size_of::<ExactJob>();
-        let band_at = std::mem::offset_of!(ExactJob, band);
-        let band_mode = |pos: usize| {
-            let at = pos * job_bytes + band_at;
-            jobs.get(at..at + 4).is_some_and(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) != u32::MAX)
-        };
-        let split = |pos: usize| {
-            let row = list[EXACT_LIST_HEAD as usize + pos] as usize;
-            flags.get(row) == Some(&EXACT_SPLIT)
-        };
-        Ok((0..listed).filter(|&pos| split(pos) && band_mode(pos)).count())
+        let split = |pos: usize| flags.get(list[EXACT_LIST_HEAD as usize + pos] as usize) == Some(&EXACT_SPLIT);
+        Ok((0..listed)
+            .filter(|&pos| split(pos))
+            .filter_map(|pos| {
+                let at = pos * job_bytes + offset;
+                jobs.get(at..at + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            })
+            .collect())
     }
 
     /// Blocks `enqueue` gives an exact-pass kernel that takes `items` items in turn.

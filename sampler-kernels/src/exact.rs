@@ -2005,6 +2005,74 @@ pub(crate) unsafe fn decide_gathered<const N: usize, W: Fn(usize) -> u128, P: Fn
     }
 }
 
+/// `finish_split`'s decision on the row's `n` gathered keys, sorted at `F_KEYS`, with `N`
+/// positions a thread (`N ≥ run_per_thread(n)`): the kept floor and kept mass, and when the
+/// mass is not 0 the kept mass per tile at `F_TILE_LO` / `F_TILE_HI`.
+///
+/// # Safety
+/// As for `finish_split`, after the sort.
+#[inline(always)]
+unsafe fn decide_sorted<const N: usize>(p: &StepParams, r: &SplitRow, n: u32) -> (u64, u128) {
+    let tid = thread_idx_x();
+    let job = r.job;
+    let s = &r.settings;
+    // SAFETY (whole block, uniform branches): the sorted keys below `n` and the tile slots
+    // below `tiles`; shared slots from the layout.
+    unsafe {
+        // Each thread holds as few keys as the list allows (one for up to 512): the weights
+        // below are recomputed per key, and a thread's keys are a serial chain of calls that
+        // the rest of the block waited for at the next barrier (8 a thread before session 23).
+        let held = run_per_thread(n);
+        let first = tid * held;
+        // The first key's weight is kept (every key's, up to 512 keys: each is read three times
+        // below); the others' are recomputed where needed: eight u128 per thread would not fit
+        // the registers.
+        let mut keys = [0u64; N];
+        let mut bins = [NONE; N];
+        let mut first_weight = 0u128;
+        each_n::<N, _>(|j| {
+            if (j as u32) < held && first + (j as u32) < n {
+                keys[j] = ld_shared_u64(smem(F_KEYS + (first + j as u32) * 8));
+                let c = classify_once(keys[j], r.floor, r.mc);
+                bins[j] = c.bin;
+                if j == 0 {
+                    first_weight = c.weight;
+                }
+            }
+        });
+        let weight = |j: usize| if j == 0 { first_weight } else { classify_once(keys[j], r.floor, r.mc).weight };
+        let cut = Cut {
+            floor: r.floor,
+            z_m: join(job.z_m),
+            bin_k: job.bin_k,
+            k1: job.k1,
+            count_before_k: job.count_before_k,
+            mass_before_k: join(job.mass_before_k),
+            bin_p_lo: job.bin_p_lo,
+        };
+        let (kept_floor, z_kept) = decide_gathered(&keys, &bins, first, held, cut, s.top_p, weight, || join(job.mass_before_p));
+        if z_kept == 0 {
+            return (kept_floor, 0);
+        }
+
+        // Kept mass per tile: the sure bins' (from the gather) plus the kept gathered keys.
+        if tid < p.tiles {
+            st_shared_u64(smem(F_TILE_LO + tid * 8), 0);
+            st_shared_u64(smem(F_TILE_HI + tid * 8), 0);
+        }
+        sync_threads();
+        each_n::<N, _>(|j| {
+            let w = if bins[j] != NONE && bins[j] >= job.sure_end && keys[j] >= kept_floor { weight(j) } else { 0 };
+            if w > 0 {
+                let t = key_index(keys[j]) / TILE_TOKENS;
+                atom_add_shared_u128(smem(F_TILE_LO + t * 8), smem(F_TILE_HI + t * 8), w);
+            }
+        });
+        sync_threads();
+        (kept_floor, z_kept)
+    }
+}
+
 /// # Safety
 /// The whole block calls it for a split row whose gather is done.
 #[inline(always)]
@@ -2038,59 +2106,16 @@ unsafe fn finish_split(p: &StepParams, pos: u32, row: u32) {
         }
         sync_threads();
         block_sort_desc_at(F_KEYS, padded);
-        // Each thread holds as few keys as the list allows (one for up to 512): the weights
-        // below are recomputed per key, and a thread's keys are a serial chain of calls that
-        // the rest of the block waited for at the next barrier (8 a thread before session 23).
-        let held = run_per_thread(n);
-        let first = tid * held;
-        // The first key's weight is kept (every key's, up to 512 keys: each is read three times
-        // below); the others' are recomputed where needed: eight u128 per thread would not fit
-        // the registers.
-        let mut keys = [0u64; 8];
-        let mut bins = [NONE; 8];
-        let mut first_weight = 0u128;
-        each8(|j| {
-            if (j as u32) < held && first + (j as u32) < n {
-                keys[j] = ld_shared_u64(smem(F_KEYS + (first + j as u32) * 8));
-                let c = classify_once(keys[j], r.floor, r.mc);
-                bins[j] = c.bin;
-                if j == 0 {
-                    first_weight = c.weight;
-                }
-            }
-        });
-        let weight = |j: usize| if j == 0 { first_weight } else { classify_once(keys[j], r.floor, r.mc).weight };
-        let cut = Cut {
-            floor: r.floor,
-            z_m: join(job.z_m),
-            bin_k: job.bin_k,
-            k1: job.k1,
-            count_before_k: job.count_before_k,
-            mass_before_k: join(job.mass_before_k),
-            bin_p_lo: job.bin_p_lo,
-        };
-        let (kept_floor, z_kept) = decide_gathered(&keys, &bins, first, held, cut, s.top_p, weight, || join(job.mass_before_p));
+        // Up to 1024 keys (a flat row's 640 at V = 128256) are two a thread at most: arrays of
+        // two through the decision and the tile masses. With eight, the two-per-SM build
+        // stored and reloaded all eight around each loop over them (session 53).
+        let (kept_floor, z_kept) = if n <= 2 * THREADS { decide_sorted::<2>(p, &r, n) } else { decide_sorted::<8>(p, &r, n) };
         if z_kept == 0 {
             // The bins guarantee a hit; a status beats a wrong token if that ever fails.
             finish(p, row, s.slot, NO_TOKEN, STATUS_NO_VALID_TOKEN, f32::NAN);
             return;
         }
         let u = draw_target(z_kept, draw(p, s.slot));
-
-        // Kept mass per tile: the sure bins' (from the gather) plus the kept gathered keys.
-        if tid < p.tiles {
-            st_shared_u64(smem(F_TILE_LO + tid * 8), 0);
-            st_shared_u64(smem(F_TILE_HI + tid * 8), 0);
-        }
-        sync_threads();
-        each8(|j| {
-            let w = if bins[j] != NONE && bins[j] >= job.sure_end && keys[j] >= kept_floor { weight(j) } else { 0 };
-            if w > 0 {
-                let t = key_index(keys[j]) / TILE_TOKENS;
-                atom_add_shared_u128(smem(F_TILE_LO + t * 8), smem(F_TILE_HI + t * 8), w);
-            }
-        });
-        sync_threads();
         let kept = if tid < p.tiles {
             let m = tile_masses(p, pos).add(tid as usize * 2);
             join([m.read_volatile(), m.add(1).read_volatile()])

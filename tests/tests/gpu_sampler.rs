@@ -997,6 +997,72 @@ fn gpu_merged_lists_of_every_spread_equal_reference() {
     assert!(decided_two > decided_four, "no row of top-k in 513..=1024 was decided in stage 2");
 }
 
+/// The split finish decides on arrays of two keys a thread up to 1024 gathered keys and of
+/// eight above (`exact::decide_sorted`). Flat top-p rows gather a few hundred keys; rows whose
+/// top-p boundary falls among 1500 to 3500 tied tokens (bf16 rows tie like this) gather them all;
+/// min-p and top-k rows bin whole. Every token must be the reference's, and the split pass must
+/// have finished rows on both sides of 1024 gathered keys.
+#[test]
+fn gpu_split_finish_of_few_and_many_gathered_keys_equal_reference() {
+    const TEST: &str = "gpu_split_finish_of_few_and_many_gathered_keys_equal_reference";
+    let mut rng = fresh_rng(TEST);
+    let cases = [(151_936usize, sized(9usize, 3usize), LogitsDtype::F32), (50_257, sized(7, 3), LogitsDtype::Bf16)];
+    let (mut mismatches, mut few, mut many) = (0usize, 0usize, 0usize);
+    for &(vocab, batch, dtype) in &cases {
+        let Some(device) = gpu_or_skip(TEST) else { return };
+        let mut gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+        let mut cpu = CpuReference::new(vocab, batch).expect("cpu reference");
+        for id in 0..batch as u64 {
+            let seed = rng.next_u64();
+            let params = match id % 3 {
+                0 => SamplingParams::random(1.0, seed).with_top_p(0.95),
+                1 => SamplingParams::random(1.0, seed).with_top_p(0.3 + 0.5 * unit(&mut rng) as f32),
+                _ if id % 2 == 0 => SamplingParams::random(0.8, seed).with_top_p(0.9).with_min_p(0.02),
+                _ => SamplingParams::random(0.8, seed).with_top_k(2000).with_top_p(0.9),
+            };
+            gpu.add_request(id, params.clone(), &[]).expect("gpu add");
+            cpu.add_request(id, params, &[]).expect("cpu add");
+        }
+        for step in 0..2 {
+            let mut values = Vec::with_capacity(batch * vocab);
+            for id in 0..batch {
+                if id % 3 == 1 {
+                    // Tied tokens at one level, the rest at least 8 nats below it: top-p's
+                    // boundary falls among the tied ones, which all share one sub-bin.
+                    let level = normal(&mut rng, 1.0);
+                    let tied = 1500 + below(&mut rng, 2000) as usize;
+                    let mut row: Vec<f32> = (0..vocab).map(|_| level - 8.0 - normal(&mut rng, 1.0).abs()).collect();
+                    for _ in 0..tied {
+                        let at = below(&mut rng, vocab as u64) as usize;
+                        row[at] = level;
+                    }
+                    values.extend(row);
+                } else {
+                    values.extend(logit_row(&mut rng, RowShape::Flat, vocab));
+                }
+            }
+            let logits = TypedRows::new(dtype, values);
+            let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
+            let b = Batch { logits: logits.host(batch, vocab, vocab), rows };
+            let (g, c) = (gpu.sample(&b).expect("gpu sample"), cpu.sample(&b).expect("cpu sample"));
+            assert_ne!(gpu.last_step_exact_pass(), Some(StepExactPass::InStageTwo), "V={vocab} step {step}: a quiet step");
+            for (i, (g, c)) in g.iter().zip(&c).enumerate() {
+                if let Some(diff) = compare(g, c) {
+                    mismatches += 1;
+                    eprintln!("V={vocab} {dtype:?} step {step} row {i} (kind {}): {diff}", i % 3);
+                }
+            }
+            let gathered = gpu.exact_gathered_keys_last_step().expect("jobs");
+            eprintln!("V={vocab} {dtype:?} step {step}: split rows gathered {gathered:?}");
+            few += gathered.iter().filter(|&&n| n <= 1024).count();
+            many += gathered.iter().filter(|&&n| n > 1024).count();
+        }
+    }
+    assert_eq!(mismatches, 0, "rows differ from the reference");
+    assert!(few > 0, "no split row gathered up to 1024 keys");
+    assert!(many > 0, "no split row gathered more than 1024 keys");
+}
+
 /// A top-p row whose request's last step was wide skips its candidate lists and goes to the
 /// exact pass (`GpuSamplerConfig::skip_lists_after_wide_step`): the same tokens as the CPU
 /// reference and as a sampler that builds every list, whether the rows stay flat or turn

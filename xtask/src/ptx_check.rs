@@ -69,6 +69,16 @@ use std::process::Command;
 /// the quiet steps of more rows than SMs that run this build, top-k 50 + top-p and untruncated
 /// rows at B = 256 and 1024, took 0.983–0.997× the time (session 52, run 3).
 ///
+/// `exact_finish_two_per_sm` is 4444 B since session 53 (4328 before), `exact_finish` 112 B (88)
+/// and `exact_tail` 652 B (572): the split finish decides on arrays of two keys a thread for up
+/// to 1024 gathered keys, beside the eight-key copy for more (`exact::decide_sorted`). The static
+/// figure grew with the second copy; what runs fell. With one copy, eight keys' worth of local
+/// stores and loads ran around each loop over a thread's keys, though a flat row's thread held
+/// two (session 53's source counters, run 4). `exact_finish_two_per_sm` took 33.6 → 32.3 µs
+/// under Nsight at flat top-p 0.95 B = 256, and the steps that run it 0.992–0.997× the time
+/// (run 5). Session 53's other builds, whose spills in that kernel only grew, lost 1.2–5.7% at
+/// B = 256 in 11 of 12 cells.
+///
 /// A kernel that spills more fails the check; shrinking these is open work.
 const SPILL_ALLOWANCE: &[(&str, u32)] = &[
     ("exact_histogram_runs", 24),
@@ -78,9 +88,9 @@ const SPILL_ALLOWANCE: &[(&str, u32)] = &[
     ("verify_draws", 648),
     ("sample_rows_two_per_sm", 386),
     ("sample_rows_quiet_two_per_sm", 2488),
-    ("exact_tail", 572),
-    ("exact_finish_two_per_sm", 4328),
-    ("exact_finish", 88),
+    ("exact_tail", 652),
+    ("exact_finish_two_per_sm", 4444),
+    ("exact_finish", 112),
 ];
 
 use anyhow::{bail, Context, Result};
