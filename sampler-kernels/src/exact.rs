@@ -1928,8 +1928,8 @@ pub(crate) struct Cut {
 /// `mass_before_p()` is the mass of the bins before `bin_p_lo` (read only with top-p on).
 /// A kept mass of 0 means that no key reached `p·Z1`, which the bins rule out (a kept set
 /// weighs more: it holds the row's largest key). Not an `Option`: with one, `exact_tail`
-/// spilled 72 bytes more. The split pass's finish (8 keys a thread) and verification's binned
-/// selection (4) both decide with it.
+/// spilled 72 bytes more. The split pass's finish (2 or 8 keys a thread) and verification's
+/// binned selection (4) both decide with it.
 ///
 /// # Safety
 /// The whole block calls it; the broadcast slots `X_KEY` .. `X_MASS` and the reduction slots
