@@ -1942,15 +1942,16 @@ unsafe fn select_exact(p: &StepParams, r: &Row, sum: &Summary, floor: u64, targe
         let n = if n < MERGE_CAPACITY { n } else { MERGE_CAPACITY };
         sync_threads();
         pad_and_sort!(n, tid);
-        // `OWN` a thread, as before stage 2 spread its lists: this pass is seldom run, and the
-        // thin spread cost its inlining kernels 40–264 B more spills (ptxas, session 52).
+        // `OWN` a thread, as before stage 2 spread its lists (every entry is the thread's): this
+        // pass is seldom run, and the thin spread cost its inlining kernels 40–264 B more spills
+        // (ptxas, session 52).
         let held = OWN as u32;
         let first = tid * held;
         let (keys, prefix_mass) = sorted_prefix_masses(n, held, sum);
         let mut hit = u32::MAX;
         each_own(|q| {
             let i = first + q as u32;
-            if (q as u32) < held && i < n && hit == u32::MAX && target.reached(acc_count + i + 1, acc_mass + prefix_mass[q]) {
+            if i < n && hit == u32::MAX && target.reached(acc_count + i + 1, acc_mass + prefix_mass[q]) {
                 hit = i;
             }
         });
@@ -1958,7 +1959,7 @@ unsafe fn select_exact(p: &StepParams, r: &Row, sum: &Summary, floor: u64, targe
         let hit = if hit == u32::MAX { if n > 0 { n - 1 } else { 0 } } else { hit };
         let mut mine = None;
         each_own(|q| {
-            if (q as u32) < held && first + q as u32 == hit {
+            if first + q as u32 == hit {
                 mine = Some(acc_mass + prefix_mass[q]);
                 st_shared_u64(smem(RES_SELECT + 16), keys[q]);
             }
