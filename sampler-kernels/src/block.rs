@@ -1,9 +1,11 @@
 //! Block-wide building blocks of the sampler kernels (device only): reductions, scans, a
-//! shared-memory bitonic sort, a warp sort, and the shared-memory map they all use.
+//! shared-memory bitonic sort, a warp sort and warp scans, and the shared-memory map they all
+//! use.
 //!
-//! Every function here is called by all `SAMPLER_THREADS` threads of a block together and
-//! contains barriers; a caller that lets part of the block skip one deadlocks. Each function
-//! ends with a barrier, so the shared scratch it used is free again on return.
+//! Every `block_*` function is called by all `SAMPLER_THREADS` threads of a block together and
+//! contains barriers; a caller that lets part of the block skip one deadlocks. Each ends with
+//! a barrier, so the shared scratch it used is free again on return. The `warp_*` functions
+//! and `shfl_idx_u128` are called by the 32 lanes of one warp and use no shared memory.
 
 use crate::abi::{MERGE_CAPACITY, SAMPLER_THREADS};
 use crate::intrinsics::*;
@@ -94,6 +96,36 @@ pub(crate) unsafe fn warp_sum_u128(v: u128) -> u128 {
         x >>= 1;
     }
     acc
+}
+
+/// Inclusive prefix sum of `v` over the lanes of a warp (wrapping).
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+pub(crate) unsafe fn warp_inclusive_scan_u128(v: u128) -> u128 {
+    let lane = lane_id();
+    let mut s = v;
+    let mut d = 1;
+    while d < 32 {
+        // SAFETY: forwarded (whole warp converged).
+        let up = unsafe { s.shfl_up(d) };
+        if lane >= d {
+            s = s.wrapping_add(up);
+        }
+        d <<= 1;
+    }
+    s
+}
+
+/// Lane `src`'s `u128`, in every lane.
+///
+/// # Safety
+/// All 32 lanes call it together with the same `src < 32`.
+#[inline(always)]
+pub(crate) unsafe fn shfl_idx_u128(v: u128, src: u32) -> u128 {
+    // SAFETY: forwarded (two 64-bit halves).
+    unsafe { ((shfl_idx_u64(FULL_MASK, (v >> 64) as u64, src) as u128) << 64) | shfl_idx_u64(FULL_MASK, v as u64, src) as u128 }
 }
 
 /// The integer widths the block reductions and scans work on, with how to move them between

@@ -279,6 +279,23 @@ pub fn band_and_fraction(x: f32, mc_i: i32) -> (u32, u32) {
     (if small && band < NO_BAND { band } else { NO_BAND }, frac_weight(v - c))
 }
 
+/// The row band that band `d` of a tile with ceiling `ceiling` is, in a row of ceiling `mc`
+/// (`mc − ceiling + d`), or `u32::MAX` past [`BAND_FLOOR`] (or above the row's top), where
+/// [`band_scale`] gives 0. Stage 2 adds stage 1's tile band sums up per row band through it, so
+/// the row mass is `Σ_b S_b · E[b]`: the same integer as the sum of every tile band's
+/// `sum · band_scale(ceiling − d, mc)`, since both scale a sum by its row band's `E`
+/// (`row_band_sums_weigh_as_the_tile_bands`). Ceilings are whole numbers of usable rows
+/// ([`soft_ceil`], [`bands_usable`]), so the arithmetic is exact.
+#[inline(always)]
+pub fn row_band_of(mc: f32, ceiling: f32, d: u32) -> u32 {
+    let b = mc - ceiling + d as f32;
+    if b >= 0.0 && b <= BAND_FLOOR as f32 {
+        b as u32
+    } else {
+        u32::MAX
+    }
+}
+
 /// A running ceiling as the integer [`band_and_fraction`] takes: `c` itself when `|c| <
 /// CEIL_LIMIT`, else 0. A ceiling outside that range is no usable row's (its sums are never
 /// read), and 0 keeps every band in bounds.
@@ -811,6 +828,43 @@ pub(crate) mod tests {
             state ^= state << 17;
             state
         }
+    }
+
+    /// Tile band sums added up per row band ([`row_band_of`]) and weighed once give the same
+    /// row mass as every tile band weighed on its own (stage 1's records, as `summarize` once
+    /// folded them): random rows of up to 64 tiles whose ceilings lie from the row's down past
+    /// the floor, over the usable range of row ceilings (both ends included).
+    #[test]
+    fn row_band_sums_weigh_as_the_tile_bands() {
+        let mut next = xorshift_stream(0x2545_f491_4f6c_dd1du64);
+        let mut reached_floor = 0;
+        for row in 0..500u64 {
+            let mc = match row {
+                0 => soft_ceil(CEIL_LIMIT - 1.0),
+                1 => soft_ceil(-(CEIL_LIMIT - 64.0) + 0.5),
+                _ => soft_ceil(((next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 400.0),
+            };
+            assert!(bands_usable(mc), "row {row}: {mc}");
+            let tiles = 1 + next() % 64;
+            let mut per_row_band = [0u64; BAND_FLOOR as usize + 1];
+            let mut pairs = 0u128;
+            for tile in 0..tiles {
+                let ceiling = if tile == 0 { mc } else { mc - (next() % 48) as f32 };
+                for d in 0..=BAND_FLOOR {
+                    // Up to 4096 tokens' fractions of at most 2^23; some bands empty.
+                    let sum = if next() % 5 == 0 { 0 } else { next() % (1u64 << 35) };
+                    pairs += sum as u128 * band_scale(ceiling - d as f32, mc) as u128;
+                    match row_band_of(mc, ceiling, d) {
+                        u32::MAX => reached_floor += (sum != 0) as u32,
+                        b => per_row_band[b as usize] += sum,
+                    }
+                }
+            }
+            let folded: u128 = per_row_band.iter().enumerate().map(|(b, &s)| s as u128 * band_scale(mc - b as f32, mc) as u128).sum();
+            assert_eq!(folded, pairs, "row {row}: mc {mc}");
+            assert!(pairs > 0, "row {row}");
+        }
+        assert!(reached_floor > 0, "no tile band fell past the floor");
     }
 
     /// Every token's `(band, frac)` gives its weight, so band sums weighed once give the row's

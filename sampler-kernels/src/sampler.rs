@@ -24,7 +24,7 @@ use crate::decide::{
     draw_target, lists_skippable, min_p_floor, min_p_threshold, settings_valid, stage2_always_decides, top_p_disabled, top_p_reached, top_p_units,
     top_p_within,
 };
-use crate::fixed::{band_scale, bands_usable, soft_ceil, weight};
+use crate::fixed::{band_scale, bands_usable, row_band_of, soft_ceil, weight};
 use crate::intrinsics::*;
 use crate::keys::{key_index, key_value, sort_key};
 use crate::logit::{process_untempered_with, temper_by, temper_scale, widen_bf16, widen_f16, LogitParams};
@@ -636,6 +636,7 @@ pub(crate) fn key_weight_inline(key: u64, mc: f32, infinite: u32) -> u128 {
 /// The whole block calls it together; stage 1 has written the row's records.
 #[inline(always)]
 unsafe fn summarize(p: &StepParams, row: u32) -> Summary {
+    const BANDS: u32 = MASS_BANDS as u32;
     let tid = thread_idx_x();
     let (mut max_key, mut valid, mut infinite, mut missing, mut duplicate) = (0u64, 0u32, 0u32, 0u32, 0u32);
     let mut t = tid;
@@ -672,9 +673,9 @@ unsafe fn summarize(p: &StepParams, row: u32) -> Summary {
             // One (tile, band) pair per thread: the loads are independent, so they overlap.
             let mut part = 0u128;
             let mut i = tid;
-            while i < p.tiles * MASS_BANDS as u32 {
-                let v = tile_view(p, row, i / MASS_BANDS as u32);
-                part += v.band(i % MASS_BANDS as u32, s.mc);
+            while i < p.tiles * BANDS {
+                let v = tile_view(p, row, i / BANDS);
+                part += v.band(i % BANDS, s.mc);
                 i += SAMPLER_THREADS;
             }
             s.z = block_sum_u128(part);
@@ -790,7 +791,7 @@ unsafe fn flag_exact(p: &StepParams, row: u32, s: &RowSettings, sum: &Summary, t
     let band_mode = splittable && top_p_alone(s, sum);
     let bounds = if band_mode {
         // SAFETY: the whole block is here (the test is block-uniform), with a finite row whose
-        // band masses add up to `sum.z`.
+        // band masses add up to `sum.z`, after `summarize`.
         unsafe { boundary_band(p, row, sum.mc, sum.z as u64, (sum.z >> 64) as u64, s.top_p) }
     } else {
         BandBoundary { mass_before: 0, band: u32::MAX }
@@ -846,52 +847,103 @@ struct BandBoundary {
     band: u32,
 }
 
-/// The row band (`mc − ceil(x)`) where the running mass of stage 1's band sums, in band order
-/// (the key order: a band's keys are all larger than the next band's), first reaches `p·Z`,
-/// and the mass of the bands before it. Out of line: it runs only for rows left to the exact
-/// pass, and stage 2's hot path should not fetch it.
+/// Shared slots of the row's fraction sums per row band (`u64[MASS_BANDS]`): stage 2 clears them
+/// as its row starts ([`clear_row_band_sums`]) and [`boundary_band`] adds them up. Nothing in
+/// stage 2 writes there in between (the bias table begins after them), so the clear needs no
+/// barrier of its own.
+const ROW_BAND_SUMS: u32 = SM_BAND;
+const _: () = assert!(ROW_BAND_SUMS + MASS_BANDS as u32 * 8 <= SM_BIAS);
+
+/// Zeroes `ROW_BAND_SUMS` (threads below `MASS_BANDS`), before `summarize`, whose reductions'
+/// barriers order it before `boundary_band`'s adds.
 ///
 /// # Safety
-/// The whole block calls it for a finite row with usable bands, ceiling `mc` and band masses
-/// (`Summary::mass_ok`) adding up to `z_hi · 2^64 + z_lo`; stage 1 wrote the row's records;
-/// the first 37 · 8 bytes of `SM_HIST_LO` and `RES_U128` are free.
+/// The whole block calls it, past a barrier since any earlier read of `ROW_BAND_SUMS` (stage 2
+/// calls it once, as its row starts).
+#[inline(always)]
+unsafe fn clear_row_band_sums() {
+    let tid = thread_idx_x();
+    if tid < MASS_BANDS as u32 {
+        // SAFETY: a slot below MASS_BANDS of ROW_BAND_SUMS.
+        unsafe { st_shared_u64(smem(ROW_BAND_SUMS + tid * 8), 0) };
+    }
+}
+
+/// The masses of the row bands `lane` and `lane + 32` (0 past the last band): the band's
+/// fraction sum at `ROW_BAND_SUMS` times its `E`, in a row of ceiling `mc`.
+///
+/// # Safety
+/// `boundary_band` filled `ROW_BAND_SUMS` for this row, behind a barrier.
+#[inline(always)]
+unsafe fn lane_band_masses(mc: f32) -> (u128, u128) {
+    const BANDS: u32 = MASS_BANDS as u32;
+    let lane = lane_id();
+    let mass = |b: u32| {
+        if b < BANDS {
+            // SAFETY: a slot below MASS_BANDS of ROW_BAND_SUMS.
+            let sum = unsafe { ld_shared_u64(smem(ROW_BAND_SUMS + b * 8)) };
+            sum as u128 * band_scale(mc - b as f32, mc) as u128
+        } else {
+            0
+        }
+    };
+    (mass(lane), mass(lane + 32))
+}
+
+/// The row band (`mc − ceil(x)`) where the running mass of stage 1's band sums, in band order
+/// (the key order: a band's keys are all larger than the next band's), first reaches `p·Z`,
+/// and the mass of the bands before it. The tiles' sums are added up per row band
+/// ([`fixed::row_band_of`]) into `ROW_BAND_SUMS`, which stage 2 cleared; behind one
+/// barrier every warp then scans the 37 band masses itself, two a lane (until session 54, a
+/// block scan, a block minimum and a broadcast: six barriers more, and two before the adds).
+/// Out of line: it runs only for rows left to the exact pass, and stage 2's hot path should not
+/// fetch it.
+///
+/// # Safety
+/// The whole block calls it after `clear_row_band_sums` and `summarize`, for a finite row with
+/// usable bands, ceiling `mc` and band masses (`Summary::mass_ok`) adding up to
+/// `z_hi · 2^64 + z_lo`; stage 1 wrote the row's records.
 #[inline(never)]
 unsafe extern "C" fn boundary_band(p: &StepParams, row: u32, mc: f32, z_lo: u64, z_hi: u64, top_p: f32) -> BandBoundary {
     const BANDS: u32 = MASS_BANDS as u32;
-    let tid = thread_idx_x();
-    // SAFETY (whole block): 37 u64 slots of the map's radix histogram; records of the row's
-    // tiles; the barriers order the writes and reads.
+    let mut i = thread_idx_x();
+    // SAFETY (whole block): records of the row's tiles; slots below MASS_BANDS of
+    // ROW_BAND_SUMS; the barrier orders the adds before the reads; each warp converged.
     unsafe {
-        // The caller's last phase may still read these slots.
-        sync_threads();
-        if tid < BANDS {
-            st_shared_u64(smem(SM_HIST_LO + tid * 8), 0);
-        }
-        sync_threads();
-        // A thread per (tile, band) pair, as `summarize` reads them: a tile's band `d` is row
-        // band `mc − ceiling + d`, and every tile's share of a row band is its fraction sum
-        // times that band's `E`, so the sums add up per row band first (u64: at most 2^20
-        // tokens of 2^23). A warp per row band summed the tiles' u128 shares across its lanes
-        // (session 22: band rows took `sample_rows` from 30 to 35 µs at flat B = 256).
-        let mut i = tid;
+        // A thread per (tile, band) pair, as `summarize` reads them: every tile's share of a
+        // row band is its fraction sum times that band's `E`, so the sums add up per row band
+        // first (u64: at most 2^20 tokens of 2^23). A warp per row band summed the tiles' u128
+        // shares across its lanes (session 22: band rows took `sample_rows` from 30 to 35 µs at
+        // flat B = 256).
         while i < p.tiles * BANDS {
             let (t, d) = (i / BANDS, i % BANDS);
             let v = tile_view(p, row, t);
             let (sum, valid, ceiling) = (v.band_sum(d), v.valid(), v.ceiling());
-            let b = mc - ceiling + d as f32;
-            if valid > 0 && sum != 0 && b < BANDS as f32 {
-                atom_add_shared_u64(smem(SM_HIST_LO + b as u32 * 8), sum);
+            let b = row_band_of(mc, ceiling, d);
+            if valid > 0 && sum != 0 && b < BANDS {
+                atom_add_shared_u64(smem(ROW_BAND_SUMS + b * 8), sum);
             }
             i += SAMPLER_THREADS;
         }
         sync_threads();
-        let own = if tid < BANDS { ld_shared_u64(smem(SM_HIST_LO + tid * 8)) as u128 * band_scale(mc - tid as f32, mc) as u128 } else { 0 };
-        let (before, total) = block_exclusive_scan_u128(own);
+        let (first, second) = lane_band_masses(mc);
+        // Bands 0..32 in lane order, then bands 32..37 after all of them.
+        let first_incl = warp_inclusive_scan_u128(first);
+        let second_incl = warp_inclusive_scan_u128(second).wrapping_add(shfl_idx_u128(first_incl, 31));
+        let total = shfl_idx_u128(second_incl, 31);
+        let (first_before, second_before) = (first_incl - first, second_incl - second);
         let p24 = top_p_units(top_p);
-        let hit = own != 0 && !top_p_reached(before, total, p24) && top_p_reached(before + own, total, p24);
-        let band = block_min_u32(if hit { tid } else { u32::MAX });
-        let mass_before = broadcast_u128(if hit { Some(before) } else { None });
-        // The same sums as the row mass's, so equal; if not, the row is binned whole.
+        let hit = |own: u128, before: u128| own != 0 && !top_p_reached(before, total, p24) && top_p_reached(before + own, total, p24);
+        let (first_hits, second_hits) = (ballot(FULL_MASK, hit(first, first_before)), ballot(FULL_MASK, hit(second, second_before)));
+        let (band, mass_before) = if first_hits != 0 {
+            (first_hits.trailing_zeros(), shfl_idx_u128(first_before, first_hits.trailing_zeros()))
+        } else if second_hits != 0 {
+            (32 + second_hits.trailing_zeros(), shfl_idx_u128(second_before, second_hits.trailing_zeros()))
+        } else {
+            (u32::MAX, 0)
+        };
+        // The same sums as the row mass's (`fixed::row_band_of`), so equal; if not, the row is
+        // binned whole.
         if total == (z_hi as u128) << 64 | z_lo as u128 && band != u32::MAX {
             BandBoundary { mass_before, band }
         } else {
@@ -1447,6 +1499,12 @@ unsafe fn sample_rows_body<const FINISHES: bool>(p: &StepParams) -> bool {
             return false;
         }
         let r = row_setup(&p, row, s);
+        if !FINISHES {
+            // For `boundary_band`, which adds to them with no barrier before: `summarize`'s
+            // reductions order this clear. The quiet builds never call it; with the clear in
+            // `summarize`, their two-per-SM build took untruncated rows at B = 256 1.02× the time.
+            clear_row_band_sums();
+        }
         let sum = summarize(&p, row);
         let n_top = top_n(&s);
         let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
