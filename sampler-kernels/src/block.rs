@@ -62,24 +62,34 @@ pub(crate) fn max_u64(a: u64, b: u64) -> u64 {
     }
 }
 
-/// Inclusive prefix sum of `v` over the lanes of a warp.
+/// Inclusive prefix sum of `v` over the lanes of a warp (wrapping), for any [`Word`].
 ///
 /// # Safety
 /// All 32 lanes call it together.
 #[inline(always)]
-pub(crate) unsafe fn warp_inclusive_sum(v: u32) -> u32 {
+pub(crate) unsafe fn warp_inclusive_scan<T: Word>(v: T) -> T {
     let lane = lane_id();
     let mut s = v;
     let mut d = 1;
     while d < 32 {
         // SAFETY: forwarded (whole warp converged).
-        let up = unsafe { shfl_up_u32(FULL_MASK, s, d) };
+        let up = unsafe { s.shfl_up(d) };
         if lane >= d {
-            s += up;
+            s = s.wrapping_add(up);
         }
         d <<= 1;
     }
     s
+}
+
+/// [`warp_inclusive_scan`] of a `u32`.
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+pub(crate) unsafe fn warp_inclusive_sum(v: u32) -> u32 {
+    // SAFETY: forwarded.
+    unsafe { warp_inclusive_scan(v) }
 }
 
 /// Sum of `v` over the lanes of a warp, in every lane (wrapping).
@@ -96,26 +106,6 @@ pub(crate) unsafe fn warp_sum_u128(v: u128) -> u128 {
         x >>= 1;
     }
     acc
-}
-
-/// Inclusive prefix sum of `v` over the lanes of a warp (wrapping).
-///
-/// # Safety
-/// All 32 lanes call it together.
-#[inline(always)]
-pub(crate) unsafe fn warp_inclusive_scan_u128(v: u128) -> u128 {
-    let lane = lane_id();
-    let mut s = v;
-    let mut d = 1;
-    while d < 32 {
-        // SAFETY: forwarded (whole warp converged).
-        let up = unsafe { s.shfl_up(d) };
-        if lane >= d {
-            s = s.wrapping_add(up);
-        }
-        d <<= 1;
-    }
-    s
 }
 
 /// Lane `src`'s `u128`, in every lane.

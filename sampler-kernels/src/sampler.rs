@@ -928,8 +928,8 @@ unsafe extern "C" fn boundary_band(p: &StepParams, row: u32, mc: f32, z_lo: u64,
         sync_threads();
         let (first, second) = lane_band_masses(mc);
         // Bands 0..32 in lane order, then bands 32..37 after all of them.
-        let first_incl = warp_inclusive_scan_u128(first);
-        let second_incl = warp_inclusive_scan_u128(second).wrapping_add(shfl_idx_u128(first_incl, 31));
+        let first_incl = warp_inclusive_scan(first);
+        let second_incl = warp_inclusive_scan(second).wrapping_add(shfl_idx_u128(first_incl, 31));
         let total = shfl_idx_u128(second_incl, 31);
         let (first_before, second_before) = (first_incl - first, second_incl - second);
         let p24 = top_p_units(top_p);
