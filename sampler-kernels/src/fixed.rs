@@ -831,8 +831,8 @@ pub(crate) mod tests {
     }
 
     /// Tile band sums added up per row band ([`row_band_of`]) and weighed once give the same
-    /// row mass as every tile band weighed on its own (stage 1's records, as `summarize` once
-    /// folded them): random rows of up to 64 tiles whose ceilings lie from the row's down past
+    /// row mass as every tile band weighed on its own (stage 1's records, as `summarize`
+    /// folds them): random rows of up to 64 tiles whose ceilings lie from the row's down past
     /// the floor, over the usable range of row ceilings (both ends included).
     #[test]
     fn row_band_sums_weigh_as_the_tile_bands() {
