@@ -852,7 +852,7 @@ pub(crate) mod tests {
                 let ceiling = if tile == 0 { mc } else { mc - (next() % 48) as f32 };
                 for d in 0..=BAND_FLOOR {
                     // Up to 4096 tokens' fractions of at most 2^23; some bands empty.
-                    let sum = if next() % 5 == 0 { 0 } else { next() % (1u64 << 35) };
+                    let sum = if next().is_multiple_of(5) { 0 } else { next() % (1u64 << 35) };
                     pairs += sum as u128 * band_scale(ceiling - d as f32, mc) as u128;
                     match row_band_of(mc, ceiling, d) {
                         u32::MAX => reached_floor += (sum != 0) as u32,
