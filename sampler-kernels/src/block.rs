@@ -92,6 +92,22 @@ pub(crate) unsafe fn warp_inclusive_sum(v: u32) -> u32 {
     unsafe { warp_inclusive_scan(v) }
 }
 
+/// Largest `v` over the lanes of a warp, in every lane.
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+pub(crate) unsafe fn warp_max_u64(v: u64) -> u64 {
+    let mut v = v;
+    let mut x = 16;
+    while x > 0 {
+        // SAFETY: forwarded (whole warp converged).
+        v = max_u64(v, unsafe { shfl_xor_u64(FULL_MASK, v, x) });
+        x >>= 1;
+    }
+    v
+}
+
 /// Sum of `v` over the lanes of a warp, in every lane (wrapping).
 ///
 /// # Safety

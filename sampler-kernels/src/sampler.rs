@@ -630,16 +630,16 @@ pub(crate) fn key_weight_inline(key: u64, mc: f32, infinite: u32) -> u128 {
     }
 }
 
-/// Folds the row's tile records.
+/// The row's maximum key, valid, `+inf` and missing-mass counts, and whether a tile met a
+/// duplicate bias entry, from its tile records' heads: a thread a tile, two block reductions
+/// (four barriers).
 ///
 /// # Safety
 /// The whole block calls it together; stage 1 has written the row's records.
 #[inline(always)]
-unsafe fn summarize(p: &StepParams, row: u32) -> Summary {
-    const BANDS: u32 = MASS_BANDS as u32;
-    let tid = thread_idx_x();
+unsafe fn fold_heads_by_block(p: &StepParams, row: u32) -> (u64, u32, u32, u32, bool) {
     let (mut max_key, mut valid, mut infinite, mut missing, mut duplicate) = (0u64, 0u32, 0u32, 0u32, 0u32);
-    let mut t = tid;
+    let mut t = thread_idx_x();
     // SAFETY (whole block): tiles < tiles of this row's records.
     unsafe {
         while t < p.tiles {
@@ -657,8 +657,50 @@ unsafe fn summarize(p: &StepParams, row: u32) -> Summary {
         let counts = block_sum_u128(
             valid as u128 | (infinite as u128) << 32 | (missing as u128) << 64 | (duplicate as u128) << 96,
         );
-        let (valid, infinite, missing) = (counts as u32, (counts >> 32) as u32, (counts >> 64) as u32);
-        let duplicate_bias = (counts >> 96) != 0;
+        (max_key, counts as u32, (counts >> 32) as u32, (counts >> 64) as u32, (counts >> 96) != 0)
+    }
+}
+
+/// [`fold_heads_by_block`]'s values, folded by every warp itself, a tile a lane per turn: no
+/// barrier. Only the builds of one block per SM take it: at 64 registers it spilled the
+/// summary (`sample_rows_two_per_sm` 402 → 878 B). Its tile loop repeats the block's: with
+/// one helper for both, ptxas spilled 16 B more in `sample_rows_quiet_two_per_sm`.
+///
+/// # Safety
+/// All 32 lanes of the warp call it together; stage 1 has written the row's records.
+#[inline(always)]
+unsafe fn fold_heads_by_warp(p: &StepParams, row: u32) -> (u64, u32, u32, u32, bool) {
+    let (mut max_key, mut valid, mut infinite, mut missing, mut duplicate) = (0u64, 0u32, 0u32, 0u32, 0u32);
+    let mut t = lane_id();
+    // SAFETY (whole warp): tiles < tiles of this row's records; the counts are each ≤ 2^20.
+    unsafe {
+        while t < p.tiles {
+            let v = tile_view(p, row, t);
+            let k = v.candidate(0);
+            max_key = if k > max_key { k } else { max_key };
+            valid += v.valid();
+            infinite += v.infinite();
+            missing += (v.valid() > 0 && !v.has_mass()) as u32;
+            duplicate += v.duplicate_bias() as u32;
+            t += 32;
+        }
+        let counts = (redux_add_sync(FULL_MASK, valid), redux_add_sync(FULL_MASK, infinite), redux_add_sync(FULL_MASK, missing));
+        (warp_max_u64(max_key), counts.0, counts.1, counts.2, redux_add_sync(FULL_MASK, duplicate) != 0)
+    }
+}
+
+/// Folds the row's tile records: their heads by every warp itself (`WARP_FOLD`, the builds of
+/// one block per SM) or by the block, then the row mass (a block reduction).
+///
+/// # Safety
+/// The whole block calls it together; stage 1 has written the row's records.
+#[inline(always)]
+unsafe fn summarize<const WARP_FOLD: bool>(p: &StepParams, row: u32) -> Summary {
+    const BANDS: u32 = MASS_BANDS as u32;
+    let tid = thread_idx_x();
+    // SAFETY (whole block, each warp converged): tiles < tiles of this row's records.
+    unsafe {
+        let (max_key, valid, infinite, missing, duplicate_bias) = if WARP_FOLD { fold_heads_by_warp(p, row) } else { fold_heads_by_block(p, row) };
         let mut s = Summary { max_key, valid, infinite, mc: 0.0, z: 0, mass_ok: false, duplicate_bias };
         if max_key == 0 {
             return s;
@@ -1388,7 +1430,7 @@ unsafe fn gather_keys_rereading(p: &StepParams, r: &Row, lower: u64, cut: u64) -
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { sample_rows_body::<false>(&p) };
+    unsafe { sample_rows_body::<false, true>(&p) };
 }
 
 /// [`sample_rows`] built for two 512-thread blocks per SM (64 registers, with spills within the
@@ -1400,7 +1442,7 @@ pub unsafe extern "ptx-kernel" fn sample_rows(p: StepParams) {
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_rows_two_per_sm(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { sample_rows_body::<false>(&p) };
+    unsafe { sample_rows_body::<false, false>(&p) };
 }
 
 /// Stage 2 for a step that launches no exact pass (a quiet step, whose rows stage 2 seldom
@@ -1413,7 +1455,7 @@ pub unsafe extern "ptx-kernel" fn sample_rows_two_per_sm(p: StepParams) {
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_rows_quiet(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { sample_rows_finishing(&p) }
+    unsafe { sample_rows_finishing::<true>(&p) }
 }
 
 /// [`sample_rows_quiet`] built for two 512-thread blocks per SM, as [`sample_rows_two_per_sm`].
@@ -1423,7 +1465,7 @@ pub unsafe extern "ptx-kernel" fn sample_rows_quiet(p: StepParams) {
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn sample_rows_quiet_two_per_sm(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { sample_rows_finishing(&p) }
+    unsafe { sample_rows_finishing::<false>(&p) }
 }
 
 /// The quiet builds' body: stage 2, then the single-block pass for a row it left undecided.
@@ -1431,11 +1473,11 @@ pub unsafe extern "ptx-kernel" fn sample_rows_quiet_two_per_sm(p: StepParams) {
 /// # Safety
 /// As for [`sample_rows_quiet`].
 #[inline(always)]
-unsafe fn sample_rows_finishing(p: &StepParams) {
+unsafe fn sample_rows_finishing<const ONE_PER_SM: bool>(p: &StepParams) {
     // SAFETY: the body's answer is block-uniform, so the whole block runs the pass, on a row
     // below the active count that the body validated and flagged.
     unsafe {
-        if sample_rows_body::<true>(p) {
+        if sample_rows_body::<true, ONE_PER_SM>(p) {
             // The pass reuses shared memory that stage 2's last reads used.
             sync_threads();
             exact_single(p, block_idx_x());
@@ -1472,7 +1514,7 @@ unsafe fn leave_undecided<const FINISHES: bool>(p: &StepParams, row: u32, s: &Ro
 /// # Safety
 /// As for [`sample_rows`].
 #[inline(always)]
-unsafe fn sample_rows_body<const FINISHES: bool>(p: &StepParams) -> bool {
+unsafe fn sample_rows_body<const FINISHES: bool, const ONE_PER_SM: bool>(p: &StepParams) -> bool {
     let p = *p;
     // SAFETY: a wait, no access; everything below follows it.
     unsafe { follow_previous_kernel() };
@@ -1505,7 +1547,7 @@ unsafe fn sample_rows_body<const FINISHES: bool>(p: &StepParams) -> bool {
             // `summarize`, their two-per-SM build took untruncated rows at B = 256 1.02× the time.
             clear_row_band_sums();
         }
-        let sum = summarize(&p, row);
+        let sum = summarize::<ONE_PER_SM>(&p, row);
         let n_top = top_n(&s);
         let want_lp = s.flags & ROW_WANT_LOGPROB != 0;
         if sum.duplicate_bias {
@@ -2041,7 +2083,7 @@ pub(crate) unsafe fn exact_single(p: &StepParams, row: u32) {
     unsafe {
         let s = read_settings(p, row);
         let r = row_setup(&p, row, s);
-        let mut sum = summarize(&p, row);
+        let mut sum = summarize::<false>(&p, row);
         if !sum.mass_ok {
             // Bands were not usable (huge ceilings): take the mass token by token.
             let (_, z) = count_mass_from(&p, &r, &sum, 1);
