@@ -896,8 +896,9 @@ struct BandBoundary {
 const ROW_BAND_SUMS: u32 = SM_BAND;
 const _: () = assert!(ROW_BAND_SUMS + MASS_BANDS as u32 * 8 <= SM_BIAS);
 
-/// Zeroes `ROW_BAND_SUMS` (threads below `MASS_BANDS`), before `summarize`, whose reductions'
-/// barriers order it before `boundary_band`'s adds.
+/// Zeroes `ROW_BAND_SUMS` (threads below `MASS_BANDS`), before `summarize`, whose row-mass
+/// reduction's barriers order it before `boundary_band`'s adds: a row takes band mode only with
+/// that mass (`top_p_alone`).
 ///
 /// # Safety
 /// The whole block calls it, past a barrier since any earlier read of `ROW_BAND_SUMS` (stage 2
@@ -977,6 +978,9 @@ unsafe extern "C" fn boundary_band(p: &StepParams, row: u32, mc: f32, z_lo: u64,
         let p24 = top_p_units(top_p);
         let hit = |own: u128, before: u128| own != 0 && !top_p_reached(before, total, p24) && top_p_reached(before + own, total, p24);
         let (first_hits, second_hits) = (ballot(FULL_MASK, hit(first, first_before)), ballot(FULL_MASK, hit(second, second_before)));
+        // Bands 32..37 cannot hold the boundary for V ≤ `MAX_VOCAB`: with the row's top token in
+        // band 0, they weigh at most V·e^-31 of Z (3.6·10^-8 at 2^20 tokens), short of the
+        // 2^-24 that a top-p below 1 leaves; so no test reaches the second branch.
         let (band, mass_before) = if first_hits != 0 {
             (first_hits.trailing_zeros(), shfl_idx_u128(first_before, first_hits.trailing_zeros()))
         } else if second_hits != 0 {
@@ -1530,8 +1534,9 @@ unsafe fn sample_rows_body<const FINISHES: bool, const ONE_PER_SM: bool>(p: &Ste
     // whole block; reads and writes stay inside the buffers StepParams describes.
     unsafe {
         flag_exact_clear(&p, row);
-        // What stage 1 did with the row's lists, read by every thread before `summarize`'s
-        // barriers, after which thread 0 rewrites the flag. A quiet step's parameters carry no
+        // What stage 1 did with the row's lists, read by every thread before `row_valid`'s
+        // barriers, after which thread 0 rewrites the flag (`summarize` has none of its own in
+        // the builds of one block per SM, whose warps fold the tile heads themselves). A quiet step's parameters carry no
         // flags (the host's choice), so its builds leave them out: in their 64-register build
         // they spilled 1 KB more.
         let skipped = !FINISHES && row_addressable(&p, &s) && lists_skipped(&p, &s);
@@ -1542,8 +1547,8 @@ unsafe fn sample_rows_body<const FINISHES: bool, const ONE_PER_SM: bool>(p: &Ste
         }
         let r = row_setup(&p, row, s);
         if !FINISHES {
-            // For `boundary_band`, which adds to them with no barrier before: `summarize`'s
-            // reductions order this clear. The quiet builds never call it; with the clear in
+            // For `boundary_band`, which adds to them with no barrier before: the row mass's
+            // block reduction in `summarize` orders this clear (band mode needs that mass). The quiet builds never call it; with the clear in
             // `summarize`, their two-per-SM build took untruncated rows at B = 256 1.02× the time.
             clear_row_band_sums();
         }
