@@ -701,13 +701,15 @@ pub fn each8<F: FnMut(usize)>(mut f: F) {
     f(7);
 }
 
-/// Calls `f(j)` for `j` in `0..N` (`N` is 2, 4 or 8), each index a constant, so per-thread
+/// Calls `f(j)` for `j` in `0..N` (`N` is 1, 2, 4 or 8), each index a constant, so per-thread
 /// arrays indexed by `j` stay in registers.
 #[inline(always)]
 pub fn each_n<const N: usize, F: FnMut(usize)>(mut f: F) {
-    const { assert!(N == 2 || N == 4 || N == 8) };
+    const { assert!(N == 1 || N == 2 || N == 4 || N == 8) };
     f(0);
-    f(1);
+    if N >= 2 {
+        f(1);
+    }
     if N >= 4 {
         f(2);
         f(3);

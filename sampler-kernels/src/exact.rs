@@ -47,8 +47,8 @@ use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
 use crate::logit::temper_scale;
 use crate::logprob::ln_mass;
 use crate::sampler::{
-    active_rows, draw, exact_single, finish, finish_chosen, load_raw8, process_raw8, prologue1, prologue1_inputs, prologue8, read_settings,
-    recorded_band_mass, row_logits, row_setup, walk_tile, Prologue1Inputs, Row, Summary,
+    active_rows, draw_inputs, draw_of, exact_single, finish, finish_chosen, load_raw8, process_raw8, prologue1, prologue1_inputs, prologue8, read_settings,
+    recorded_band_mass, recorded_band_share, recorded_band_words, row_logits, row_setup, walk_tile, Prologue1Inputs, Row, Summary,
 };
 use crate::tiles::{load_bits8, widen8, RawBits, NAN_WORD};
 use crate::status::{NO_TOKEN, STATUS_NO_VALID_TOKEN};
@@ -95,7 +95,9 @@ const _: () = assert!(TILE_TOKENS << H_LO_BITS <= 1 << 31);
 const F_KEYS: u32 = SM_HIST;
 const F_TILE_LO: u32 = F_KEYS + GATHER * 8;
 const F_TILE_HI: u32 = F_TILE_LO + MAX_TILES * 8;
-const _: () = assert!(F_TILE_HI + MAX_TILES * 8 <= SAMPLER_SHARED_BYTES);
+/// The draw's seed and step, which thread 0 reads with the gathered keys.
+const F_DRAW: u32 = F_TILE_HI + MAX_TILES * 8;
+const _: () = assert!(F_DRAW + 16 <= SAMPLER_SHARED_BYTES);
 const _: () = assert!(OWN == 8 && GATHER.is_power_of_two());
 // `block_sort_desc_at` in registers (up to 2 · THREADS keys) uses twice the list at F_KEYS.
 const _: () = assert!(GATHER >= 2 * 2 * THREADS);
@@ -1067,7 +1069,7 @@ unsafe fn histogram_tile(p: &StepParams, tid: u32, pos: u32, tile: u32, input: T
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn exact_bins(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { exact_bins_body(&p) }
+    unsafe { exact_bins_body::<8, 2>(&p) }
 }
 
 /// [`exact_bins`] built for two 512-thread blocks per SM (64 registers; it spills, within the
@@ -1081,7 +1083,7 @@ pub unsafe extern "ptx-kernel" fn exact_bins(p: StepParams) {
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn exact_bins_two_per_sm(p: StepParams) {
     // SAFETY: forwarded.
-    unsafe { exact_bins_body(&p) }
+    unsafe { exact_bins_body::<4, 1>(&p) }
 }
 
 /// The body of both entry points above.
@@ -1089,7 +1091,7 @@ pub unsafe extern "ptx-kernel" fn exact_bins_two_per_sm(p: StepParams) {
 /// # Safety
 /// As for [`exact_bins`].
 #[inline(always)]
-unsafe fn exact_bins_body(p: &StepParams) {
+unsafe fn exact_bins_body<const LOADS: usize, const TURN: usize>(p: &StepParams) {
     let p = *p;
     // SAFETY: a wait, no access; everything below follows it.
     unsafe { follow_previous_kernel() };
@@ -1097,7 +1099,7 @@ unsafe fn exact_bins_body(p: &StepParams) {
         return;
     }
     // SAFETY: list and flag reads in bounds; choose_bins is a whole-block body.
-    unsafe { for_each_split_row!(&p, |pos, row, r| choose_bins(&p, pos, row, r)) }
+    unsafe { for_each_split_row!(&p, |pos, row, r| choose_bins::<false, LOADS, TURN>(&p, pos, row, r)) }
 }
 
 /// Where a row's top-k and top-p boundaries lie in a bin histogram: the same in every thread.
@@ -1224,14 +1226,14 @@ pub(crate) unsafe fn bin_boundaries<M: Fn(usize) -> u128, B: Fn(u32) -> u128>(
 /// The whole block calls it for a split row, with `r` its [`split_row`] read after the
 /// histogram.
 #[inline(always)]
-unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32, r: SplitRow) {
+unsafe fn choose_bins<const TAIL: bool, const LOADS: usize, const TURN: usize>(p: &StepParams, pos: u32, row: u32, r: SplitRow) {
     let tid = thread_idx_x();
     let first = tid * BINS_PER_THREAD;
     // SAFETY (whole block): each thread reads and clears only its own bins; shared slots from
     // the layout; the job is written by thread 0 after the barriers of the scans.
     unsafe {
         if r.job.band != NONE {
-            choose_band_bins(p, pos, row, &r);
+            choose_band_bins::<TAIL, LOADS, TURN>(p, pos, row, &r);
             return;
         }
         let (counts, sums) = (bin_counts(p, pos), bin_sums(p, pos));
@@ -1301,8 +1303,12 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32, r: SplitRow) {
                 });
             }
             // The row's route and bins are written: `exact_tail`'s waiting items may go on.
-            fence_acq_rel_gpu();
-            tiles_done(p, pos).write_volatile(bins_ready(p));
+            // (`exact_bins`' readers are later kernels: no fence, whose wait for the writes
+            // ended the block's work.)
+            if TAIL {
+                fence_acq_rel_gpu();
+                tiles_done(p, pos).write_volatile(bins_ready(p));
+            }
         }
         sync_threads();
     }
@@ -1317,7 +1323,7 @@ unsafe fn choose_bins(p: &StepParams, pos: u32, row: u32, r: SplitRow) {
 /// # Safety
 /// The whole block calls it for a split row in band mode whose histogram tiles are all written.
 #[inline(always)]
-unsafe fn choose_band_bins(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
+unsafe fn choose_band_bins<const TAIL: bool, const LOADS: usize, const TURN: usize>(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
     const GROUPS: u32 = THREADS / SUB;
     let tid = thread_idx_x();
     let (warp, lane) = (tid / 32, tid % 32);
@@ -1331,28 +1337,24 @@ unsafe fn choose_band_bins(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
         // Thread (group, sub) adds sub-bin `sub` of every GROUPS-th tile from `group`. Volatile:
         // in `exact_tail` other blocks wrote them in this launch.
         let (sub, group) = (tid % SUB, tid / SUB);
-        let tile_sub = |t: u32, i: u32| {
-            let w = tile_bins(p, pos, t).add(i as usize).read_volatile();
-            tile_bin(w as u32, (w >> 32) as u32)
-        };
         let (mut count, mut sum) = (0u32, 0u64);
         let mut t = group;
         while t < p.tiles {
-            // Four loads in flight before the first add: one a loop turn waited an L2 round
-            // trip each (8 turns at V = 128256).
-            let mut words = [0u64; 4];
-            each_n::<4, _>(|q| {
+            // `LOADS` loads in flight before the first add: one a loop turn waited an L2 round
+            // trip each (8 turns at V = 128256); eight take a V = 128256 row in one.
+            let mut words = [0u64; LOADS];
+            each_n::<LOADS, _>(|q| {
                 let at = t + q as u32 * GROUPS;
                 if at < p.tiles {
                     words[q] = tile_bins(p, pos, at).add(sub as usize).read_volatile();
                 }
             });
-            each_n::<4, _>(|q| {
+            each_n::<LOADS, _>(|q| {
                 let (n, f) = tile_bin(words[q] as u32, (words[q] >> 32) as u32);
                 count += n;
                 sum += f;
             });
-            t += 4 * GROUPS;
+            t += LOADS as u32 * GROUPS;
         }
         st_shared_u32(smem(B_SUMS + tid * 4), count);
         st_shared_u64(smem(B_SUMS + THREADS * 4 + tid * 8), sum);
@@ -1381,26 +1383,37 @@ unsafe fn choose_band_bins(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
         sync_threads();
         let ok = hit_sub != NONE && ld_shared_u32(smem(X_COUNT_K)) <= GATHER;
         if ok {
-            // A warp per tile: its lanes over stage 1's bands and the sure sub-bins.
+            // A warp per tile: its lanes over stage 1's bands and the sure sub-bins. `TURN` tiles
+            // a turn, every word of them requested before any is summed (two: a V = 128256 row's
+            // in one round trip, not two); a warp short of tiles reads its first again.
+            const WARPS: u32 = THREADS / 32;
+            let end = band as f32;
             let mut t = warp;
             while t < p.tiles {
-                let end = band as f32;
-                let mut part = recorded_band_mass(p, row, t, lane, r.mc, end) + recorded_band_mass(p, row, t, lane + 32, r.mc, end);
-                each_n::<{ (SUB / 32) as usize }, _>(|q| {
-                    // Read whatever `hit_sub`: a load under the test waited before the next.
-                    let i = q as u32 * 32 + lane;
-                    let (_, f) = tile_sub(t, i);
-                    if i < hit_sub {
-                        part += f as u128 * scale as u128;
+                let tiles: [u32; TURN] = core::array::from_fn(|k| if t + k as u32 * WARPS < p.tiles { t + k as u32 * WARPS } else { t });
+                let bands = tiles.map(|at| [recorded_band_words(p, row, at, lane), recorded_band_words(p, row, at, lane + 32)]);
+                // Read whatever `hit_sub`: a load under the test waited before the next.
+                let subs = tiles.map(|at| {
+                    let mut w = [0u64; (SUB / 32) as usize];
+                    each_n::<{ (SUB / 32) as usize }, _>(|q| w[q] = tile_bins(p, pos, at).add(q * 32 + lane as usize).read_volatile());
+                    w
+                });
+                each_n::<TURN, _>(|k| {
+                    let mut part = recorded_band_share(bands[k][0], lane, r.mc, end) + recorded_band_share(bands[k][1], lane + 32, r.mc, end);
+                    each_n::<{ (SUB / 32) as usize }, _>(|q| {
+                        let (_, f) = tile_bin(subs[k][q] as u32, (subs[k][q] >> 32) as u32);
+                        if q as u32 * 32 + lane < hit_sub {
+                            part += f as u128 * scale as u128;
+                        }
+                    });
+                    let m = warp_sum_u128(part);
+                    if lane == 0 && (k == 0 || tiles[k] != t) {
+                        let at = tile_masses(p, pos).add(tiles[k] as usize * 2);
+                        at.write(m as u64);
+                        at.add(1).write((m >> 64) as u64);
                     }
                 });
-                let m = warp_sum_u128(part);
-                if lane == 0 {
-                    let at = tile_masses(p, pos).add(t as usize * 2);
-                    at.write(m as u64);
-                    at.add(1).write((m >> 64) as u64);
-                }
-                t += THREADS / 32;
+                t += TURN as u32 * WARPS;
             }
         }
         // `fixed::exact_sub_bin_bounds`, its two searches in two lanes at once.
@@ -1441,8 +1454,10 @@ unsafe fn choose_band_bins(p: &StepParams, pos: u32, row: u32, r: &SplitRow) {
                 (p.exact_flags as *mut u32).add(row as usize).write(EXACT_SINGLE);
             }
             // As in `choose_bins`: `exact_tail`'s waiting items may go on.
-            fence_acq_rel_gpu();
-            tiles_done(p, pos).write_volatile(bins_ready(p));
+            if TAIL {
+                fence_acq_rel_gpu();
+                tiles_done(p, pos).write_volatile(bins_ready(p));
+            }
         }
         sync_threads();
     }
@@ -1809,7 +1824,7 @@ pub unsafe extern "ptx-kernel" fn exact_tail(p: StepParams) {
                 if row < p.rows && flag_of(&p, row) == EXACT_SPLIT {
                     histogram_tile(&p, tid, pos, tile, tile_item::<false>(&p, pos, row, tile));
                     if block_arrive(tiles_done(&p, pos), p.tiles) {
-                        choose_bins(&p, pos, row, split_row(&p, pos, row));
+                        choose_bins::<true, 8, 2>(&p, pos, row, split_row(&p, pos, row));
                         // Its fraction sums overlay the shared histogram.
                         clear_histogram();
                     }
@@ -2007,12 +2022,13 @@ pub(crate) unsafe fn decide_gathered<const N: usize, W: Fn(usize) -> u128, P: Fn
 
 /// `finish_split`'s decision on the row's `n` gathered keys, sorted at `F_KEYS`, with `N`
 /// positions a thread (`N ≥ run_per_thread(n)`): the kept floor and kept mass, and when the
-/// mass is not 0 the kept mass per tile at `F_TILE_LO` / `F_TILE_HI`.
+/// mass is not 0 the kept gathered keys' mass added per tile to `F_TILE_LO` / `F_TILE_HI`.
 ///
 /// # Safety
-/// As for `finish_split`, after the sort.
+/// As for `finish_split`, after the sort; `F_TILE_LO` / `F_TILE_HI` hold the tiles' sure masses
+/// (stored before a barrier).
 #[inline(always)]
-unsafe fn decide_sorted<const N: usize>(p: &StepParams, r: &SplitRow, n: u32) -> (u64, u128) {
+unsafe fn decide_sorted<const N: usize>(r: &SplitRow, n: u32) -> (u64, u128) {
     let tid = thread_idx_x();
     let job = r.job;
     let s = &r.settings;
@@ -2055,12 +2071,8 @@ unsafe fn decide_sorted<const N: usize>(p: &StepParams, r: &SplitRow, n: u32) ->
             return (kept_floor, 0);
         }
 
-        // Kept mass per tile: the sure bins' (from the gather) plus the kept gathered keys.
-        if tid < p.tiles {
-            st_shared_u64(smem(F_TILE_LO + tid * 8), 0);
-            st_shared_u64(smem(F_TILE_HI + tid * 8), 0);
-        }
-        sync_threads();
+        // Kept mass per tile: the sure bins' (the caller stored them before its first barrier)
+        // plus the kept gathered keys.
         each_n::<N, _>(|j| {
             let w = if bins[j] != NONE && bins[j] >= job.sure_end && keys[j] >= kept_floor { weight(j) } else { 0 };
             if w > 0 {
@@ -2095,47 +2107,64 @@ unsafe fn finish_split(p: &StepParams, pos: u32, row: u32) {
             duplicate_bias: false,
         };
 
-        // The gathered keys, sorted (largest first).
+        // The gathered keys, sorted (largest first). The tile's sure mass (into `F_TILE`, where
+        // the decision adds the kept gathered keys) and the draw's seed and step are read with
+        // them: after the decision they were two more round trips in the row's chain.
         let n = if job.gathered < GATHER { job.gathered } else { GATHER };
         let padded = pow2_at_least(n);
         let src = gathered_keys(p, pos);
+        let sure = if tid < p.tiles {
+            let m = tile_masses(p, pos).add(tid as usize * 2);
+            (m.read_volatile(), m.add(1).read_volatile())
+        } else {
+            (0, 0)
+        };
+        // Thread 0's alone, through shared memory: held in every thread's registers across the
+        // sort, they made the two-per-SM build spill 72 B more.
+        let draw_in = if tid == 0 { draw_inputs(p, s.slot) } else { (0, 0) };
         let mut i = tid;
         while i < padded {
             st_shared_u64(smem(F_KEYS + i * 8), if i < n { src.add(i as usize).read_volatile() } else { 0 });
             i += THREADS;
+        }
+        if tid < p.tiles {
+            st_shared_u64(smem(F_TILE_LO + tid * 8), sure.0);
+            st_shared_u64(smem(F_TILE_HI + tid * 8), sure.1);
+        }
+        if tid == 0 {
+            st_shared_u64(smem(F_DRAW), draw_in.0);
+            st_shared_u64(smem(F_DRAW + 8), draw_in.1);
         }
         sync_threads();
         block_sort_desc_at(F_KEYS, padded);
         // Up to 1024 keys (a flat row's 640 at V = 128256) are two a thread at most: arrays of
         // two through the decision and the tile masses. With eight, the two-per-SM build
         // stored and reloaded all eight around each loop over them (session 53).
-        let (kept_floor, z_kept) = if n <= 2 * THREADS { decide_sorted::<2>(p, &r, n) } else { decide_sorted::<8>(p, &r, n) };
+        let (kept_floor, z_kept) = if n <= 2 * THREADS { decide_sorted::<2>(&r, n) } else { decide_sorted::<8>(&r, n) };
         if z_kept == 0 {
             // The bins guarantee a hit; a status beats a wrong token if that ever fails.
             finish(p, row, s.slot, NO_TOKEN, STATUS_NO_VALID_TOKEN, f32::NAN);
             return;
         }
-        let u = draw_target(z_kept, draw(p, s.slot));
-        let kept = if tid < p.tiles {
-            let m = tile_masses(p, pos).add(tid as usize * 2);
-            join([m.read_volatile(), m.add(1).read_volatile()])
-                + ((ld_shared_u64(smem(F_TILE_HI + tid * 8)) as u128) << 64 | ld_shared_u64(smem(F_TILE_LO + tid * 8)) as u128)
-        } else {
-            0
-        };
-        let (before, _) = block_exclusive_scan_u128(kept);
+        let u = draw_target(z_kept, draw_of((ld_shared_u64(smem(F_DRAW)), ld_shared_u64(smem(F_DRAW + 8)))));
+        let kept = if tid < p.tiles { (ld_shared_u64(smem(F_TILE_HI + tid * 8)) as u128) << 64 | ld_shared_u64(smem(F_TILE_LO + tid * 8)) as u128 } else { 0 };
+        // The scan's barriers put this before the finding thread's writes.
         if tid == 0 {
             st_shared_u32(smem(X_TILE), NONE);
         }
-        sync_threads();
-        let found = tid < p.tiles && kept > 0 && before <= u && u < before + kept;
-        let (_, rest) = broadcast_key_mass(if found { Some((0, u - before)) } else { None });
-        if found {
+        let (before, _) = block_exclusive_scan_u128(kept);
+        // At most one thread finds the tile; it writes the tile and the rest of the draw, and
+        // one barrier hands both to the block. Nothing writes those slots again before the
+        // barrier that ends the row (`exact_finish_body`, `exact_tail`).
+        if tid < p.tiles && kept > 0 && before <= u && u < before + kept {
             st_shared_u32(smem(X_TILE), tid);
+            let rest = u - before;
+            st_shared_u64(smem(X_MASS), rest as u64);
+            st_shared_u64(smem(X_MASS + 8), (rest >> 64) as u64);
         }
         sync_threads();
         let tile = ld_shared_u32(smem(X_TILE));
-        sync_threads();
+        let rest = ld_shared_u128(smem(X_MASS));
         if tile == NONE {
             finish(p, row, s.slot, NO_TOKEN, STATUS_NO_VALID_TOKEN, f32::NAN);
             return;

@@ -545,17 +545,31 @@ fn tile_view(p: &StepParams, row: u32, tile: u32) -> TileView {
 /// `row < rows`, `tile < tiles`, and stage 1 of this step wrote the record.
 #[inline(always)]
 pub(crate) unsafe fn recorded_band_mass(p: &StepParams, row: u32, tile: u32, d: u32, mc: f32, end: f32) -> u128 {
+    // SAFETY: forwarded.
+    recorded_band_share(unsafe { recorded_band_words(p, row, tile, d) }, d, mc, end)
+}
+
+/// The words [`recorded_band_mass`] reads from `tile`'s record: band `d`'s fraction sum (band
+/// 0's for `d` past the bands), the valid count and the ceiling. Requested together, the sum
+/// even when it is not used: tested first, the count and ceiling held the sum's load back a
+/// round trip to L2.
+///
+/// # Safety
+/// As for [`recorded_band_mass`].
+#[inline(always)]
+pub(crate) unsafe fn recorded_band_words(p: &StepParams, row: u32, tile: u32, d: u32) -> (u64, u32, f32) {
     let v = tile_view(p, row, tile);
     // SAFETY: forwarded; the sum read is of a band below MASS_BANDS.
-    unsafe {
-        // The three words are requested together (the sum even when it is not used): tested
-        // first, the count and ceiling held the sum's load back a round trip to L2.
-        let (sum, valid, ceiling) = (v.band_sum(if d < MASS_BANDS as u32 { d } else { 0 }), v.valid(), v.ceiling());
-        if d >= MASS_BANDS as u32 || valid == 0 || sum == 0 || mc - (ceiling - d as f32) >= end {
-            return 0;
-        }
-        band_share(sum, ceiling, d, mc)
+    unsafe { (v.band_sum(if d < MASS_BANDS as u32 { d } else { 0 }), v.valid(), v.ceiling()) }
+}
+
+/// [`recorded_band_mass`] of the words [`recorded_band_words`] read.
+#[inline(always)]
+pub(crate) fn recorded_band_share((sum, valid, ceiling): (u64, u32, f32), d: u32, mc: f32, end: f32) -> u128 {
+    if d >= MASS_BANDS as u32 || valid == 0 || sum == 0 || mc - (ceiling - d as f32) >= end {
+        return 0;
     }
+    band_share(sum, ceiling, d, mc)
 }
 
 /// The row-mass share of a tile band of fraction sum `sum` ([`TileView::band`]): `sum` times
@@ -1000,8 +1014,24 @@ unsafe extern "C" fn boundary_band(p: &StepParams, row: u32, mc: f32, z_lo: u64,
 
 #[inline(always)]
 pub(crate) unsafe fn draw(p: &StepParams, slot: u32) -> u64 {
-    // SAFETY: slot < slots (validated).
-    let (seed, step) = unsafe { ((p.seeds as *const u64).add(slot as usize).read(), (p.steps as *const u64).add(slot as usize).read()) };
+    // SAFETY: forwarded.
+    draw_of(unsafe { draw_inputs(p, slot) })
+}
+
+/// [`draw`]'s loads alone (the request's seed and step), for a caller that issues them beside
+/// others and computes the draw later with [`draw_of`].
+///
+/// # Safety
+/// `slot < slots` (validated).
+#[inline(always)]
+pub(crate) unsafe fn draw_inputs(p: &StepParams, slot: u32) -> (u64, u64) {
+    // SAFETY: slot < slots.
+    unsafe { ((p.seeds as *const u64).add(slot as usize).read(), (p.steps as *const u64).add(slot as usize).read()) }
+}
+
+/// The draw of [`draw_inputs`]' seed and step.
+#[inline(always)]
+pub(crate) fn draw_of((seed, step): (u64, u64)) -> u64 {
     random_u64(seed, step, STREAM_TOKEN)
 }
 

@@ -84,17 +84,27 @@ use std::process::Command;
 /// (run 5). Session 53's other builds, whose spills in that kernel only grew, lost 1.2–5.7% at
 /// B = 256 in 11 of 12 cells.
 ///
+/// `exact_bins_two_per_sm` is 732 B since session 55 (676 before): the bins' tile masses read
+/// every stage-1 record word and sub-bin of a turn's tiles before summing any
+/// (`exact::choose_band_bins`, one tile a turn in this build, two in `exact_bins`). Steps of
+/// 256 flat or peaked top-p rows, which run it, took 0.998–1.001× the time (session 55, run 3).
+/// `exact_finish_two_per_sm` is 4476 B since session 55 (4444 before): the finish reads the
+/// tiles' sure masses and the draw's seed and step with the gathered keys, before the sort
+/// (`exact::finish_split`; the seed and step through shared memory: in every thread's
+/// registers they took it to 4516 B). Same steps, 0.999–1.001×. `exact_tail` fell from 652 to
+/// 636 B with them.
+///
 /// A kernel that spills more fails the check; shrinking these is open work.
 const SPILL_ALLOWANCE: &[(&str, u32)] = &[
     ("exact_histogram_runs", 24),
     ("exact_gather_runs", 16),
-    ("exact_bins_two_per_sm", 676),
+    ("exact_bins_two_per_sm", 732),
     ("verify_rows", 1652),
     ("verify_draws", 648),
     ("sample_rows_two_per_sm", 402),
     ("sample_rows_quiet_two_per_sm", 2488),
-    ("exact_tail", 652),
-    ("exact_finish_two_per_sm", 4444),
+    ("exact_tail", 636),
+    ("exact_finish_two_per_sm", 4476),
     ("exact_finish", 112),
 ];
 
