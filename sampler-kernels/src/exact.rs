@@ -41,7 +41,7 @@
 use crate::abi::*;
 use crate::block::*;
 use crate::decide::{draw_target, min_p_floor, top_p_disabled, top_p_reached, top_p_units};
-use crate::fixed::{band_sub_bin, byte_hits, exact_bin, exact_sub_bin_edge, frac_weight, sub_bin_bounds_of_edges, soft_ceil, BAND_SCALE, FRAC_ONE};
+use crate::fixed::{band_sub_bin, byte_hits, exact_bin, exact_sub_bin_edge, frac_weight, sub_bin_bounds_of_edges, soft_ceil, BAND_SCALES, FRAC_ONE};
 use crate::intrinsics::*;
 use crate::keys::{floor_value, key_index, key_value, reaches_floor, sort_key};
 use crate::logit::temper_scale;
@@ -276,7 +276,7 @@ fn tile_masses(p: &StepParams, pos: u32) -> *mut u64 {
 /// Band scale of a bin (0 for the zero bin).
 #[inline(always)]
 fn bin_scale(bin: u32) -> u64 {
-    match BAND_SCALE.get((bin / SUB) as usize) {
+    match BAND_SCALES.get((bin / SUB) as usize) {
         Some(&e) if bin < ZERO_BIN => e,
         _ => 0,
     }

@@ -63,6 +63,14 @@ pub const BAND_SCALE: [u64; 37] = [
     1,
 ];
 
+/// [`BAND_SCALE`] as one static, which every run-time lookup indexes: the device then holds
+/// one copy of the table, which stage 2 asks L1 for as it starts
+/// (`sampler::prefetch_band_scales`). After the L2 flush of the benchmark (or a model's forward
+/// pass), a lookup waited for DRAM: 9% of a lone flat row's `sample_rows` samples (session 55).
+// The device names it in `intrinsics::prefetch_band_scales_lines`' PTX: an unmangled symbol.
+#[cfg_attr(target_arch = "nvptx64", unsafe(no_mangle))]
+pub static BAND_SCALES: [u64; 37] = BAND_SCALE;
+
 /// Bound of [`small_ceil`]'s range: every f32 of magnitude `2^22` or more is a multiple of 1/2,
 /// and stage 2 uses band sums only for ceilings inside it (`sampler::bands_usable`).
 pub const CEIL_LIMIT: f32 = 4_194_304.0;
@@ -224,7 +232,7 @@ pub fn band_scale(c: f32, mc: f32) -> u64 {
     if !(d >= 0.0 && d <= BAND_FLOOR as f32) {
         return 0;
     }
-    match BAND_SCALE.get(d as usize) {
+    match BAND_SCALES.get(d as usize) {
         Some(&e) => e,
         None => 0,
     }

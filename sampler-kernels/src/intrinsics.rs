@@ -373,6 +373,24 @@ pub unsafe fn prefetch_global_l2(ptr: *const u8) {
     };
 }
 
+/// `prefetch.global.L1 [BAND_SCALES + o]` for `o` = 0, 128, 256 and 288 (its first byte, the
+/// next two lines, its last element): every 128-byte line of `fixed::BAND_SCALES` (296 bytes;
+/// an 8-byte element never straddles a line). The address is the symbol's, named in the
+/// instruction (nvptx's inline assembly takes no `sym` operand for a static), so no register
+/// holds it.
+///
+/// # Safety
+/// None beyond a hint's: the addresses lie inside the static, in global memory.
+#[inline(always)]
+pub unsafe fn prefetch_band_scales_lines() {
+    const { assert!(core::mem::size_of::<[u64; crate::fixed::BAND_SCALE.len()]>() == 296) };
+    // SAFETY: addresses inside the static; nothing is read into a register.
+    unsafe {
+        asm!("prefetch.global.L1 [BAND_SCALES]; prefetch.global.L1 [BAND_SCALES+128]; prefetch.global.L1 [BAND_SCALES+256]; prefetch.global.L1 [BAND_SCALES+288];",
+             options(nostack, readonly, preserves_flags))
+    };
+}
+
 /// Prefetches `bytes` from byte address `start` into L2 ([`prefetch_global_l2`]), one 128-byte
 /// line per participant: participant `slot` of `slots` takes lines `slot`, `slot + slots`, ...
 /// Every address asked for lies in `[start, start + bytes)`.

@@ -1187,8 +1187,16 @@ unsafe fn sorted_prefix_masses(n: u32, held: u32, sum: &Summary) -> ([u64; OWN],
     (keys, prefix)
 }
 
-/// Tile-list positions whose keys bound the k-th largest key of the row from below.
-const LEVELS: [u32; 6] = [0, 1, 3, 7, 15, 31];
+/// Tile-list positions whose keys bound the k-th largest key of the row from below: 0, 1, 3,
+/// 7, 15 and 31 ([`level_position`]).
+const LEVELS: u32 = 6;
+
+/// List position `2^level − 1` of [`LEVELS`], computed: as a table in global memory, each
+/// lookup waited for a cold line (session 55).
+#[inline(always)]
+fn level_position(level: u32) -> u32 {
+    (1u32 << (level % LEVELS)) - 1
+}
 
 /// A lower bound on the row's `k`-th largest key from the tile lists alone (0 when none is
 /// found): if `m` tiles have their `(i+1)`-th key ≥ `z`, at least `m·(i+1)` keys are ≥ `z`; so
@@ -1200,13 +1208,13 @@ const LEVELS: [u32; 6] = [0, 1, 3, 7, 15, 31];
 #[inline(always)]
 unsafe fn kth_key_floor(p: &StepParams, row: u32, k: u32) -> u64 {
     let tid = thread_idx_x();
-    let levels = LEVELS.len() as u32;
+    let levels = LEVELS;
     // SAFETY (whole block): record reads in bounds; 6 · tiles ≤ 6 · 256 keys fit SM_SORT's 2048.
     unsafe {
         let mut i = tid;
         while i < levels * p.tiles {
             let (level, t) = (i / p.tiles, i % p.tiles);
-            let at = LEVELS[level as usize % LEVELS.len()];
+            let at = level_position(level);
             let v = tile_view(p, row, t);
             let key = if v.valid() > at { v.candidate(at) } else { 0 };
             st_shared_u64(smem(SM_SORT + i * 8), key);
@@ -1219,7 +1227,7 @@ unsafe fn kth_key_floor(p: &StepParams, row: u32, k: u32) -> u64 {
         let mut i = tid;
         while i < levels * p.tiles {
             let level = i / p.tiles;
-            let m = k.div_ceil(LEVELS[level as usize % LEVELS.len()] + 1);
+            let m = k.div_ceil(level_position(level) + 1);
             let mine = ld_shared_u64(smem(SM_SORT + i * 8));
             if m <= p.tiles && mine != 0 {
                 // Keys are unique, so exactly one tile has rank m - 1.
@@ -1541,6 +1549,22 @@ unsafe fn leave_undecided<const FINISHES: bool>(p: &StepParams, row: u32, s: &Ro
     FINISHES
 }
 
+/// Asks this SM's L1 for the lines of `fixed::BAND_SCALES` (thread 0, a `prefetch.global.L1`
+/// per line: the 296-byte table spans at most four) as stage 2 starts, before its wait for
+/// stage 1. Stage 2 looks the table up a few round trips later; cold, each first lookup waited
+/// for DRAM, 9% of a lone flat top-p row's `sample_rows` samples (session 55, run 4). A hint:
+/// no register, no wait. With every thread of every row kernel asking (the exact pass's and
+/// verification's too: session 55, run 5), steps of 8 to 256 rows that run the exact pass took
+/// 1.07-1.19x the time and verification 1.03-1.06x; not isolated (each block's 16 warps asked
+/// for the same four lines).
+#[inline(always)]
+fn prefetch_band_scales() {
+    if thread_idx_x() == 0 {
+        // SAFETY: prefetch_band_scales_lines' addresses lie inside the static.
+        unsafe { prefetch_band_scales_lines() };
+    }
+}
+
 /// The body of the stage-2 entry points; `FINISHES`: [`sample_rows_quiet`]'s. Returns whether
 /// the row is left undecided for the caller to finish (block-uniform; never without
 /// `FINISHES`).
@@ -1550,6 +1574,7 @@ unsafe fn leave_undecided<const FINISHES: bool>(p: &StepParams, row: u32, s: &Ro
 #[inline(always)]
 unsafe fn sample_rows_body<const FINISHES: bool, const ONE_PER_SM: bool>(p: &StepParams) -> bool {
     let p = *p;
+    prefetch_band_scales();
     // SAFETY: a wait, no access; everything below follows it.
     unsafe { follow_previous_kernel() };
     let row = block_idx_x();

@@ -53,7 +53,7 @@ use crate::exact::{
     add_to_tile_bins, bin_boundaries, bin_mass, decide_gathered, each_own_bin, tile_bin, Boundaries, Cut, BINS, BINS_PER_THREAD, NONE,
     X_COUNT_K, X_MASS_K, X_MASS_P,
 };
-use crate::fixed::{band_and_fraction, band_shift, bands_usable, ceiling_index, exact_bin, small_ceil, soft_ceil, weight_parts, BAND_SCALE, NO_BAND};
+use crate::fixed::{band_and_fraction, band_shift, bands_usable, ceiling_index, exact_bin, small_ceil, soft_ceil, weight_parts, BAND_SCALE, BAND_SCALES, NO_BAND};
 use crate::intrinsics::*;
 use crate::keys::{floor_value, from_ordered_bits, key_index, key_value, reaches_floor, reaches_floor_flat, sort_key};
 use crate::logit::{process_untempered_selects, saturating_count_add, temper_by, temper_scale, widen_bf16, widen_f16, LogitParams};
@@ -957,7 +957,7 @@ unsafe fn fold_band_sums(column: u32, band_stride: u32) -> u128 {
     unsafe {
         while d < NO_BAND {
             let at = column + d * band_stride;
-            total += ld_shared_u32(at) as u128 * BAND_SCALE[d as usize] as u128;
+            total += ld_shared_u32(at) as u128 * BAND_SCALES[d as usize] as u128;
             st_shared_u32(at, 0);
             d += 1;
         }
@@ -1763,7 +1763,7 @@ unsafe fn sum_span(p: &VerifyParams, row: u32, first: u32, n: u32, plan: &Plan, 
     // function's last barrier).
     unsafe {
         if screened {
-            if let Some(&e) = BAND_SCALE.get(tid as usize) {
+            if let Some(&e) = BAND_SCALES.get(tid as usize) {
                 st_shared_u64(smem(SM_DRAW_SCALES + tid * 8), e);
                 st_shared_u32(smem(SM_DRAW_E_OVER_Z + tid * 4), ratio_f32(e as f64, z_f).to_bits());
             }
