@@ -87,7 +87,7 @@ use std::process::Command;
 /// `exact_bins_two_per_sm` is 732 B since session 55 (676 before): the bins' tile masses read
 /// every stage-1 record word and sub-bin of a turn's tiles before summing any
 /// (`exact::choose_band_bins`, one tile a turn in this build, two in `exact_bins`). Steps of
-/// 256 flat or peaked top-p rows, which run it, took 0.998–1.001× the time (session 55, run 3).
+/// 256 flat or peaked top-p rows, which run it, took 0.999–1.001× the time (session 55, run 3).
 /// `exact_finish_two_per_sm` is 4476 B since session 55 (4444 before): the finish reads the
 /// tiles' sure masses and the draw's seed and step with the gathered keys, before the sort
 /// (`exact::finish_split`; the seed and step through shared memory: in every thread's
