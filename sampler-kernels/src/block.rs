@@ -92,7 +92,25 @@ pub(crate) unsafe fn warp_inclusive_sum(v: u32) -> u32 {
     unsafe { warp_inclusive_scan(v) }
 }
 
-/// Largest `v` over the lanes of a warp, in every lane.
+/// `op` folded over the lanes of a warp by butterfly, in every lane.
+///
+/// # Safety
+/// All 32 lanes call it together; `op` is associative and commutative.
+#[inline(always)]
+unsafe fn warp_reduce<T: Word, F: Fn(T, T) -> T>(v: T, op: F) -> T {
+    let mut acc = v;
+    let mut x = 16;
+    while x > 0 {
+        // SAFETY: forwarded (whole warp converged).
+        acc = op(acc, unsafe { acc.shfl_xor(x) });
+        x >>= 1;
+    }
+    acc
+}
+
+/// Largest `v` over the lanes of a warp, in every lane. Its own butterfly, not
+/// [`warp_reduce`]'s: through it, LLVM ordered `sample_rows`' zero initializations
+/// differently, and the PTX would no longer be the one the H200 tested (session 55).
 ///
 /// # Safety
 /// All 32 lanes call it together.
@@ -114,14 +132,8 @@ pub(crate) unsafe fn warp_max_u64(v: u64) -> u64 {
 /// All 32 lanes call it together.
 #[inline(always)]
 pub(crate) unsafe fn warp_sum_u128(v: u128) -> u128 {
-    let mut acc = v;
-    let mut x = 16;
-    while x > 0 {
-        // SAFETY: forwarded (whole warp converged).
-        acc = acc.wrapping_add(unsafe { acc.shfl_xor(x) });
-        x >>= 1;
-    }
-    acc
+    // SAFETY: forwarded.
+    unsafe { warp_reduce(v, u128::wrapping_add) }
 }
 
 /// Lane `src`'s `u128`, in every lane.
@@ -259,12 +271,7 @@ unsafe fn block_reduce<T: Word, F: Fn(T, T) -> T>(v: T, identity: T, op: F) -> T
 unsafe fn block_reduce_into<T: Word, F: Fn(T, T) -> T, const ALL: bool>(v: T, identity: T, op: F) -> T {
     // SAFETY: whole block converged (caller); slots SM_REDUCE + SLOT·warp are in the map.
     unsafe {
-        let mut acc = v;
-        let mut x = 16;
-        while x > 0 {
-            acc = op(acc, acc.shfl_xor(x));
-            x >>= 1;
-        }
+        let acc = warp_reduce(v, &op);
         if lane_id() == 0 {
             acc.store(smem(SM_REDUCE + warp_id() * T::SLOT));
         }
@@ -291,17 +298,8 @@ unsafe fn block_reduce_into<T: Word, F: Fn(T, T) -> T, const ALL: bool>(v: T, id
 unsafe fn block_exclusive_scan<T: Word>(v: T) -> (T, T) {
     // SAFETY: whole block converged (caller); SM_REDUCE slots in the map.
     unsafe {
-        let lane = lane_id();
-        let mut incl = v;
-        let mut d = 1;
-        while d < 32 {
-            let t = incl.shfl_up(d);
-            if lane >= d {
-                incl = incl.wrapping_add(t);
-            }
-            d <<= 1;
-        }
-        if lane == 31 {
+        let incl = warp_inclusive_scan(v);
+        if lane_id() == 31 {
             incl.store(smem(SM_REDUCE + warp_id() * T::SLOT));
         }
         sync_threads();
