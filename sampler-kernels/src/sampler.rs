@@ -1208,11 +1208,10 @@ fn level_position(level: u32) -> u32 {
 #[inline(always)]
 unsafe fn kth_key_floor(p: &StepParams, row: u32, k: u32) -> u64 {
     let tid = thread_idx_x();
-    let levels = LEVELS;
     // SAFETY (whole block): record reads in bounds; 6 · tiles ≤ 6 · 256 keys fit SM_SORT's 2048.
     unsafe {
         let mut i = tid;
-        while i < levels * p.tiles {
+        while i < LEVELS * p.tiles {
             let (level, t) = (i / p.tiles, i % p.tiles);
             let at = level_position(level);
             let v = tile_view(p, row, t);
@@ -1225,7 +1224,7 @@ unsafe fn kth_key_floor(p: &StepParams, row: u32, k: u32) -> u64 {
         // walking every level was the longest wait of a top-k row's stage 2).
         let mut floor = 0u64;
         let mut i = tid;
-        while i < levels * p.tiles {
+        while i < LEVELS * p.tiles {
             let level = i / p.tiles;
             let m = k.div_ceil(level_position(level) + 1);
             let mine = ld_shared_u64(smem(SM_SORT + i * 8));
@@ -1591,9 +1590,9 @@ unsafe fn sample_rows_body<const FINISHES: bool, const ONE_PER_SM: bool>(p: &Ste
         flag_exact_clear(&p, row);
         // What stage 1 did with the row's lists, read by every thread before `row_valid`'s
         // barriers, after which thread 0 rewrites the flag (`summarize` has none of its own in
-        // the builds of one block per SM, whose warps fold the tile heads themselves). A quiet step's parameters carry no
-        // flags (the host's choice), so its builds leave them out: in their 64-register build
-        // they spilled 1 KB more.
+        // the builds of one block per SM, whose warps fold the tile heads themselves). A quiet
+        // step's parameters carry no flags (the host's choice), so its builds leave them out:
+        // in their 64-register build they spilled 1 KB more.
         let skipped = !FINISHES && row_addressable(&p, &s) && lists_skipped(&p, &s);
         if !row_valid(&p, &s) {
             finish(&p, row, 0, NO_TOKEN, STATUS_INVALID_SETTINGS, f32::NAN);
@@ -1603,8 +1602,9 @@ unsafe fn sample_rows_body<const FINISHES: bool, const ONE_PER_SM: bool>(p: &Ste
         let r = row_setup(&p, row, s);
         if !FINISHES {
             // For `boundary_band`, which adds to them with no barrier before: the row mass's
-            // block reduction in `summarize` orders this clear (band mode needs that mass). The quiet builds never call it; with the clear in
-            // `summarize`, their two-per-SM build took untruncated rows at B = 256 1.02× the time.
+            // block reduction in `summarize` orders this clear (band mode needs that mass). The
+            // quiet builds never call it; with the clear in `summarize`, their two-per-SM build
+            // took untruncated rows at B = 256 1.02× the time.
             clear_row_band_sums();
         }
         let sum = summarize::<ONE_PER_SM>(&p, row);
