@@ -108,7 +108,8 @@ unsafe fn warp_reduce<T: Word, F: Fn(T, T) -> T>(v: T, op: F) -> T {
     acc
 }
 
-/// Largest `v` over the lanes of a warp, in every lane. Its own butterfly, not
+/// Largest `v` over the lanes of a warp, in every lane (stage 1's lists and stage 2's fold of
+/// the tile heads). Its own butterfly, not
 /// [`warp_reduce`]'s: through it, LLVM ordered `sample_rows`' zero initializations
 /// differently, and the PTX would no longer be the one the H200 tested (session 55).
 ///

@@ -52,7 +52,7 @@
 //! kernel's wait covers both.
 
 use crate::abi::*;
-use crate::block::{each8, max_u64, smem};
+use crate::block::{each8, max_u64, smem, warp_max_u64};
 use crate::fixed::{ceiling_index, frac_weight, small_ceil, soft_ceil, BAND_FLOOR, CEIL_LIMIT, FRAC_ONE};
 use crate::intrinsics::*;
 use crate::keys::{from_ordered_bits, key_of_ordered, key_value, ordered_bits, sort_key, ORDERED_INFINITY};
@@ -208,22 +208,6 @@ fn pick8<T: Copy>(v: &[T; 8], j: u32) -> T {
     } else {
         f0
     }
-}
-
-/// Largest `v` of the warp, on every lane.
-///
-/// # Safety
-/// All 32 lanes call it together.
-#[inline(always)]
-unsafe fn warp_max_u64(v: u64) -> u64 {
-    let mut m = v;
-    let mut x = 16;
-    while x > 0 {
-        // SAFETY: forwarded (whole warp converged).
-        m = max_u64(m, unsafe { shfl_xor_u64(FULL_MASK, m, x) });
-        x >>= 1;
-    }
-    m
 }
 
 
