@@ -150,6 +150,8 @@ pub struct GpuVerifier {
     chunk_max: CudaSlice<u32>,
     group_scratch: CudaSlice<u8>,
     row_scratch: CudaSlice<u8>,
+    /// The last call's chains (`VerifyParams::chain_stats`), kept across calls.
+    chain_stats: CudaSlice<u64>,
     /// Blocks of the cooperative `verify_rows` and `verify_draws` grids.
     rows_grid: u32,
     draws_grid: u32,
@@ -207,6 +209,7 @@ impl GpuVerifier {
                 .map_err(cuda_err("allocating verification scratch"))?,
             group_scratch: stream.alloc_zeros::<u8>(rows_grid as usize * VERIFY_BLOCK_SCRATCH_BYTES as usize).map_err(cuda_err("allocating verification scratch"))?,
             row_scratch: stream.alloc_zeros::<u8>(max_rows * VERIFY_ROW_SCRATCH_BYTES as usize).map_err(cuda_err("allocating verification scratch"))?,
+            chain_stats: stream.alloc_zeros::<u64>(1).map_err(cuda_err("allocating verification scratch"))?,
             rows_grid,
             draws_grid,
             out_tokens: stream.alloc_zeros::<i32>(width).map_err(cuda_err("allocating verification outputs"))?,
@@ -467,6 +470,7 @@ impl GpuVerifier {
             chunk_max: device_address_mut(&mut self.chunk_max),
             group_scratch: device_address_mut(&mut self.group_scratch),
             row_scratch: device_address_mut(&mut self.row_scratch),
+            chain_stats: device_address_mut(&mut self.chain_stats),
             out_tokens: device_address_mut(&mut self.out_tokens),
             out_accepted: device_address_mut(&mut self.out_accepted),
             out_status: device_address_mut(&mut self.out_status),
@@ -636,6 +640,17 @@ impl GpuVerifier {
         let stream = self.sampler.gpu.stream().clone();
         let header = stream.clone_dtoh(&self.upload.slice(12..16)).map_err(cuda_err("reading the verification header"))?;
         Ok(u32::from_le_bytes([header[0], header[1], header[2], header[3]]))
+    }
+
+    /// Waits for the stream, then reads what the last call's chains did, as the next call's
+    /// `verify_rows` will read it to choose its layout (`VerifyParams::chain_stats`): of its
+    /// requests with drafts, how many stopped at their first draft, and how many accepted one
+    /// or more. Zeros before the first call. A diagnostic: the outputs do not depend on it.
+    pub fn last_chains(&self) -> Result<(u32, u32)> {
+        let stream = self.sampler.gpu.stream().clone();
+        let stats = stream.clone_dtoh(&self.chain_stats).map_err(cuda_err("reading the verification chain counts"))?;
+        let word = stats.first().copied().unwrap_or(0);
+        Ok((word as u32, (word >> 32) as u32))
     }
 
     /// Copies host logits into the staging buffer (packed, stride = vocab), growing it first.

@@ -793,6 +793,12 @@ pub struct VerifyParams {
     /// `VERIFY_ROW_SCRATCH_BYTES` per target row, 16-byte aligned. The barrier counters are zero
     /// between calls: `verify_chains` clears what `verify_rows` counted.
     pub row_scratch: u64,
+    /// `u64`, kept across calls: of the last call's requests with drafts, those whose chain
+    /// stopped at its first draft (low half) and those that accepted one or more (high half).
+    /// `verify_draws` zeroes it and `verify_chains` counts into it; the next call's
+    /// `verify_rows` reads it to choose how its blocks share the rows
+    /// (`verify::chains_stop_early`, `verify::group_shape`). Zero at creation.
+    pub chain_stats: u64,
     /// Outputs: `i32[requests][max_drafts + 1]` tokens, `u32[requests]` accepted and status,
     /// `f32[requests][max_drafts + 1]` log-probabilities.
     pub out_tokens: u64,
@@ -816,7 +822,7 @@ pub struct VerifyParams {
     pub _pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<VerifyParams>() == 24 * 8 + 12 * 4);
+const _: () = assert!(core::mem::size_of::<VerifyParams>() == 25 * 8 + 12 * 4);
 const _: () = assert!(core::mem::align_of::<VerifyParams>() == 8);
 
 #[cfg(test)]

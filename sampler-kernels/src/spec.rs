@@ -13,7 +13,8 @@
 //!    skipped (`VerifyParams::chunk_max`); the block that sums a row's last tile draws it.
 //!    Rows past the first rejection are never drawn.
 //! 3. `verify_chains`, one thread per request: the first rejection, the outputs, and the state
-//!    update (emitted tokens counted, `step += 1` once).
+//!    update (emitted tokens counted, `step += 1` once); and the call's chains counted for the
+//!    next call's layout.
 //!
 //! Rows are independent, so every row of every request is decided in parallel, and no row waits
 //! on another. `verify_rows` runs a co-resident (cooperative) grid: with few rows, each row
@@ -22,7 +23,9 @@
 //! combine exact integer partials, so every block of a group makes the same decisions; with
 //! many rows, each block takes whole rows as it becomes free, position-major
 //! (`VerifyParams::row_order`, handed out by a counter); with many rows from few requests,
-//! mostly random, groups take rows the same way, a group's leader taking from the counter.
+//! mostly random, groups take rows the same way, a group's leader taking from the counter, as
+//! they do with few rows when the last call's chains mostly stopped at their first draft
+//! (`VerifyParams::chain_stats`, counted by `verify_chains`).
 //! A row that does not accept its draft marks its request's rejection word, and a row is
 //! dropped once an earlier row of its request is marked (a block alone checks before the
 //! row's first pass and after it; a group's leader passes over such rows as it takes its next
@@ -62,7 +65,7 @@ use crate::logprob::{infinite_row_logprob, ln_mass, token_logprob};
 use crate::philox::{random_u64_at, STREAM_SPEC_ACCEPT, STREAM_SPEC_RESIDUAL, STREAM_TOKEN};
 use crate::status::{NO_TOKEN, STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN, STATUS_OK};
 use crate::verify::{
-    draft_units, draw_span, group_shape, ratio_f32, residual_positive, residual_screen, residual_screen_code, residual_weight, spec_accept, u128_to_f64, SCREEN_POSITIVE,
+    chains_stop_early, draft_units, draw_span, group_shape, ratio_f32, residual_positive, residual_screen, residual_screen_code, residual_weight, spec_accept, u128_to_f64, SCREEN_POSITIVE,
     SCREEN_UNSURE, U256,
 };
 
@@ -2043,7 +2046,10 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
     let grid = grid_dim_x();
     // SAFETY: the header has VERIFY_HEADER_WORDS words.
     let random = unsafe { (p.header as *const u32).add(VERIFY_HEADER_RANDOM as usize).read() };
-    let shape = group_shape(grid, block_idx_x(), rows, requests, random, p.tiles);
+    // SAFETY: chain_stats is one u64; the last call's verify_chains wrote it, and nothing
+    // writes it before this grid is done (verify_draws zeroes it), so every block reads the same.
+    let stop_early = chains_stop_early(unsafe { (p.chain_stats as *const u64).read() });
+    let shape = group_shape(grid, block_idx_x(), rows, requests, random, p.tiles, stop_early);
     let (g, size) = (shape.g, shape.size);
     let mut item = shape.first;
     // Whole rows are items of `VerifyParams::row_order`: a block alone takes item b, then
@@ -2631,6 +2637,11 @@ pub unsafe extern "ptx-kernel" fn verify_draws(p: VerifyParams) {
     if block_dim_x() != SAMPLER_THREADS {
         return;
     }
+    if block_idx_x() == 0 && thread_idx_x() == 0 {
+        // SAFETY: chain_stats is one u64. Every verify_rows block has read it (the grid before
+        // this one), and this call's verify_chains counts into it after this grid.
+        unsafe { (p.chain_stats as *mut u64).write_volatile(0) };
+    }
     // SAFETY: the header; rows and requests are clipped to the buffers' capacities.
     let (requests, rows) = unsafe { active(&p) };
     if requests == 0 || rows == 0 || p.tiles == 0 {
@@ -2831,11 +2842,13 @@ unsafe fn read_row_result(p: &VerifyParams, row: u32) -> VerifyRowResult {
     }
 }
 
-/// Stage 3 of verification: each request's chain, outputs and state update.
+/// Stage 3 of verification: each request's chain, outputs and state update, and the chain's
+/// count in `chain_stats` for the next call's layout.
 ///
 /// # Safety
 /// Launch with `VERIFY_CHAIN_THREADS` threads per block and at least `requests` threads in
-/// all, after `verify_rows` of the same call on the same stream.
+/// all, after `verify_rows` and `verify_draws` (which zeroes `chain_stats`) of the same call on
+/// the same stream.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn verify_chains(p: VerifyParams) {
     let request = block_idx_x() * block_dim_x() + thread_idx_x();
@@ -2854,22 +2867,43 @@ pub unsafe extern "ptx-kernel" fn verify_chains(p: VerifyParams) {
         }
         row += grid_dim_x() * block_dim_x();
     }
-    if request >= requests {
-        return;
+    // Every thread reaches the count, so that a warp adds its requests' chains in one atomic
+    // on the one word, not one a request (which measured the same up to B = 128, session 56).
+    // SAFETY: request < requests (checked here); the body's own conditions.
+    let chain = if request < requests { unsafe { finish_chain(&p, request, rows) } } else { 0 };
+    // SAFETY (whole warp: VERIFY_CHAIN_THREADS is a multiple of 32, and no thread has
+    // returned): reductions; chain_stats is one u64, zeroed by this call's verify_draws.
+    unsafe {
+        let stopped = redux_add_sync(FULL_MASK, chain as u32);
+        let ran = redux_add_sync(FULL_MASK, (chain >> 32) as u32);
+        if lane_id() == 0 && stopped + ran > 0 {
+            red_add_global_u64(p.chain_stats as *mut u64, stopped as u64 | (ran as u64) << 32);
+        }
     }
+}
+
+/// One request's chain (`request < requests`): its accepted drafts, tokens and status, the
+/// emitted tokens' counts and its step; returns its count for `chain_stats` (1: it stopped at
+/// its first draft, `1 << 32`: it accepted one or more, 0: no drafts or invalid settings).
+///
+/// # Safety
+/// As for [`verify_chains`], with `request < requests`.
+#[inline(always)]
+unsafe fn finish_chain(p: &VerifyParams, request: u32, rows: u32) -> u64 {
     let width = p.max_drafts + 1;
     let out = (request * width) as usize;
     // SAFETY: request < requests ≤ the capacity of settings, drafts and outputs; the rows of a
     // request that passes request_ok are active rows; token ids are checked before they index
     // the counts.
     unsafe {
-        let s = read_settings(&p, request);
+        let s = read_settings(p, request);
         let tokens = (p.out_tokens as *mut i32).add(out);
         let logprobs = (p.out_logprobs as *mut f32).add(out);
         let mut status = STATUS_INVALID_SETTINGS;
         let mut emitted = 0u32;
         let mut accepted = 0u32;
-        let ok = request_ok(&p, &s, rows) && read_row_result(&p, s.first_row).status != STATUS_INVALID_SETTINGS;
+        let mut chain = 0u64;
+        let ok = request_ok(p, &s, rows) && read_row_result(p, s.first_row).status != STATUS_INVALID_SETTINGS;
         if ok {
             status = STATUS_OK;
             let counts = (p.counts as *mut u32).add(s.row.slot as usize * p.counts_stride as usize);
@@ -2884,7 +2918,7 @@ pub unsafe extern "ptx-kernel" fn verify_chains(p: VerifyParams) {
                 each8(|k| {
                     let jk = j + k as u32;
                     if jk <= s.drafts {
-                        res[k] = read_row_result(&p, s.first_row + jk);
+                        res[k] = read_row_result(p, s.first_row + jk);
                     }
                     if jk < s.drafts {
                         drafted[k] = (p.drafts as *const u32).add((request * p.max_drafts + jk) as usize).read();
@@ -2932,6 +2966,9 @@ pub unsafe extern "ptx-kernel" fn verify_chains(p: VerifyParams) {
                 });
                 j += 8;
             }
+            if s.drafts > 0 {
+                chain = if accepted == 0 { 1 } else { 1 << 32 };
+            }
             let step = (p.steps as *mut u64).add(s.row.slot as usize);
             step.write(step.read().wrapping_add(1));
         }
@@ -2943,5 +2980,6 @@ pub unsafe extern "ptx-kernel" fn verify_chains(p: VerifyParams) {
         }
         (p.out_accepted as *mut u32).add(request as usize).write(accepted);
         (p.out_status as *mut u32).add(request as usize).write(status);
+        chain
     }
 }

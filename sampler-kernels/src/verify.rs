@@ -257,29 +257,53 @@ pub struct GroupShape {
     pub stride: u32,
 }
 
+/// Whether most chains of the last call stopped at their first draft, from its
+/// `VerifyParams::chain_stats` word (stopped in the low half, ran past it in the high half): at
+/// least three in four of its requests with drafts, and one or more. Zero (the first call) is
+/// no.
+#[inline(always)]
+pub fn chains_stop_early(stats: u64) -> bool {
+    let (stopped, ran) = (stats as u32 as u64, stats >> 32);
+    stopped > 0 && stopped >= 3 * ran
+}
+
+/// How many times the blocks a row gets in one round a group taking rows in turn must give it,
+/// with few rows and chains that stopped early: with twice as many (one request of eight rows,
+/// B = 1) groups in turn took 1.025× the time, since a row's time is mostly its passes'
+/// latency and the turn's hand-out adds to it; with five to eight times, 0.67–0.72× (B = 8).
+pub const IN_TURN_GAIN: u32 = 4;
+
 /// How a co-resident grid of `grid` blocks shares `items` target rows of `requests` requests
-/// (`random` of them random), rows of `tiles` tiles each, for block `block`.
-/// - Few rows (at most `grid / 2`): each gets `grid / items` blocks (at most one per tile), one
-///   round.
-/// - More rows, from at most `grid / 2` requests, at least half of them random: groups of
-///   `grid / requests` blocks (at most one per tile) take the items in turn, group `i` item
-///   `i` of the position-major order, then the next from a counter. Whole rows, one per
-///   block, ran every row of a chain at once, so a row past the chain's stop was rarely known
-///   to be one. A random row takes several passes, which a skip saves; a greedy row takes
-///   one, and groups cost it more in barriers and pipeline starts than they save (all-greedy
-///   calls measured 1.17×).
+/// (`random` of them random), rows of `tiles` tiles each, for block `block`; `stop_early` is
+/// [`chains_stop_early`] of the last call.
+/// - Groups of `grid / requests` blocks (at most one per tile) take the items in turn, when at
+///   least half of the requests are random, and either the rows outnumber half the grid, or
+///   the last call's chains mostly stopped at their first draft and these groups are at least
+///   [`IN_TURN_GAIN`] times the one-round groups below. Group `i` takes item `i` of the position-major order,
+///   then the next from a counter. Whole rows, one per block, ran every row of a chain at
+///   once, so a row past the chain's stop was rarely known to be one; one-round groups too run
+///   a chain's rows at once, each on a fraction of the blocks its first row could have, which
+///   costs little when chains run on and much when they stop at once (groups in turn at
+///   B = 8: 0.71× the time where every chain stopped at its first draft, 1.43–1.73× where
+///   drafts were accepted half the time or more; session 56). A random row takes several
+///   passes, which a skip saves; a greedy row takes one, and groups cost it more in barriers
+///   and pipeline starts than they save (all-greedy calls measured 1.17×).
+/// - Otherwise few rows (at most `grid / 2`): each gets `grid / items` blocks (at most one per
+///   tile), one round.
 /// - Otherwise `size` is 1 and blocks take whole rows, `first` = `block`, then from a counter.
 ///
-/// It depends only on the launch and the header, so every block agrees.
+/// It depends only on the launch, the header and the last call's counts, so every block agrees.
 #[inline(always)]
-pub fn group_shape(grid: u32, block: u32, items: u32, requests: u32, random: u32, tiles: u32) -> GroupShape {
+pub fn group_shape(grid: u32, block: u32, items: u32, requests: u32, random: u32, tiles: u32, stop_early: bool) -> GroupShape {
     let alone = GroupShape { first: block, g: 0, size: 1, stride: 0 };
     let per_item = grid.checked_div(items).unwrap_or(0).min(tiles);
-    if per_item > 1 {
+    let per_request = grid.checked_div(requests).unwrap_or(0).min(tiles);
+    let larger = per_item <= 1 || stop_early && per_request >= IN_TURN_GAIN * per_item;
+    let in_turn = per_request > 1 && larger && items > 0 && random * 2 >= requests;
+    if per_item > 1 && !in_turn {
         return GroupShape { first: block / per_item, g: block % per_item, size: per_item, stride: 0 };
     }
-    let per_request = grid.checked_div(requests).unwrap_or(0).min(tiles);
-    if per_request > 1 && items > 0 && random * 2 >= requests {
+    if in_turn {
         let groups = grid / per_request;
         let first = if block < groups * per_request { block / per_request } else { items };
         return GroupShape { first, g: block % per_request, size: per_request, stride: groups };
@@ -325,13 +349,13 @@ mod tests {
         for grid in [1u32, 7, 132, 264] {
             for items in 1u32..300 {
                 for (requests, random) in [1u32, 3, 17, 33, 66, 67, 132, 299].into_iter().filter(|&r| r <= items).flat_map(|r| [(r, r), (r, r / 2), (r, 0)]) {
-                    for tiles in [1u32, 8, 37, 64] {
-                        let label = format!("grid {grid} items {items} requests {requests} random {random} tiles {tiles}");
+                    for (tiles, stop_early) in [1u32, 8, 37, 64].into_iter().flat_map(|t| [(t, false), (t, true)]) {
+                        let label = format!("grid {grid} items {items} requests {requests} random {random} tiles {tiles} early {stop_early}");
                         let mut blocks_of = [0u32; 300];
                         let mut seen: Option<(u32, u32)> = None;
                         let mut items_of_group: Vec<Vec<u32>> = Vec::new();
                         for block in 0..grid {
-                            let s = group_shape(grid, block, items, requests, random, tiles);
+                            let s = group_shape(grid, block, items, requests, random, tiles, stop_early);
                             assert!(s.size >= 1 && s.size <= tiles.max(1) && s.g < s.size, "{label}");
                             assert_eq!(*seen.get_or_insert((s.size, s.stride)), (s.size, s.stride), "{label}: every block agrees");
                             assert_eq!(s.g, block % s.size, "{label}: consecutive groups");
@@ -361,12 +385,14 @@ mod tests {
                         if items * 2 > grid && size > 1 {
                             assert!(stride > 0 && requests * 2 <= grid && random * 2 >= requests, "{label}: {size} blocks per row");
                         }
+                        let (per_item, per_request) = ((grid / items).min(tiles), (grid / requests).min(tiles));
                         if stride > 0 {
-                            assert!(items * 2 > grid, "{label}: few rows take one round");
+                            assert!(random * 2 >= requests, "{label}: groups in turn with most requests greedy");
+                            assert!(items * 2 > grid || stop_early && per_request >= IN_TURN_GAIN * per_item, "{label}: few rows in turn without the hint, or in small groups");
                         }
-                        let groups_fit = (grid / requests).min(tiles) > 1;
-                        if items * 2 > grid && groups_fit && random * 2 >= requests {
-                            assert!(stride > 0, "{label}: rows a group could take in turn go to blocks alone");
+                        let fits_in_turn = per_request > 1 && random * 2 >= requests;
+                        if fits_in_turn && (items * 2 > grid || stop_early && per_request >= IN_TURN_GAIN * per_item) {
+                            assert!(stride > 0, "{label}: rows a group could take in turn go to one round or blocks alone");
                         }
                     }
                 }

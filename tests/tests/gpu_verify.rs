@@ -18,7 +18,7 @@ use sampler_host::reference::{greedy_choice, process_row, CpuReference};
 use sampler_host::settings::SamplingParams;
 use sampler_host::verify::{Verifier, VerifyBatch, VerifyOutput, VerifyRequest};
 use sampler_kernels::abi::TILE_TOKENS;
-use sampler_kernels::verify::group_shape;
+use sampler_kernels::verify::{chains_stop_early, group_shape};
 use sampler_tests::{
     below, bitmask_row, compare_outputs, compare_verify_outputs, draft_q_row, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, sample_weights,
     sized, unit, RowShape,
@@ -345,7 +345,9 @@ fn gpu_verify_row_groups_take_rows_in_turn() {
     let mut cov = Coverage::default();
     for c in 0..sized(3, 1) {
         let call = make_call(&mut rng, &cpu, &ids, vocab, MAX_DRAFTS);
-        let shape = sampler_kernels::verify::group_shape(grid, 0, call.rows as u32, ids.len() as u32, random as u32, tiles);
+        let (stopped, ran) = gpu.last_chains().expect("last chains");
+        let early = sampler_kernels::verify::chains_stop_early(stopped as u64 | (ran as u64) << 32);
+        let shape = sampler_kernels::verify::group_shape(grid, 0, call.rows as u32, ids.len() as u32, random as u32, tiles, early);
         assert!(shape.size > 1 && shape.stride > 0, "call {c}: {} rows, {} requests, grid {grid}: {shape:?}", call.rows, ids.len());
         let batch_v = call.batch(vocab);
         let g = gpu.verify(&batch_v).expect("gpu verify");
@@ -360,6 +362,98 @@ fn gpu_verify_row_groups_take_rows_in_turn() {
     }
     assert!(!expect_skips || skipped_total > 0, "no row skipped in any call");
     cov.assert_nontrivial(TEST);
+    assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
+}
+
+/// Drafts for `ids` (4 to 7 each) on peaked rows: uniform random tokens without q rows, which
+/// a chain rejects at once, or (`accepted`) tokens drawn from q rows near each processed row,
+/// which it mostly accepts. The chain's penalty state counts its earlier drafts.
+fn make_layout_call(rng: &mut impl Rng, cpu: &CpuReference, ids: &[u64], vocab: usize, accepted: bool) -> Call {
+    let (mut logits, mut requests, mut rows) = (Vec::new(), Vec::new(), 0);
+    for &id in ids {
+        let mut chain = cpu.table().get(id).expect("registered").clone();
+        let n = 4 + below(rng, 4) as usize;
+        let (mut drafts, mut q) = (Vec::new(), Vec::new());
+        for j in 0..=n {
+            let raw = logit_row(rng, RowShape::Peaked, vocab);
+            let x = process_row(&raw, &chain, None);
+            logits.extend_from_slice(&raw);
+            if j == n {
+                break;
+            }
+            let d = if accepted {
+                let qr = draft_q_row(rng, &x);
+                let d = sample_weights(rng, &qr);
+                q.extend_from_slice(&qr);
+                d
+            } else {
+                below(rng, vocab as u64) as u32
+            };
+            drafts.push(d);
+            *chain.output_counts.entry(d).or_insert(0) += 1;
+        }
+        rows += n + 1;
+        requests.push(ReqData { id, drafts, q: accepted.then_some(q), mask: None });
+    }
+    Call { logits, rows, requests }
+}
+
+/// `verify_rows`' layout follows the last call's chains (`verify::chains_stop_early`). Eight
+/// random requests with mixed settings, 40 to 64 rows (at most half the grid, at most 3 blocks
+/// a row in one round against 13 a request: `verify::IN_TURN_GAIN`): a call after
+/// one whose chains stopped at their first draft (uniform random drafts) has its rows taken by
+/// groups in turn, a call after one whose drafts were mostly accepted (drawn from q rows near
+/// the target) takes one round. Calls: rejected, rejected, accepted, rejected, so the
+/// in-turn layout also meets chains that run on. `last_chains` must count what the
+/// reference's outputs show, the layouts it implies must include both, and every call's
+/// outputs must equal the reference.
+#[test]
+fn gpu_verify_layout_follows_the_last_calls_chains() {
+    const TEST: &str = "gpu_verify_layout_follows_the_last_calls_chains";
+    let mut rng = fresh_rng(TEST);
+    let (vocab, batch) = (50_257usize, 8usize);
+    let Some(device) = gpu_or_skip(TEST) else { return };
+    let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+    let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
+    let mut cpu = CpuReference::new(vocab, batch).expect("cpu");
+    for id in 0..batch as u64 {
+        let mut params = verify_params(&mut rng, vocab);
+        if params.is_greedy() {
+            params.temperature = 0.7;
+            params.seed = rng.next_u64();
+        }
+        let prompt = prompt(&mut rng, vocab);
+        for b in [&mut gpu as &mut dyn Backend, &mut cpu] {
+            b.add_request(id, params.clone(), &prompt).expect("add request");
+        }
+    }
+    let ids: Vec<u64> = (0..batch as u64).collect();
+    let (grid, tiles) = (gpu.rows_grid() as u32, vocab.div_ceil(TILE_TOKENS as usize) as u32);
+    let mut expected = (0u32, 0u32);
+    let (mut in_turn, mut one_round, mut total_bad) = (0, 0, 0);
+    for (c, accepted) in [false, false, true, false].into_iter().enumerate() {
+        let call = make_layout_call(&mut rng, &cpu, &ids, vocab, accepted);
+        let last = gpu.last_chains().expect("last chains");
+        assert_eq!(last, expected, "call {c}: the last call's chains (stopped at the first draft, ran past it)");
+        let early = chains_stop_early(last.0 as u64 | (last.1 as u64) << 32);
+        let shape = group_shape(grid, 0, call.rows as u32, batch as u32, batch as u32, tiles, early);
+        assert!(call.rows as u32 * 2 <= grid && shape.size > 1, "call {c}: {} rows on {grid} blocks: {shape:?}", call.rows);
+        if shape.stride > 0 {
+            in_turn += 1;
+        } else {
+            one_round += 1;
+        }
+        let batch_v = call.batch(vocab);
+        let g = gpu.verify(&batch_v).expect("gpu verify");
+        let c_out = cpu.verify(&batch_v).expect("cpu verify");
+        eprintln!("call {c} (drafts {}): {} rows, last chains {last:?}, groups of {} {}", if accepted { "accepted" } else { "rejected" }, call.rows, shape.size, if shape.stride > 0 { "in turn" } else { "in one round" });
+        total_bad += check(&format!("call {c}"), &call, &g, &c_out, |id| format!("{:?}", cpu.table().get(id).map(|s| &s.params)));
+        assert!(c_out.iter().all(|o| o.status == 0), "call {c}: a request without a valid token");
+        let stopped = c_out.iter().filter(|o| o.accepted == 0).count() as u32;
+        expected = (stopped, batch as u32 - stopped);
+    }
+    assert_eq!(gpu.last_chains().expect("last chains"), expected, "after the last call");
+    assert!(in_turn > 0 && one_round > 0, "layouts: {in_turn} calls in turn, {one_round} in one round");
     assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
 }
 
@@ -632,7 +726,9 @@ fn gpu_verify_plain_rows_with_special_values() {
             }
             let random = call.requests.iter().filter(|r| cpu.table().get(r.id).is_some_and(|s| !s.params.is_greedy())).count();
             let tiles = vocab.div_ceil(TILE_TOKENS as usize) as u32;
-            let shape = group_shape(gpu.rows_grid() as u32, 0, call.rows as u32, call.requests.len() as u32, random as u32, tiles);
+            let (stopped, ran) = gpu.last_chains().expect("last chains");
+            let early = chains_stop_early(stopped as u64 | (ran as u64) << 32);
+            let shape = group_shape(gpu.rows_grid() as u32, 0, call.rows as u32, call.requests.len() as u32, random as u32, tiles, early);
             layouts[if shape.size == 1 { 2 } else if shape.stride > 0 { 1 } else { 0 }] += 1;
             let g = gpu.verify(&batch_v).expect("gpu verify");
             let c_out = cpu.verify(&batch_v).expect("cpu verify");

@@ -240,10 +240,11 @@ case "${1:-test}" in
     # six when no row needs the row mass, as in top-k 50 + top-p steps; one for greedy rows
     # alone: sample_tiles_greedy, which finishes them) or four top-k steps (two kernels each).
     # A heterogeneous cell of few rows may have no row that needs the mass: then the seven
-    # launches span two steps. Clocks stay as found.
+    # launches span two steps. A verification cell's call is three kernels (verify_rows,
+    # verify_draws, verify_chains). Clocks stay as found.
     skip=70; count=7
-    case "$cell" in topk128:*) skip=80; count=8 ;; greedy:*) skip=10; count=1 ;; topk50_topp09_t07:*) skip=60; count=6 ;; esac
-    ncu --clock-control none --graph-profiling node -k "regex:sample_|exact_|topk_" --launch-skip $skip --launch-count $count \
+    case "$cell" in topk128:*) skip=80; count=8 ;; greedy:*) skip=10; count=1 ;; topk50_topp09_t07:*) skip=60; count=6 ;; verify_*) skip=30; count=3 ;; esac
+    ncu --clock-control none --graph-profiling node -k "regex:sample_|exact_|topk_|verify_" --launch-skip $skip --launch-count $count \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
         -f -o "$out/$name" "$here/sonic-bench" --only "$cell" --replays 100 --out "$out/bench-$name" >/dev/null || exit 1
     ncu --import "$out/$name.ncu-rep" --page details > "$out/$name-details.txt" || exit 1
