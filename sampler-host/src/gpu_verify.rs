@@ -624,10 +624,10 @@ impl GpuVerifier {
         Ok(outs)
     }
 
-    /// Blocks of `verify_rows`' grid (what the device holds at once). A call with more target
-    /// rows than half of this has blocks, or groups of blocks, take rows in turn,
-    /// position-major, and skip rows past a rejection already known
-    /// (`sampler_kernels::verify::group_shape`); with fewer, each row gets a group of blocks.
+    /// Blocks of `verify_rows`' grid (what the device holds at once). A call of more target
+    /// rows than half of this, or one after a call whose chains mostly stopped at their first
+    /// draft, has blocks or groups take rows in turn, skipping rows past a known stop
+    /// (`sampler_kernels::verify::group_shape`); otherwise each row gets a group of blocks.
     pub fn rows_grid(&self) -> usize {
         self.rows_grid as usize
     }
