@@ -82,16 +82,6 @@ pub(crate) unsafe fn warp_inclusive_scan<T: Word>(v: T) -> T {
     s
 }
 
-/// [`warp_inclusive_scan`] of a `u32`.
-///
-/// # Safety
-/// All 32 lanes call it together.
-#[inline(always)]
-pub(crate) unsafe fn warp_inclusive_sum(v: u32) -> u32 {
-    // SAFETY: forwarded.
-    unsafe { warp_inclusive_scan(v) }
-}
-
 /// `op` folded over the lanes of a warp by butterfly, in every lane.
 ///
 /// # Safety

@@ -1671,7 +1671,7 @@ unsafe fn gather_band_tile(p: &StepParams, tid: u32, pos: u32, base: u32, x: [f3
 unsafe fn reserve_keys(p: &StepParams, pos: u32, lane: u32, n: u32) -> u32 {
     // SAFETY (whole warp): the row's job counter.
     unsafe {
-        let through = warp_inclusive_sum(n);
+        let through = warp_inclusive_scan::<u32>(n);
         let mut warp_base = 0;
         if lane == 31 {
             warp_base = atom_add_global_u32(&raw mut (*job_ptr(p, pos)).gathered, through);

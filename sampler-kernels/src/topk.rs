@@ -310,7 +310,7 @@ pub use device::{topk_chunks, topk_merge};
 mod device {
     use super::topk_key;
     use crate::abi::*;
-    use crate::block::{each8, pow2_at_least, smem, warp_inclusive_sum};
+    use crate::block::{each8, pow2_at_least, smem, warp_inclusive_scan};
     use crate::intrinsics::*;
     use crate::keys::{key_index, key_value};
     use crate::logit::{widen_bf16, widen_f16};
@@ -365,7 +365,7 @@ mod device {
         // SAFETY: lanes < 16 read the 16 published slots inside the map; the warp is converged.
         unsafe {
             let w = if lane < WARPS { ld_shared_u32(smem(slots + lane * stride)) } else { 0 };
-            let incl = warp_inclusive_sum(w);
+            let incl = warp_inclusive_scan::<u32>(w);
             let total = shfl_idx_u32(FULL_MASK, incl, WARPS - 1);
             let before = shfl_idx_u32(FULL_MASK, incl, warp.wrapping_sub(1) & 31);
             (if warp == 0 { 0 } else { before }, total)
@@ -392,7 +392,7 @@ mod device {
         // n + TOPK_ITER <= TOPK_BUFFER.
         unsafe {
             let any = vote_any(FULL_MASK, c != 0);
-            let incl = if any { warp_inclusive_sum(c) } else { 0 };
+            let incl = if any { warp_inclusive_scan::<u32>(c) } else { 0 };
             if lane_id() == 31 {
                 st_shared_u32(smem(slots + warp_id() * 4), incl);
             }
@@ -434,7 +434,7 @@ mod device {
                 own += ld_shared_u32(smem(TK_HIST + (top - b) * 4));
                 b += 1;
             }
-            let incl = warp_inclusive_sum(own);
+            let incl = warp_inclusive_scan::<u32>(own);
             let hit = ballot(FULL_MASK, incl >= need);
             // `hit == 0` cannot happen while the bucket holds `need` keys; lane 31 then answers
             // with digit 0 and count 0, which ends the selection instead of looping.
@@ -560,7 +560,7 @@ mod device {
                 }
             });
             let c = keep.count_ones();
-            let incl = warp_inclusive_sum(c);
+            let incl = warp_inclusive_scan::<u32>(c);
             let mut x = 16;
             while x > 0 {
                 let other = shfl_xor_u64(FULL_MASK, least, x);
