@@ -682,9 +682,10 @@ pub const VERIFY_CHUNKS_PER_TILE: u32 = TILE_TOKENS / VERIFY_CHUNK_TOKENS;
 const _: () = assert!(VERIFY_CHUNKS_PER_TILE * 32 == SAMPLER_THREADS);
 /// Bytes of the head of a target row's scratch: the group's barrier counter, the two
 /// selections' gather counters, the draw's count of summed tiles, in a request's first row the
-/// request's rejection word, and in row 0 the call's two hand-out counters (`u32` each, zero
-/// between calls).
-pub const VERIFY_ROW_HEAD_BYTES: u32 = 32;
+/// request's rejection word and its count of decided rows, in row 0 the call's two hand-out
+/// counters, and the group's count of blocks that saw the chain stopped (`u32` each, zero
+/// between calls; 16-byte units, which `verify_chains` clears).
+pub const VERIFY_ROW_HEAD_BYTES: u32 = 48;
 
 /// Words of a verification call's header (`VerifyParams::header`), and the index of the one
 /// that counts its random requests.
@@ -793,12 +794,6 @@ pub struct VerifyParams {
     /// `VERIFY_ROW_SCRATCH_BYTES` per target row, 16-byte aligned. The barrier counters are zero
     /// between calls: `verify_chains` clears what `verify_rows` counted.
     pub row_scratch: u64,
-    /// `u64`, kept across calls: of the last call's requests with drafts, those whose chain
-    /// stopped at its first draft (low half) and those that accepted one or more (high half).
-    /// `verify_draws` zeroes it and `verify_chains` counts into it; the next call's
-    /// `verify_rows` reads it to choose how its blocks share the rows
-    /// (`verify::chains_stop_early`, `verify::group_shape`). Zero at creation.
-    pub chain_stats: u64,
     /// Outputs: `i32[requests][max_drafts + 1]` tokens, `u32[requests]` accepted and status,
     /// `f32[requests][max_drafts + 1]` log-probabilities.
     pub out_tokens: u64,
@@ -820,6 +815,12 @@ pub struct VerifyParams {
     pub slots: u32,
     pub counts_stride: u32,
     pub _pad: u32,
+    /// `u64`, kept across calls: of the last call's requests with drafts, those whose chain
+    /// stopped at its first draft (low half) and those that accepted one or more (high half).
+    /// `verify_draws` zeroes it and `verify_chains` counts into it; the next call's
+    /// `verify_rows` reads it to choose how its blocks share the rows
+    /// (`verify::chains_stop_early`, `verify::group_shape`). Zero at creation.
+    pub chain_stats: u64,
 }
 
 const _: () = assert!(core::mem::size_of::<VerifyParams>() == 25 * 8 + 12 * 4);

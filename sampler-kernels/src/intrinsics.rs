@@ -716,6 +716,18 @@ pub unsafe fn red_add_relaxed_gpu_u32(ptr: *mut u32, value: u32) {
     unsafe { asm!("red.relaxed.gpu.global.add.u32 [{0}], {1};", in(reg64) ptr, in(reg32) value, options(nostack)) };
 }
 
+/// `red.release.gpu.global.add.u32 [ptr], v`: a device-scope atomic add with no returned value,
+/// after every earlier memory operation of this thread (and those it has observed) for a reader
+/// that acquires the word.
+///
+/// # Safety
+/// `ptr` is a 4-byte aligned global address the kernel may write.
+#[inline(always)]
+pub unsafe fn red_add_release_gpu_u32(ptr: *mut u32, value: u32) {
+    // SAFETY: the caller guarantees the address; the operation itself is atomic.
+    unsafe { asm!("red.release.gpu.global.add.u32 [{0}], {1};", in(reg64) ptr, in(reg32) value, options(nostack)) };
+}
+
 /// `red.relaxed.gpu.global.max.u32 [ptr], v`: a device-scope atomic maximum with no returned
 /// value.
 ///
@@ -737,6 +749,19 @@ pub unsafe fn ld_relaxed_gpu_u32(ptr: *const u32) -> u32 {
     let out: u32;
     // SAFETY: the caller guarantees the address.
     unsafe { asm!("ld.relaxed.gpu.global.u32 {0}, [{1}];", out(reg32) out, in(reg64) ptr, options(nostack, readonly)) };
+    out
+}
+
+/// `ld.acquire.gpu.global.u32`: [`ld_relaxed_gpu_u32`] that also orders this thread's later
+/// memory operations after it, so they see what the word's releasing writer wrote before it.
+///
+/// # Safety
+/// `ptr` is a 4-byte aligned global address the kernel may read.
+#[inline(always)]
+pub unsafe fn ld_acquire_gpu_u32(ptr: *const u32) -> u32 {
+    let out: u32;
+    // SAFETY: the caller guarantees the address.
+    unsafe { asm!("ld.acquire.gpu.global.u32 {0}, [{1}];", out(reg32) out, in(reg64) ptr, options(nostack)) };
     out
 }
 

@@ -31,7 +31,10 @@
 //! row's first pass and after it; a group's leader passes over such rows as it takes its next
 //! item, and the group checks again after the first pass; both check a row that selects by
 //! value bins after its bin histogram): nothing reads a chain past its first rejection. The
-//! word is a hint; no decision depends on it. A row that needs only its mass (no selection,
+//! word is a hint; no decision depends on it. Where the last call's chains mostly stopped at
+//! their first draft, a row handed out on its own (blocks alone, groups in turn) waits, as it
+//! is taken, for its request's first row to be decided, and is dropped if that row stopped the
+//! chain. A row that needs only its mass (no selection,
 //! no min-p floor) adds it up in the first pass, by band sums under each warp's running
 //! ceiling. The first pass stores each processed value in
 //! `VerifyParams::cache`; later passes read it back, so the prologue (penalties with the
@@ -192,6 +195,95 @@ unsafe fn ld_shared_u256(addr: u32) -> U256 {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The first pass's partials, folded in one block reduction.
+
+/// What a row's first pass finds, per thread, per block, then per group: the largest key,
+/// the valid and `+inf` counts (packed: each is at most the vocabulary, so the low half never
+/// carries), the draft's key, `Q = Σ q`, and (group only) the largest read of the request's
+/// rejection word.
+#[derive(Clone, Copy)]
+struct Pass1 {
+    max_key: u64,
+    counts: u64,
+    draft_key: u64,
+    q_sum: u128,
+    seen: u64,
+}
+
+impl Pass1 {
+    #[inline(always)]
+    fn fold(self, o: Pass1) -> Pass1 {
+        Pass1 {
+            max_key: max_u64(self.max_key, o.max_key),
+            counts: self.counts.wrapping_add(o.counts),
+            draft_key: max_u64(self.draft_key, o.draft_key),
+            q_sum: self.q_sum.wrapping_add(o.q_sum),
+            seen: max_u64(self.seen, o.seen),
+        }
+    }
+}
+
+/// Per-warp slots of [`block_fold_pass1`] (48 bytes a warp): the radix histogram's mass
+/// halves, which nothing uses between a row's first pass and its selections.
+const SM_FOLD: u32 = SM_HIST_LO;
+const _: () = assert!(SM_FOLD + WARPS * 48 <= SM_HIST_HI + 256 * 8);
+
+/// [`Pass1`] over the block, in every thread: one warp butterfly of all five parts together
+/// and one exchange through shared memory. Five block reductions in turn cost ten barriers and
+/// five butterflies one after another (a row's first pass took 7.5-9 µs to combine in
+/// session 57's timestamps).
+///
+/// # Safety
+/// The whole block calls it together.
+#[inline(always)]
+unsafe fn block_fold_pass1(v: Pass1) -> Pass1 {
+    // SAFETY (whole block, converged): SM_FOLD slots of the map; the barriers order the stores
+    // before the loads and the loads before the next call's stores.
+    unsafe {
+        let mut acc = v;
+        let mut x = 16;
+        while x > 0 {
+            let lo = acc.q_sum as u64;
+            let hi = (acc.q_sum >> 64) as u64;
+            let other = Pass1 {
+                max_key: shfl_xor_u64(FULL_MASK, acc.max_key, x),
+                counts: shfl_xor_u64(FULL_MASK, acc.counts, x),
+                draft_key: shfl_xor_u64(FULL_MASK, acc.draft_key, x),
+                q_sum: (shfl_xor_u64(FULL_MASK, hi, x) as u128) << 64 | shfl_xor_u64(FULL_MASK, lo, x) as u128,
+                seen: shfl_xor_u64(FULL_MASK, acc.seen, x),
+            };
+            acc = acc.fold(other);
+            x >>= 1;
+        }
+        let slot = SM_FOLD + warp_id() * 48;
+        if lane_id() == 0 {
+            st_shared_u64(smem(slot), acc.max_key);
+            st_shared_u64(smem(slot + 8), acc.counts);
+            st_shared_u64(smem(slot + 16), acc.draft_key);
+            st_shared_u64(smem(slot + 24), acc.q_sum as u64);
+            st_shared_u64(smem(slot + 32), (acc.q_sum >> 64) as u64);
+            st_shared_u64(smem(slot + 40), acc.seen);
+        }
+        sync_threads();
+        let mut out = Pass1 { max_key: 0, counts: 0, draft_key: 0, q_sum: 0, seen: 0 };
+        let mut w = 0;
+        while w < WARPS {
+            let at = SM_FOLD + w * 48;
+            out = out.fold(Pass1 {
+                max_key: ld_shared_u64(smem(at)),
+                counts: ld_shared_u64(smem(at + 8)),
+                draft_key: ld_shared_u64(smem(at + 16)),
+                q_sum: (ld_shared_u64(smem(at + 32)) as u128) << 64 | ld_shared_u64(smem(at + 24)) as u128,
+                seen: ld_shared_u64(smem(at + 40)),
+            });
+            w += 1;
+        }
+        sync_threads();
+        out
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Row groups: the blocks that share one target row.
 
 /// Block `g` of a row's `size` blocks takes tiles `g, g + size, ...`; the group's blocks are
@@ -220,7 +312,9 @@ struct Group {
 /// the request's rejection word (in its first row's head only; see [`mark_rejected`]), the
 /// call's hand-out counters of whole rows and of draw tiles (in row 0's head only; see
 /// [`verify_rows`] and [`verify_draws`]), and the group's count of blocks that saw the row's
-/// chain stopped after its bin histogram.
+/// chain stopped after its bin histogram; whether the request's first row is decided (in
+/// that row's head only; see [`mark_first_row_decided`]); and the group's count of blocks that
+/// have read the row's bin histogram back.
 const HEAD_ROWS_BARRIER: u32 = 0;
 const HEAD_GATHER: u32 = 1;
 const HEAD_DRAW_TILES_DONE: u32 = 3;
@@ -230,7 +324,12 @@ const HEAD_NEXT_DRAW_TILE: u32 = 6;
 /// Blocks of a group taking rows in turn that saw the row's chain stopped as they finished its
 /// bin histogram (`bin_histogram`): nonzero drops the row in every block of the group alike.
 const HEAD_STOP_SEEN: u32 = 7;
-const _: () = assert!((HEAD_STOP_SEEN + 1) * 4 <= VERIFY_ROW_HEAD_BYTES);
+/// Nonzero once the request's first row is decided, in that row's head (see
+/// [`mark_first_row_decided`]).
+const HEAD_FIRST_DECIDED: u32 = 8;
+/// Blocks of the row's group that have read its bin histogram back (see [`bin_histogram`]).
+const HEAD_BINS_READ: u32 = 9;
+const _: () = assert!((HEAD_BINS_READ + 1) * 4 <= VERIFY_ROW_HEAD_BYTES);
 
 impl Group {
     /// Whether this block writes the row's result when every block of the group knows it.
@@ -1181,10 +1280,12 @@ unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
             }
         });
         let stopped = ld_relaxed_gpu_u32(stop_seen) != 0;
-        // Every block has read the group's bins; the first clears them for the next call (the
-        // stop count stays until `verify_chains` clears the heads).
-        grp.sync(p);
-        if grp.leader() {
+        // The last block of the group to have read the bins back clears them for the next row
+        // or call (the stop count stays until `verify_chains` clears the heads): no block waits
+        // for the others, as a group barrier before the first block's clear made them
+        // (session 57). The clear comes before that block's next group barrier, and every
+        // later add to these bins (the group's next row) comes after it.
+        if block_arrive(head_word(p.row_scratch, grp.row, HEAD_BINS_READ), grp.size) {
             each_own_bin(|i| {
                 let b = own_bin(i);
                 if b < BINS && ld_shared_u32(smem(V_COUNT + b * 4)) != 0 {
@@ -2082,6 +2183,11 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
             }
             let mut grp = Group { row, g, size, first_block: block_idx_x() - g, in_turn: shape.stride > 0, barriers: 0, epoch };
             verify_row(&p, requests, rows, &mut grp);
+            // (Read again, not kept across the row: kept, ptxas spilled 24 B more.)
+            let wait = rows_wait(&p, size, shape.stride);
+            if wait && g == 0 && thread_idx_x() == 0 {
+                mark_first_row_decided(&p, row);
+            }
             if size > 1 {
                 if shape.stride == 0 {
                     break;
@@ -2089,7 +2195,11 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
                 // The leader's next item, to every block of the group (the barrier of the
                 // share also keeps every thread past the row before the next one's staging).
                 // It counts on the finished row's barrier counter, which only this group uses.
-                let next = if g == 0 && thread_idx_x() == 0 { take_item(&p, rows, next_row, shape.stride) } else { 0 };
+                let next = if g == 0 && thread_idx_x() == 0 {
+                    take_item(p.row_order, p.row_map, p.row_scratch, p.header, rows, next_row, shape.stride, wait)
+                } else {
+                    0
+                };
                 let w = grp.share(&p, [next as u64, 0, 0, 0, 0, 0]);
                 epoch += grp.barriers;
                 item = block_max_u64(w[0]) as u32;
@@ -2098,7 +2208,13 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
             epoch += grp.barriers;
             sync_threads();
             if thread_idx_x() == 0 {
-                st_shared_u32(smem(SM_ITEM), grid + atom_add_global_u32(next_row, 1));
+                // Waiting, as a group's leader does; else the row's own checks drop it.
+                let next = if wait {
+                    take_item(p.row_order, p.row_map, p.row_scratch, p.header, rows, next_row, grid, true)
+                } else {
+                    grid + atom_add_global_u32(next_row, 1)
+                };
+                st_shared_u32(smem(SM_ITEM), next);
             }
             sync_threads();
             item = ld_shared_u32(smem(SM_ITEM));
@@ -2107,24 +2223,45 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
     }
 }
 
+/// Whether rows handed out one at a time (blocks alone, `size == 1`, or groups taking rows in
+/// turn, `stride > 0`) wait for their request's first row: where the last call's chains
+/// mostly stopped at their first draft. Started at once, such rows were mostly dropped late or
+/// not at all, and held their blocks past the rows that mattered (session 57: heterogeneous
+/// B = 8 and 32 0.83-0.92x the time). A row waits for the first row only: waiting for every
+/// earlier row ran a chain that accepts its first drafts one row at a time (heterogeneous
+/// B = 32 and 128 up to 1.53x).
+///
+/// # Safety
+/// `chain_stats` is as [`verify_rows`] found it (nothing writes it during the grid).
+#[inline(always)]
+unsafe fn rows_wait(p: &VerifyParams, size: u32, stride: u32) -> bool {
+    // SAFETY: one u64 (caller).
+    (size == 1 || stride > 0) && chains_stop_early(unsafe { (p.chain_stats as *const u64).read_volatile() })
+}
+
 /// The next item for a group's leader (thread 0) taking rows in turn: `base` plus the
 /// counter's next value, passing over items whose rows lie past their request's known stop
 /// ([`item_past_rejection`]; each counted as skipped in the header). Without it a group spent
 /// two group barriers on each such item before dropping it (the item's share and the
 /// rejection word's), and once a call's first rows stop their chains most items are such.
-/// Blocks alone do not use it: its four dependent loads, while the block waits, made
-/// all-greedy calls about 1.03× slower (session 42, run 1), and their own check costs no group
-/// barrier.
+/// Blocks alone use it only to wait (`wait`, where the last call's chains mostly stopped at
+/// their first draft): its four dependent loads, while the block waits, made all-greedy calls
+/// about 1.03× slower (session 42, run 1), and their own check costs no group barrier.
+/// With `wait`, an item's row waits for its request's first row ([`item_past_rejection`]).
+///
+/// Out of line, with scalar arguments (the call's buffers from `p`), so that its two callers
+/// share one body: inlined twice, ptxas spilled 24 B more in `verify_rows`.
 ///
 /// # Safety
-/// `next_row` is row 0's counter; the order and map hold `rows` entries.
-#[inline(always)]
-unsafe fn take_item(p: &VerifyParams, rows: u32, next_row: *mut u32, base: u32) -> u32 {
+/// `next_row` is row 0's counter; `order`, `map`, `scratch` and `header` are the call's
+/// `row_order`, `row_map`, `row_scratch` and `header`, the order and map with `rows` entries.
+#[inline(never)]
+unsafe fn take_item(order: u64, map: u64, scratch: u64, header: u64, rows: u32, next_row: *mut u32, base: u32, wait: bool) -> u32 {
     // SAFETY: forwarded; one thread takes the item (and counts its skips).
     unsafe {
         let mut item = base + atom_add_global_u32(next_row, 1);
-        while item < rows && item_past_rejection(p, rows, item) {
-            count_skipped(p);
+        while item < rows && item_past_rejection(order, map, scratch, rows, item, wait) {
+            red_add_global_u32((header as *mut u32).add(3), 1);
             item = base + atom_add_global_u32(next_row, 1);
         }
         item
@@ -2134,29 +2271,91 @@ unsafe fn take_item(p: &VerifyParams, rows: u32, next_row: *mut u32, base: u32) 
 /// Whether item `item` (< rows) of the position-major order is a row `j > 0` whose request's
 /// rejection word already marks an earlier row: the same hint as [`past_rejection`], read
 /// from the map (a row whose map entry is not its request's row `j`, which `verify_row`
-/// reports, is never passed over).
+/// reports, is never passed over). With `wait`, it first waits for the request's first row
+/// ([`wait_for_first_row`]).
 ///
 /// # Safety
-/// `item < rows`; the order and map hold `rows` entries.
+/// `item < rows`; as for [`take_item`].
 #[inline(always)]
-unsafe fn item_past_rejection(p: &VerifyParams, rows: u32, item: u32) -> bool {
-    // SAFETY: entries below rows; the rejection word is in a row's head (first_row < rows).
+unsafe fn item_past_rejection(order: u64, map: u64, scratch: u64, rows: u32, item: u32, wait: bool) -> bool {
+    // SAFETY: entries below rows; the words are in a row's head (first_row < rows).
     unsafe {
-        let row = (p.row_order as *const u32).add(item as usize).read();
+        let row = (order as *const u32).add(item as usize).read();
         if row >= rows {
             return false;
         }
-        let map = (p.row_map + row as u64 * 8) as *const u32;
-        let (request, position) = (map.read(), map.add(1).read());
+        let entry = (map + row as u64 * 8) as *const u32;
+        let (request, position) = (entry.read(), entry.add(1).read());
         if position == 0 || position > row || position > VERIFY_MAX_DRAFTS {
             return false;
         }
         let first_row = row - position;
-        let first = (p.row_map + first_row as u64 * 8) as *const u32;
+        let first = (map + first_row as u64 * 8) as *const u32;
         if first.read() != request || first.add(1).read() != 0 {
             return false;
         }
-        chain_stopped_before(p, first_row, position)
+        let rejected = head_word(scratch, first_row, HEAD_REJECTED);
+        if wait {
+            return wait_for_first_row(head_word(scratch, first_row, HEAD_FIRST_DECIDED), rejected, position);
+        }
+        ld_relaxed_gpu_u32(rejected) > REJECTED_BASE - position
+    }
+}
+
+/// Word `word` of row `row`'s scratch head (`scratch`: the call's `row_scratch`).
+#[inline(always)]
+fn head_word(scratch: u64, row: u32, word: u32) -> *mut u32 {
+    (scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + word as u64 * 4) as *mut u32
+}
+
+/// Marks a request's first row as decided once it is done, whichever way it ended, after
+/// whatever it marked in the rejection word (a release: a reader that acquires the flag sees
+/// the mark). Thread 0 of the row's leader; other rows mark nothing.
+///
+/// # Safety
+/// `row` is below the call's rows; the map holds an entry for it.
+#[inline(always)]
+unsafe fn mark_first_row_decided(p: &VerifyParams, row: u32) {
+    // SAFETY: the row's own head (caller).
+    unsafe {
+        if ((p.row_map + row as u64 * 8) as *const u32).add(1).read() == 0 {
+            red_add_release_gpu_u32(head_word(p.row_scratch, row, HEAD_FIRST_DECIDED), 1);
+        }
+    }
+}
+
+/// Polls between reads of the first row's flag while a row waits for it.
+const WAIT_SLEEP_NS: u32 = 128;
+/// Most polls of one wait (a few milliseconds): the hint never holds a row for longer, whatever
+/// the map says. With a map the host built, a request's first row was handed out before its other
+/// rows and runs on a co-resident block that never waits, so the wait ends well before.
+const WAIT_POLLS: u32 = 8192;
+
+/// Waits (one thread) until the request's first row is decided (`flag`) or a row has stopped
+/// the chain before row `position` (`rejected`), or [`WAIT_POLLS`] polls pass; returns whether
+/// the chain is known to stop before `position`. Where chains mostly stop at their first draft,
+/// that settles most rows; a chain that accepts its first draft likely runs on, and its rows
+/// start together as before. Only a hint: a row that starts anyway computes what it would
+/// have.
+///
+/// # Safety
+/// `flag` and `rejected` are the request's words (its first row's head).
+#[inline(never)]
+unsafe fn wait_for_first_row(flag: *mut u32, rejected: *mut u32, position: u32) -> bool {
+    let mut polls = 0u32;
+    // SAFETY: the caller's words; the acquire orders the rejection word's read after the flag.
+    unsafe {
+        loop {
+            let decided = ld_acquire_gpu_u32(flag) != 0;
+            if ld_relaxed_gpu_u32(rejected) > REJECTED_BASE - position {
+                return true;
+            }
+            if decided || polls >= WAIT_POLLS {
+                return false;
+            }
+            nanosleep(WAIT_SLEEP_NS);
+            polls += 1;
+        }
     }
 }
 
@@ -2464,24 +2663,17 @@ unsafe fn verify_row(p: &VerifyParams, requests: u32, rows: u32, grp: &mut Group
             }
             tile = next;
         }
-        let mut max_key = block_max_u64(max_key);
         // valid < 2^32 per block and over the group (≤ vocab), so the packed sum carries nothing.
-        let mut counts = block_sum_u128(valid as u128 | (infinite as u128) << 32);
-        let mut draft_key = block_max_u64(draft_key);
-        let mut q_sum = block_sum_u128(q_sum);
-        let mut group_rejection = 0u32;
+        let mut pass = block_fold_pass1(Pass1 { max_key, counts: valid as u64 | (infinite as u64) << 32, draft_key, q_sum, seen: 0 });
         if grp.size > 1 {
             // (Its barrier also publishes the cache to the group.) Each block adds its read of
             // the request's rejection word; the word only grows, so the largest read is one
             // every block of the group takes.
             let seen = if tid == 0 && grp.in_turn && position > 0 { ld_relaxed_gpu_u32(rejected_word(p, first_row)) } else { 0 };
-            let w = grp.share(p, [max_key, counts as u64, draft_key, q_sum as u64, (q_sum >> 64) as u64, seen as u64]);
-            max_key = block_max_u64(w[0]);
-            counts = block_sum_u128(w[1] as u128);
-            draft_key = block_max_u64(w[2]);
-            q_sum = block_sum_u128(((w[4] as u128) << 64) | w[3] as u128);
-            group_rejection = block_max_u64(w[5]) as u32;
+            let w = grp.share(p, [pass.max_key, pass.counts, pass.draft_key, pass.q_sum as u64, (pass.q_sum >> 64) as u64, seen as u64]);
+            pass = block_fold_pass1(Pass1 { max_key: w[0], counts: w[1], draft_key: w[2], q_sum: ((w[4] as u128) << 64) | w[3] as u128, seen: w[5] });
         }
+        let (max_key, counts, draft_key, q_sum, group_rejection) = (pass.max_key, pass.counts as u128, pass.draft_key, pass.q_sum, pass.seen as u32);
         let infinite = (counts >> 32) as u32;
         let q_total = if r.d.q != 0 { q_sum } else { 1 };
         if max_key == 0 {
@@ -2859,11 +3051,12 @@ pub unsafe extern "ptx-kernel" fn verify_chains(p: VerifyParams) {
     let mut row = request;
     while row < rows {
         // SAFETY: row < rows ≤ the row scratch's capacity.
-        const _: () = assert!(VERIFY_ROW_HEAD_BYTES == 32); // two 16-byte stores
+        const _: () = assert!(VERIFY_ROW_HEAD_BYTES == 48); // three 16-byte stores
         unsafe {
             let head = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64) as *mut u32;
             st_global_v4_u32(head, [0; 4]);
             st_global_v4_u32(head.add(4), [0; 4]);
+            st_global_v4_u32(head.add(8), [0; 4]);
         }
         row += grid_dim_x() * block_dim_x();
     }

@@ -277,6 +277,19 @@ fn gpu_verify_equals_reference_on_heterogeneous_batches() {
     assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
 }
 
+/// Rows that a wait for the first row must drop: the rows after a chain's first row when the
+/// chain stops there (no draft accepted), and how many of them are among the first `n` items
+/// of the call's position-major order, which a grid hands out before any row can wait (block
+/// `b`, or group `i`, starts with item `b` or `i`). Where rows wait (`verify_rows` after a call
+/// whose chains mostly stopped at their first draft), the call skips at least the first count
+/// less the second.
+fn rows_after_first_stops(call: &Call, outs: &[VerifyOutput], n: usize) -> (usize, usize) {
+    let deepest = call.requests.iter().map(|r| r.drafts.len()).max().unwrap_or(0);
+    let order = (0..=deepest).flat_map(|j| call.requests.iter().zip(outs).filter(move |(r, _)| j <= r.drafts.len()).map(move |(_, o)| j > 0 && o.accepted == 0));
+    let all = call.requests.iter().zip(outs).filter(|(_, o)| o.accepted == 0).map(|(r, _)| r.drafts.len()).sum();
+    (all, order.take(n).filter(|&after| after).count())
+}
+
 /// More target rows than `verify_rows` has blocks: each block takes whole rows in turn,
 /// position-major, and drops a row once an earlier row of its request is known to stop the
 /// chain. The outputs must still equal the reference; every skipped row must lie past its
@@ -300,15 +313,20 @@ fn gpu_verify_whole_row_blocks_skip_rows_past_a_rejection() {
     for c in 0..sized(2, 1) {
         let call = make_call(&mut rng, &cpu, &ids, vocab, MAX_DRAFTS);
         assert!(call.rows > gpu.rows_grid(), "call {c}: {} rows for a grid of {}", call.rows, gpu.rows_grid());
+        let (stopped, ran) = gpu.last_chains().expect("last chains");
+        let waits = chains_stop_early(stopped as u64 | (ran as u64) << 32);
         let batch_v = call.batch(vocab);
         let g = gpu.verify(&batch_v).expect("gpu verify");
         let skipped = gpu.skipped_rows().expect("skipped rows") as usize;
         let c_out = cpu.verify(&batch_v).expect("cpu verify");
         // Rows a chain never reaches: past its first non-accepted row.
         let unread: usize = call.requests.iter().zip(&c_out).map(|(r, o)| r.drafts.len() - o.accepted.min(r.drafts.len())).sum();
-        eprintln!("call {c}: {} rows, {skipped} skipped, {unread} past a stop", call.rows);
+        let (after_first, early) = rows_after_first_stops(&call, &c_out, gpu.rows_grid());
+        eprintln!("call {c}: {} rows, {skipped} skipped, {unread} past a stop ({after_first} after a first-row stop, {early} of them handed out at once), rows wait: {waits}", call.rows);
         assert!(!expect_skips || skipped > 0, "call {c}: no row skipped of {unread} rows past a stop");
         assert!(skipped <= unread, "call {c}: {skipped} rows skipped, only {unread} lie past a stop");
+        // (At full size only: the sanitizer's slow rows may outlast a wait's bound.)
+        assert!(!expect_skips || !waits || skipped + early >= after_first, "call {c}: rows wait, yet {skipped} rows skipped of {after_first} after a first-row stop ({early} handed out at once)");
         total_bad += check(&format!("call {c}"), &call, &g, &c_out, |id| format!("{:?}", cpu.table().get(id).map(|s| &s.params)));
         cov.add(&call, &c_out);
     }
@@ -354,8 +372,10 @@ fn gpu_verify_row_groups_take_rows_in_turn() {
         let skipped = gpu.skipped_rows().expect("skipped rows") as usize;
         let c_out = cpu.verify(&batch_v).expect("cpu verify");
         let unread: usize = call.requests.iter().zip(&c_out).map(|(r, o)| r.drafts.len() - o.accepted.min(r.drafts.len())).sum();
-        eprintln!("call {c}: {} rows in groups of {}, {skipped} skipped, {unread} past a stop", call.rows, shape.size);
+        let (after_first, first) = rows_after_first_stops(&call, &c_out, shape.stride as usize);
+        eprintln!("call {c}: {} rows in groups of {}, {skipped} skipped, {unread} past a stop ({after_first} after a first-row stop, {first} of them handed out at once), rows wait: {early}", call.rows, shape.size);
         assert!(skipped <= unread, "call {c}: {skipped} rows skipped, only {unread} lie past a stop");
+        assert!(!expect_skips || !early || skipped + first >= after_first, "call {c}: rows wait, yet {skipped} rows skipped of {after_first} after a first-row stop ({first} handed out at once)");
         skipped_total += skipped;
         total_bad += check(&format!("call {c}"), &call, &g, &c_out, |id| format!("{:?}", cpu.table().get(id).map(|s| &s.params)));
         cov.add(&call, &c_out);
@@ -445,8 +465,14 @@ fn gpu_verify_layout_follows_the_last_calls_chains() {
         }
         let batch_v = call.batch(vocab);
         let g = gpu.verify(&batch_v).expect("gpu verify");
+        let skipped = gpu.skipped_rows().expect("skipped rows") as usize;
         let c_out = cpu.verify(&batch_v).expect("cpu verify");
-        eprintln!("call {c} (drafts {}): {} rows, last chains {last:?}, groups of {} {}", if accepted { "accepted" } else { "rejected" }, call.rows, shape.size, if shape.stride > 0 { "in turn" } else { "in one round" });
+        eprintln!("call {c} (drafts {}): {} rows, last chains {last:?}, groups of {} {}, {skipped} skipped", if accepted { "accepted" } else { "rejected" }, call.rows, shape.size, if shape.stride > 0 { "in turn" } else { "in one round" });
+        // Groups in turn wait for their chains' first rows (the layout needs `early`): every
+        // row after a first-row stop is dropped but those the groups start with.
+        let unread: usize = call.requests.iter().zip(&c_out).map(|(r, o)| r.drafts.len() - o.accepted.min(r.drafts.len())).sum();
+        let (after_first, first) = if shape.stride > 0 { rows_after_first_stops(&call, &c_out, shape.stride as usize) } else { (0, 0) };
+        assert!(skipped <= unread && (sized(false, true) || skipped + first >= after_first), "call {c}: {skipped} rows skipped of {unread} past a stop ({after_first} after a first-row stop, {first} of them handed out at once)");
         total_bad += check(&format!("call {c}"), &call, &g, &c_out, |id| format!("{:?}", cpu.table().get(id).map(|s| &s.params)));
         assert!(c_out.iter().all(|o| o.status == 0), "call {c}: a request without a valid token");
         let stopped = c_out.iter().filter(|o| o.accepted == 0).count() as u32;
@@ -454,6 +480,63 @@ fn gpu_verify_layout_follows_the_last_calls_chains() {
     }
     assert_eq!(gpu.last_chains().expect("last chains"), expected, "after the last call");
     assert!(in_turn > 0 && one_round > 0, "layouts: {in_turn} calls in turn, {one_round} in one round");
+    assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
+}
+
+/// Blocks alone (more requests than the grid has blocks) wait for their chains' first rows
+/// after a call whose chains mostly stopped at their first draft. Random requests; calls
+/// rejected, rejected, accepted, rejected (`make_layout_call`): in calls 1 and 2 the rows
+/// wait, so every row after a first-row stop is dropped but those the blocks start with (none
+/// here: the grid's first items are every request's first row), and in call 2 the chains run
+/// on while rows wait. Every call's outputs must equal the reference.
+#[test]
+fn gpu_verify_whole_row_blocks_wait_for_first_rows() {
+    const TEST: &str = "gpu_verify_whole_row_blocks_wait_for_first_rows";
+    let mut rng = fresh_rng(TEST);
+    let (vocab, batch) = (sized(32_000usize, 8_000), sized(257usize, 140));
+    let Some(device) = gpu_or_skip(TEST) else { return };
+    let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+    let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
+    let mut cpu = CpuReference::new(vocab, batch).expect("cpu");
+    for id in 0..batch as u64 {
+        let mut params = verify_params(&mut rng, vocab);
+        if params.is_greedy() {
+            params.temperature = 0.7;
+            params.seed = rng.next_u64();
+        }
+        let prompt = prompt(&mut rng, vocab);
+        for b in [&mut gpu as &mut dyn Backend, &mut cpu] {
+            b.add_request(id, params.clone(), &prompt).expect("add request");
+        }
+    }
+    let ids: Vec<u64> = (0..batch as u64).collect();
+    let (grid, tiles) = (gpu.rows_grid() as u32, vocab.div_ceil(TILE_TOKENS as usize) as u32);
+    assert!(batch as u32 > grid, "{batch} requests for a grid of {grid}");
+    let (mut waited, mut waited_on_running_chains, mut total_bad) = (0, 0, 0);
+    for (c, accepted) in [false, false, true, false].into_iter().enumerate() {
+        let call = make_layout_call(&mut rng, &cpu, &ids, vocab, accepted);
+        let (stopped, ran) = gpu.last_chains().expect("last chains");
+        let waits = chains_stop_early(stopped as u64 | (ran as u64) << 32);
+        let shape = group_shape(grid, 0, call.rows as u32, batch as u32, batch as u32, tiles, waits);
+        assert_eq!(shape.size, 1, "call {c}: {} rows on {grid} blocks: {shape:?}", call.rows);
+        let batch_v = call.batch(vocab);
+        let g = gpu.verify(&batch_v).expect("gpu verify");
+        let skipped = gpu.skipped_rows().expect("skipped rows") as usize;
+        let c_out = cpu.verify(&batch_v).expect("cpu verify");
+        let unread: usize = call.requests.iter().zip(&c_out).map(|(r, o)| r.drafts.len() - o.accepted.min(r.drafts.len())).sum();
+        let (after_first, first) = rows_after_first_stops(&call, &c_out, grid as usize);
+        let run_on = c_out.iter().filter(|o| o.accepted > 0).count();
+        eprintln!("call {c} (drafts {}): {} rows, last chains {:?}, rows wait: {waits}, {skipped} skipped of {unread} past a stop ({after_first} after a first-row stop, {first} of them handed out at once), {run_on} chains ran on", if accepted { "accepted" } else { "rejected" }, call.rows, (stopped, ran));
+        assert!(skipped <= unread, "call {c}: {skipped} rows skipped, only {unread} lie past a stop");
+        if waits {
+            waited += 1;
+            waited_on_running_chains += (run_on > 0) as usize;
+            // (At full size only: the sanitizer's slow rows may outlast a wait's bound.)
+            assert!(sized(false, true) || skipped + first >= after_first, "call {c}: rows wait, yet {skipped} rows skipped of {after_first} after a first-row stop ({first} handed out at once)");
+        }
+        total_bad += check(&format!("call {c}"), &call, &g, &c_out, |id| format!("{:?}", cpu.table().get(id).map(|s| &s.params)));
+    }
+    assert!(waited >= 2 && waited_on_running_chains >= 1, "{waited} calls waited, {waited_on_running_chains} of them on chains that ran on");
     assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
 }
 
