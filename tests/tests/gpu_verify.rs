@@ -418,6 +418,24 @@ fn make_layout_call(rng: &mut impl Rng, cpu: &CpuReference, ids: &[u64], vocab: 
     Call { logits, rows, requests }
 }
 
+/// Registers requests `0..batch` on both backends with `verify_params`' settings, a greedy
+/// draw turned random (T 0.7, its own seed): the layouts that follow the last call's chains
+/// need at least half the requests random. Returns the ids.
+fn register_random(rng: &mut impl Rng, vocab: usize, batch: usize, gpu: &mut GpuVerifier, cpu: &mut CpuReference) -> Vec<u64> {
+    for id in 0..batch as u64 {
+        let mut params = verify_params(rng, vocab);
+        if params.is_greedy() {
+            params.temperature = 0.7;
+            params.seed = rng.next_u64();
+        }
+        let prompt = prompt(rng, vocab);
+        for b in [&mut *gpu as &mut dyn Backend, &mut *cpu] {
+            b.add_request(id, params.clone(), &prompt).expect("add request");
+        }
+    }
+    (0..batch as u64).collect()
+}
+
 /// `verify_rows`' layout follows the last call's chains (`verify::chains_stop_early`). Eight
 /// random requests with mixed settings, 40 to 64 rows (at most half the grid, at most 3 blocks
 /// a row in one round against 13 a request: `verify::IN_TURN_GAIN`): a call after
@@ -436,18 +454,7 @@ fn gpu_verify_layout_follows_the_last_calls_chains() {
     let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
     let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
     let mut cpu = CpuReference::new(vocab, batch).expect("cpu");
-    for id in 0..batch as u64 {
-        let mut params = verify_params(&mut rng, vocab);
-        if params.is_greedy() {
-            params.temperature = 0.7;
-            params.seed = rng.next_u64();
-        }
-        let prompt = prompt(&mut rng, vocab);
-        for b in [&mut gpu as &mut dyn Backend, &mut cpu] {
-            b.add_request(id, params.clone(), &prompt).expect("add request");
-        }
-    }
-    let ids: Vec<u64> = (0..batch as u64).collect();
+    let ids = register_random(&mut rng, vocab, batch, &mut gpu, &mut cpu);
     let (grid, tiles) = (gpu.rows_grid() as u32, vocab.div_ceil(TILE_TOKENS as usize) as u32);
     let mut expected = (0u32, 0u32);
     let (mut in_turn, mut one_round, mut total_bad) = (0, 0, 0);
@@ -498,18 +505,7 @@ fn gpu_verify_whole_row_blocks_wait_for_first_rows() {
     let sampler = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
     let mut gpu = GpuVerifier::new(sampler, MAX_DRAFTS).expect("gpu verifier");
     let mut cpu = CpuReference::new(vocab, batch).expect("cpu");
-    for id in 0..batch as u64 {
-        let mut params = verify_params(&mut rng, vocab);
-        if params.is_greedy() {
-            params.temperature = 0.7;
-            params.seed = rng.next_u64();
-        }
-        let prompt = prompt(&mut rng, vocab);
-        for b in [&mut gpu as &mut dyn Backend, &mut cpu] {
-            b.add_request(id, params.clone(), &prompt).expect("add request");
-        }
-    }
-    let ids: Vec<u64> = (0..batch as u64).collect();
+    let ids = register_random(&mut rng, vocab, batch, &mut gpu, &mut cpu);
     let (grid, tiles) = (gpu.rows_grid() as u32, vocab.div_ceil(TILE_TOKENS as usize) as u32);
     assert!(batch as u32 > grid, "{batch} requests for a grid of {grid}");
     let (mut waited, mut waited_on_running_chains, mut total_bad) = (0, 0, 0);
