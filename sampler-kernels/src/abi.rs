@@ -682,9 +682,10 @@ pub const VERIFY_CHUNKS_PER_TILE: u32 = TILE_TOKENS / VERIFY_CHUNK_TOKENS;
 const _: () = assert!(VERIFY_CHUNKS_PER_TILE * 32 == SAMPLER_THREADS);
 /// Bytes of the head of a target row's scratch: the group's barrier counter, the two
 /// selections' gather counters, the draw's count of summed tiles, in a request's first row the
-/// request's rejection word and its count of decided rows, in row 0 the call's two hand-out
-/// counters, and the group's count of blocks that saw the chain stopped (`u32` each, zero
-/// between calls; 16-byte units, which `verify_chains` clears).
+/// request's rejection word and the flag that it is decided, in row 0 the call's two hand-out
+/// counters, and the group's counts of blocks that saw the chain stopped and that read the bin
+/// histogram back (`u32` each, zero between calls; 16-byte units, which `verify_chains`
+/// clears).
 pub const VERIFY_ROW_HEAD_BYTES: u32 = 48;
 
 /// Words of a verification call's header (`VerifyParams::header`), and the index of the one
