@@ -1254,7 +1254,7 @@ unsafe fn bin_histogram(p: &VerifyParams, grp: &mut Group, sum: &Summary, floor:
         // Added before the exchange's group barrier and read after it, so every block reads
         // the same count. (The chain mostly stops while a later row runs: its rows start
         // together, and a rejection at position 0 is known only after that row's passes.)
-        let stop_seen = (p.row_scratch + grp.row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + HEAD_STOP_SEEN as u64 * 4) as *mut u32;
+        let stop_seen = head_word(p.row_scratch, grp.row, HEAD_STOP_SEEN);
         if thread_idx_x() == 0 && grp.in_turn && position > 0 && chain_stopped_before(p, grp.row - position, position) {
             red_add_global_u32(stop_seen, 1);
         }
@@ -2171,7 +2171,7 @@ pub unsafe extern "ptx-kernel" fn verify_rows(p: VerifyParams) {
     // and its SM_ITEM store goes unread; the kernel's spills stay within the PTX check's
     // allowance. (One call site: each
     // inlined copy of the row is 400 KB of SASS.)
-    let next_row = (p.row_scratch + HEAD_NEXT_ROW as u64 * 4) as *mut u32;
+    let next_row = head_word(p.row_scratch, 0, HEAD_NEXT_ROW);
     let mut epoch = 0u32;
     while item < rows {
         // SAFETY: item < rows, and the host writes `rows` entries; SM_ITEM is this loop's
@@ -2266,7 +2266,7 @@ unsafe fn take_item(order: u64, map: u64, scratch: u64, header: u64, rows: u32, 
     unsafe {
         let mut item = base + atom_add_global_u32(next_row, 1);
         while item < rows && item_past_rejection(order, map, scratch, rows, item, wait) {
-            red_add_global_u32((header as *mut u32).add(3), 1);
+            red_add_global_u32(skip_counter(header), 1);
             item = base + atom_add_global_u32(next_row, 1);
         }
         item
@@ -2303,7 +2303,7 @@ unsafe fn item_past_rejection(order: u64, map: u64, scratch: u64, rows: u32, ite
         if wait {
             return wait_for_first_row(head_word(scratch, first_row, HEAD_FIRST_DECIDED), rejected, position);
         }
-        ld_relaxed_gpu_u32(rejected) > REJECTED_BASE - position
+        stops_before(ld_relaxed_gpu_u32(rejected), position)
     }
 }
 
@@ -2352,7 +2352,7 @@ unsafe fn wait_for_first_row(flag: *mut u32, rejected: *mut u32, position: u32) 
     unsafe {
         loop {
             let decided = ld_acquire_gpu_u32(flag) != 0;
-            if ld_relaxed_gpu_u32(rejected) > REJECTED_BASE - position {
+            if stops_before(ld_relaxed_gpu_u32(rejected), position) {
                 return true;
             }
             if decided || polls >= WAIT_POLLS {
@@ -2371,7 +2371,21 @@ const REJECTED_BASE: u32 = VERIFY_MAX_DRAFTS + 1;
 /// The request's rejection word: `HEAD_REJECTED` of its first row's head.
 #[inline(always)]
 fn rejected_word(p: &VerifyParams, first_row: u32) -> *mut u32 {
-    (p.row_scratch + first_row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + HEAD_REJECTED as u64 * 4) as *mut u32
+    head_word(p.row_scratch, first_row, HEAD_REJECTED)
+}
+
+/// Whether a rejection word's value `word` marks a row before row `position` (every reader's
+/// test, whichever way it read the word).
+#[inline(always)]
+fn stops_before(word: u32, position: u32) -> bool {
+    word > REJECTED_BASE - position
+}
+
+/// The call's count of dropped rows: header word 3, which `GpuVerifier::skipped_rows` reads
+/// back (`header`: the call's `VerifyParams::header`).
+#[inline(always)]
+fn skip_counter(header: u64) -> *mut u32 {
+    (header as *mut u32).wrapping_add(3)
 }
 
 /// Whether the request's rejection word, read now, marks a row before row `position`: the
@@ -2382,18 +2396,17 @@ fn rejected_word(p: &VerifyParams, first_row: u32) -> *mut u32 {
 #[inline(always)]
 unsafe fn chain_stopped_before(p: &VerifyParams, first_row: u32, position: u32) -> bool {
     // SAFETY: the word is in the first row's scratch head (caller).
-    unsafe { ld_relaxed_gpu_u32(rejected_word(p, first_row)) > REJECTED_BASE - position }
+    unsafe { stops_before(ld_relaxed_gpu_u32(rejected_word(p, first_row)), position) }
 }
 
-/// Counts one dropped row in the call's header (word 3, which `GpuVerifier::skipped_rows`
-/// reads back).
+/// Counts one dropped row in the call's header ([`skip_counter`]).
 ///
 /// # Safety
 /// `p.header` is the call's header; one thread per dropped row calls it.
 #[inline(always)]
 unsafe fn count_skipped(p: &VerifyParams) {
     // SAFETY: header word 3 is the call's skip counter (caller).
-    unsafe { red_add_global_u32((p.header as *mut u32).add(3), 1) };
+    unsafe { red_add_global_u32(skip_counter(p.header), 1) };
 }
 
 /// Records that the request's chain stops at or before row `position` (a draft rejected or not
@@ -2455,7 +2468,7 @@ unsafe fn past_rejection_later(p: &VerifyParams, grp: &Group, first_row: u32, po
         return false;
     }
     // SAFETY (whole block): the word is in the first row's head; header word 3 counts skips.
-    unsafe { lone_block_stopped(rejected_word(p, first_row), REJECTED_BASE - position, (p.header as *mut u32).add(3)) }
+    unsafe { lone_block_stopped(rejected_word(p, first_row), REJECTED_BASE - position, skip_counter(p.header)) }
 }
 
 /// A block alone's check of its chain's stop, out of line, with scalar arguments: the check
@@ -2495,7 +2508,7 @@ unsafe fn lone_block_stopped(word: *mut u32, above: u32, skips: *mut u32) -> boo
 /// The whole block calls it, and every block of the group with the same `seen`.
 #[inline(always)]
 unsafe fn group_past(p: &VerifyParams, grp: &Group, seen: u32, position: u32) -> bool {
-    let skip = grp.in_turn && position > 0 && seen > REJECTED_BASE - position;
+    let skip = grp.in_turn && position > 0 && stops_before(seen, position);
     if skip && grp.leader() && thread_idx_x() == 0 {
         // SAFETY: the call's header; the leader's thread 0 alone.
         unsafe { count_skipped(p) };
@@ -2846,7 +2859,7 @@ pub unsafe extern "ptx-kernel" fn verify_draws(p: VerifyParams) {
     }
     let tid = thread_idx_x();
     let grid = grid_dim_x();
-    let next_item = (p.row_scratch + HEAD_NEXT_DRAW_TILE as u64 * 4) as *mut u32;
+    let next_item = head_word(p.row_scratch, 0, HEAD_NEXT_DRAW_TILE);
     // SAFETY (whole block): every block lists the same rows (see `list_drawing_rows`), so items
     // mean the same rows and tiles everywhere; the list and SM_ITEM are this loop's, each
     // rewrite behind a barrier after the last read; the counter is row 0's head word (rows > 0).
@@ -2971,7 +2984,7 @@ unsafe fn draw_item(p: &VerifyParams, row: u32, first: u32, n: u32) {
         sum_span(p, row, first, n, &plan, w, 0);
         let mut last = false;
         if thread_idx_x() == 0 {
-            let done = (p.row_scratch + row as u64 * VERIFY_ROW_SCRATCH_BYTES as u64 + HEAD_DRAW_TILES_DONE as u64 * 4) as *mut u32;
+            let done = head_word(p.row_scratch, row, HEAD_DRAW_TILES_DONE);
             // The fence orders the block's sums (stored before `sum_span`'s last barrier) before
             // the count; the last counter's fence orders every block's sums before its reads.
             fence_acq_rel_gpu();
