@@ -339,6 +339,28 @@ mod tests {
     use super::*;
     use crate::decide::draw_target;
 
+    /// `chains_stop_early` at its boundaries: at least three in four of the last call's chains
+    /// with drafts stopped at their first draft, and one or more did; the two halves of the
+    /// word are counted apart (a count in the high half never reads as stopped chains), and
+    /// `3 · ran` does not overflow at the largest counts.
+    #[test]
+    fn chains_stop_early_at_its_boundaries() {
+        let word = |stopped: u32, ran: u32| stopped as u64 | (ran as u64) << 32;
+        for (stopped, ran, early) in [
+            (0, 0, false),
+            (1, 0, true),
+            (3, 1, true),
+            (2, 1, false),
+            (299, 100, false),
+            (300, 100, true),
+            (0, 7, false),
+            (u32::MAX, u32::MAX / 3, true),
+            (u32::MAX, u32::MAX / 3 + 1, false),
+        ] {
+            assert_eq!(chains_stop_early(word(stopped, ran)), early, "stopped {stopped}, ran {ran}");
+        }
+    }
+
     /// Every item gets the same number of blocks (or is visited by exactly one block in turn),
     /// groups are whole, consecutive and disjoint, their blocks take the same items, and no
     /// group is larger than the item's tiles. Rows outnumber half the grid only with groups
