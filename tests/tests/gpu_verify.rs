@@ -457,7 +457,7 @@ fn gpu_verify_layout_follows_the_last_calls_chains() {
     let ids = register_random(&mut rng, vocab, batch, &mut gpu, &mut cpu);
     let (grid, tiles) = (gpu.rows_grid() as u32, vocab.div_ceil(TILE_TOKENS as usize) as u32);
     let mut expected = (0u32, 0u32);
-    let (mut in_turn, mut one_round, mut total_bad) = (0, 0, 0);
+    let (mut in_turn, mut one_round, mut bounded, mut total_bad) = (0, 0, 0, 0);
     for (c, accepted) in [false, false, true, false].into_iter().enumerate() {
         let call = make_layout_call(&mut rng, &cpu, &ids, vocab, accepted);
         let last = gpu.last_chains().expect("last chains");
@@ -480,6 +480,7 @@ fn gpu_verify_layout_follows_the_last_calls_chains() {
         let unread: usize = call.requests.iter().zip(&c_out).map(|(r, o)| r.drafts.len() - o.accepted.min(r.drafts.len())).sum();
         let (after_first, first) = if shape.stride > 0 { rows_after_first_stops(&call, &c_out, shape.stride as usize) } else { (0, 0) };
         assert!(skipped <= unread && (sized(false, true) || skipped + first >= after_first), "call {c}: {skipped} rows skipped of {unread} past a stop ({after_first} after a first-row stop, {first} of them handed out at once)");
+        bounded += (after_first > first) as usize;
         total_bad += check(&format!("call {c}"), &call, &g, &c_out, |id| format!("{:?}", cpu.table().get(id).map(|s| &s.params)));
         assert!(c_out.iter().all(|o| o.status == 0), "call {c}: a request without a valid token");
         let stopped = c_out.iter().filter(|o| o.accepted == 0).count() as u32;
@@ -487,6 +488,7 @@ fn gpu_verify_layout_follows_the_last_calls_chains() {
     }
     assert_eq!(gpu.last_chains().expect("last chains"), expected, "after the last call");
     assert!(in_turn > 0 && one_round > 0, "layouts: {in_turn} calls in turn, {one_round} in one round");
+    assert!(bounded > 0, "no call in turn had rows after a first-row stop to skip");
     assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
 }
 
@@ -508,7 +510,7 @@ fn gpu_verify_whole_row_blocks_wait_for_first_rows() {
     let ids = register_random(&mut rng, vocab, batch, &mut gpu, &mut cpu);
     let (grid, tiles) = (gpu.rows_grid() as u32, vocab.div_ceil(TILE_TOKENS as usize) as u32);
     assert!(batch as u32 > grid, "{batch} requests for a grid of {grid}");
-    let (mut waited, mut waited_on_running_chains, mut total_bad) = (0, 0, 0);
+    let (mut waited, mut waited_on_running_chains, mut bounded, mut total_bad) = (0, 0, 0, 0);
     for (c, accepted) in [false, false, true, false].into_iter().enumerate() {
         let call = make_layout_call(&mut rng, &cpu, &ids, vocab, accepted);
         let (stopped, ran) = gpu.last_chains().expect("last chains");
@@ -527,12 +529,15 @@ fn gpu_verify_whole_row_blocks_wait_for_first_rows() {
         if waits {
             waited += 1;
             waited_on_running_chains += (run_on > 0) as usize;
+            // Calls whose lower bound below says something (rows to skip beyond the first items).
+            bounded += (after_first > first) as usize;
             // (At full size only: the sanitizer's slow rows may outlast a wait's bound.)
             assert!(sized(false, true) || skipped + first >= after_first, "call {c}: rows wait, yet {skipped} rows skipped of {after_first} after a first-row stop ({first} handed out at once)");
         }
         total_bad += check(&format!("call {c}"), &call, &g, &c_out, |id| format!("{:?}", cpu.table().get(id).map(|s| &s.params)));
     }
     assert!(waited >= 2 && waited_on_running_chains >= 1, "{waited} calls waited, {waited_on_running_chains} of them on chains that ran on");
+    assert!(bounded >= 1, "no call that waited had rows after a first-row stop to skip");
     assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
 }
 
