@@ -1,17 +1,10 @@
 """Aligns an Nsight source-page SASS (sass.csv) to a line-info disassembly and sums instructions,
 executed instructions and stall samples per innermost source function: SASS FUNC [CSVDIR [TOP]]."""
-import re,sys,csv,difflib,collections,bisect,os
+import re,sys,csv,collections,bisect,os
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sass_common import read_sass, align
 sass_file, func, csvdir = sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv)>3 else None
-lines=open(sass_file).read().split('\n')
-start=[i for i,l in enumerate(lines) if l.startswith('.text.%s:'%func)][0]
-cur=None; instrs=[]
-rx=re.compile(r'/\*([0-9a-f]{4,})\*/\s+(.*?);')
-for l in lines[start+1:]:
-    if l.startswith('.nv.') or l.startswith('\t.section'): break
-    m=re.search(r'//## File "(.*)", line (\d+)',l)
-    if m: cur=(m.group(1).split('/')[-1], int(m.group(2))); continue
-    m=rx.search(l)
-    if m: instrs.append((int(m.group(1),16), m.group(2).strip(), cur))
+instrs=read_sass(sass_file, func)
 print('instrs',len(instrs), file=sys.stderr)
 # fn ranges per file
 fnmap={}
@@ -31,21 +24,15 @@ def fn_of(f,ln):
     st,nm=fnmap[f]
     k=bisect.bisect_right(st,ln)-1
     return f+':'+(nm[k] if k>=0 else '?')
-def norm(t):
-    t=re.sub(r"0x[0-9a-f]+","X",t); t=re.sub(r"\bU?R\d+\b","R",t); t=re.sub(r"\bU?P\d\b","P",t)
-    return t
 ex=None
 if csvdir:
     rows=list(csv.reader(open(csvdir+'/sass.csv')))
     hdr=rows[1]; idx={h:i for i,h in enumerate(hdr)}
     data=[r for r in rows[2:] if len(r)>=len(hdr)]
-    a=[norm(r[idx['Source']].strip().rstrip(';').strip()) for r in data]
-    b=[norm(t) for _,t,_ in instrs]
-    sm=difflib.SequenceMatcher(None,a,b,autojunk=False)
+    amap=align([r[idx['Source']].strip().rstrip(';').strip() for r in data], [t for _,t,_ in instrs])
     ex=[None]*len(instrs); matched=0
-    for blk in sm.get_matching_blocks():
-        for k in range(blk.size):
-            r=data[blk.a+k]; ex[blk.b+k]=(int(r[idx['Instructions Executed']] or 0), int(r[idx['stall_no_inst']] or 0), int(r[idx['Warp Stall Sampling (All Samples)']] or 0)); matched+=1
+    for ka,kb in amap.items():
+        r=data[ka]; ex[kb]=(int(r[idx['Instructions Executed']] or 0), int(r[idx['stall_no_inst']] or 0), int(r[idx['Warp Stall Sampling (All Samples)']] or 0)); matched+=1
     print('matched',matched,'of',len(instrs),len(data), file=sys.stderr)
 agg=collections.defaultdict(lambda:[0,0,0,0,0])
 for i,(ad,t,c) in enumerate(instrs):

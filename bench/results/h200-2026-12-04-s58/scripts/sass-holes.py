@@ -1,5 +1,7 @@
 """Unexecuted spans inside a kernel's executed code, attributed by a line-info disassembly: CSVDIR SASS FUNC."""
-import csv,sys,re,bisect,collections
+import csv,sys,re,bisect,collections,os
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sass_common import read_sass, align
 d=sys.argv[1]; sass=sys.argv[2]; func=sys.argv[3]
 rows=list(csv.reader(open(d+'/sass.csv')))
 hdr=rows[1]; idx={h:i for i,h in enumerate(hdr)}
@@ -20,25 +22,8 @@ first=min(i for i in range(n) if ex[i]>0); last=max(i for i in range(n) if ex[i]
 inner=[r for r in big if r[0]>first and r[1]<last]
 print('unexecuted holes >=200 instrs inside the executed span:',len(inner),'total',sum(r[1]-r[0] for r in inner),'span',last-first)
 # attribute holes via li disassembly alignment
-lines=open(sass).read().split('\n')
-start=[k for k,l in enumerate(lines) if l.startswith('.text.%s:'%func)][0]
-cur=None; instrs=[]
-rx=re.compile(r'/\*([0-9a-f]{4,})\*/\s+(.*?);')
-for l in lines[start+1:]:
-    if l.startswith('.nv.') or l.startswith('\t.section'): break
-    m=re.search(r'//## File "(.*)", line (\d+)',l)
-    if m: cur=(m.group(1).split('/')[-1], int(m.group(2))); continue
-    m=rx.search(l)
-    if m: instrs.append((m.group(2).strip(),cur))
-def norm(t):
-    t=re.sub(r"0x[0-9a-f]+","X",t); t=re.sub(r"\bU?R\d+\b","R",t); t=re.sub(r"\bU?P\d\b","P",t); return t
-import difflib
-a=[norm(r[idx['Source']].strip().rstrip(';').strip()) for r in data]
-b=[norm(t) for t,_ in instrs]
-sm=difflib.SequenceMatcher(None,a,b,autojunk=False)
-amap={}
-for blk in sm.get_matching_blocks():
-    for k in range(blk.size): amap[blk.a+k]=blk.b+k
+instrs=[(t,c) for _,t,c in read_sass(sass, func)]
+amap=align([r[idx['Source']].strip().rstrip(';').strip() for r in data], [t for t,_ in instrs])
 for (s,e,_) in sorted(inner,key=lambda r:-(r[1]-r[0]))[:25]:
     c=collections.Counter()
     for k in range(s,e):
