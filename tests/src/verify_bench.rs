@@ -29,7 +29,6 @@
 //! bytes a call must move: target logits, draft-probability rows, bitmask rows, and the penalty
 //! counts once per target row of a request with penalties.
 
-use cudarc::driver::CudaSlice;
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::Backend;
 use sampler_host::cuda::GpuDevice;
@@ -39,7 +38,7 @@ use sampler_host::settings::SamplingParams;
 use sampler_kernels::abi::{DTYPE_F32, FILL_PEAKED};
 use sampler_tests::{below, bitmask_row, draft_q_row, first_argmax, mixed_params, sample_weights, unit};
 
-use super::{time_replays, BenchResult, Timing};
+use super::{time_replays, BenchResult, L2Flush, Timing};
 
 /// The two verification workloads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +104,7 @@ fn q_row(rng: &mut impl Rng, vocab: usize) -> Vec<f32> {
 }
 
 /// Measures one cell.
-pub fn run_verify_cell(cell: &VerifyCell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut impl Rng) -> BenchResult<VerifyMeasured> {
+pub fn run_verify_cell(cell: &VerifyCell, flush: &mut L2Flush, replays: usize, rng: &mut impl Rng) -> BenchResult<VerifyMeasured> {
     const MAX_DRAFTS: usize = 8;
     let (vocab, batch) = (cell.vocab, cell.batch);
     let config = GpuSamplerConfig { max_requests: batch, max_bias_entries: batch * 32, ..GpuSamplerConfig::new(vocab, batch) };

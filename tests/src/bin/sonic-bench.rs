@@ -22,7 +22,9 @@
 //! `--exact-order overlapped|first-serial|serial` (which exact-pass launches overlap their
 //! predecessor; first-serial is the default, for an A/B), `--no-skip-lists` (every top-p row
 //! builds its candidate lists, even when its request's last step was wide:
-//! `GpuSamplerConfig::skip_lists_after_wide_step` off, for an A/B), and
+//! `GpuSamplerConfig::skip_lists_after_wide_step` off, for an A/B), `--warm-l2` (no rewrite
+//! between replays: the cells run with their code, settings and, where they fit, logits in
+//! L2, which measures what the eviction costs; the ceilings are timed as usual), and
 //! `--logits FILE` (`.npy` or
 //! `.safetensors`, `rows × V` saved from a real model): the file's rows replace the generated
 //! ones, tiled over each batch, at the file's V.
@@ -72,9 +74,17 @@ fn events(stream: &CudaStream, n: usize) -> BenchResult<Vec<CudaEvent>> {
         .collect()
 }
 
-/// Times `replays` runs of `launch(i)`, each preceded (outside the timed region) by a rewrite
-/// of `flush`, with one event pair per run and a single synchronization at the end.
-fn time_replays<F>(stream: &std::sync::Arc<CudaStream>, flush: &mut CudaSlice<u8>, warmup: usize, replays: usize, mut launch: F) -> BenchResult<Timing>
+/// What stands between two timed replays: a rewrite of a buffer larger than L2 (the default,
+/// as a model's forward pass between two sampling steps evicts the sampler's code and data), or
+/// nothing (`--warm-l2`, to measure what the eviction costs a cell).
+struct L2Flush {
+    buffer: CudaSlice<u8>,
+    before_each_replay: bool,
+}
+
+/// Times `replays` runs of `launch(i)`, each preceded (outside the timed region) by `flush`'s
+/// rewrite when it has one, with one event pair per run and a single synchronization at the end.
+fn time_replays<F>(stream: &std::sync::Arc<CudaStream>, flush: &mut L2Flush, warmup: usize, replays: usize, mut launch: F) -> BenchResult<Timing>
 where
     F: FnMut(usize) -> BenchResult<()>,
 {
@@ -85,7 +95,9 @@ where
     let starts = events(stream, replays)?;
     let ends = events(stream, replays)?;
     for i in 0..replays {
-        stream.memset_zeros(flush)?;
+        if flush.before_each_replay {
+            stream.memset_zeros(&mut flush.buffer)?;
+        }
         starts[i].record(stream)?;
         launch(i)?;
         ends[i].record(stream)?;
@@ -204,7 +216,7 @@ impl LogitsSet {
 }
 
 /// The `topk128` cell: `GpuTopK` captured in a graph per logits set, the same timing as a step.
-fn run_topk_cell(cell: &Cell, flush: &mut CudaSlice<u8>, replays: usize, rng: &mut impl Rng, file: Option<&LogitsFile>) -> BenchResult<Measured> {
+fn run_topk_cell(cell: &Cell, flush: &mut L2Flush, replays: usize, rng: &mut impl Rng, file: Option<&LogitsFile>) -> BenchResult<Measured> {
     let (vocab, batch) = (cell.vocab, cell.batch);
     let mut topk = GpuTopK::new(GpuDevice::open(0)?, batch, vocab, TOPK_BENCH_K)?;
     let stream = topk.device().stream().clone();
@@ -277,7 +289,7 @@ struct StepLaunch {
 
 fn run_cell(
     cell: &Cell,
-    flush: &mut CudaSlice<u8>,
+    flush: &mut L2Flush,
     replays: usize,
     rng: &mut impl Rng,
     file: Option<&LogitsFile>,
@@ -368,6 +380,7 @@ fn main() -> BenchResult<()> {
         Some(other) => return Err(format!("--exact-order takes overlapped, first-serial or serial, not {other}").into()),
     };
     let skip_lists = !args.iter().any(|a| a == "--no-skip-lists");
+    let warm_l2 = args.iter().any(|a| a == "--warm-l2");
     let launch = StepLaunch { overlap_kernels: !serial, exact_pass, exact_pass_order, skip_lists_after_wide_step: skip_lists };
     let out_dir = value("--out").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("bench-out"));
     let replays: usize = value("--replays").and_then(|v| v.parse().ok()).unwrap_or(200).max(100);
@@ -384,7 +397,8 @@ fn main() -> BenchResult<()> {
         Xoshiro256PlusPlus::seed_from_u64(base_seed ^ hash)
     };
     eprintln!("sonic-bench: SONIC_BENCH_SEED={base_seed} (per-cell generators), module loaded from {:?}", gpu.module_image());
-    let mut flush = stream.alloc_zeros::<u8>(FLUSH_BYTES)?;
+    // The copy ceilings and the empty graph are timed after a flush whatever `--warm-l2` says.
+    let mut flush = L2Flush { buffer: stream.alloc_zeros::<u8>(FLUSH_BYTES)?, before_each_replay: true };
 
     // Ceilings: 1 GiB copies (bytes read + written), and the empty kernel.
     let copy_bytes = 1usize << 30;
@@ -404,6 +418,7 @@ fn main() -> BenchResult<()> {
     let empty_graph = gpu.capture(|| gpu.empty_kernel())?;
     let empty = time_replays(&stream, &mut flush, 10, replays, |_| Ok(empty_graph.launch()?))?;
     eprintln!("ceilings: memcpy {memcpy_gbs:.0} GB/s, copy kernel {kernel_gbs:.0} GB/s, empty graph {:.2} µs", empty.median_us);
+    flush.before_each_replay = !warm_l2;
 
     // `--logits FILE` (.npy or .safetensors, rows × vocab): rows saved from a real model replace
     // the generated ones; the grid keeps the file's vocab, and drops the cells that need
@@ -580,8 +595,7 @@ fn main() -> BenchResult<()> {
     let md = format!(
         "# sonic-bench on {device_name}\n\n{source}\
          Each figure: CUDA events around one graph replay of the whole step ({kernels}, {launches}), median and \
-         10th–90th percentile of {replays} replays after 10 warm-up replays. A 256 MB buffer is rewritten before \
-         every replay (outside the events) and two logits buffers alternate, so nothing is timed from L2. Logits are \
+         10th–90th percentile of {replays} replays after 10 warm-up replays. {l2_note} Logits are \
          generated on the GPU: peaked rows are ≈N(0, 2) with about 20 tokens boosted by +8..+14; flat rows ≈N(0, 0.5). \
          Each cell's settings and logits seeds come from a generator seeded by the cell and SONIC_BENCH_SEED \
          ({base_seed} here), so a cell measures the same rows in every run. \
@@ -612,6 +626,13 @@ fn main() -> BenchResult<()> {
          differ in shape from the last step's: the cost when the last step predicts the wrong shape.\n\n\
          | V | B | fast path (flat_full) µs | exact pass (flat_topp095) µs | ratio | peaked_topp095 µs | alternating_topp095 µs |\n|---|---|---|---|---|---|---|\n{exact_md}",
         empty.median_us,
+        l2_note = if warm_l2 {
+            "**Warm L2 (--warm-l2): nothing is rewritten between replays**, so code, settings and, where two \
+             logits buffers fit, logits are timed from L2: what the flush costs, not a serving step."
+        } else {
+            "A 256 MB buffer is rewritten before every replay (outside the events) and two logits buffers \
+             alternate, so nothing is timed from L2."
+        },
         skip_lists_note = if skip_lists {
             "skipped (the default): a top-p row whose request's last step was wide (its nucleus beyond any merge of the \
              lists) keeps each tile's largest key alone and goes to the exact pass; the replays before the timed ones \
@@ -655,7 +676,7 @@ fn main() -> BenchResult<()> {
     };
     std::fs::write(out_dir.join("sonic-bench.md"), &md)?;
     let json = format!(
-        "{{\"producer\":\"sonic-bench\",\"device\":\"{device_name}\",\"date\":\"{date}\",\"replays\":{replays},\
+        "{{\"producer\":\"sonic-bench\",\"device\":\"{device_name}\",\"date\":\"{date}\",\"replays\":{replays},\"warm_l2\":{warm_l2},\
          \"ceilings\":{{\"copy_gbs\":{copy_gbs:.1},\"copy_memcpy_gbs\":{memcpy_gbs:.1},\"copy_kernel_gbs\":{kernel_gbs:.1},\"empty_graph_us\":{:.3}}},\
          \"results\":[{}]}}\n",
         empty.median_us,
