@@ -66,8 +66,7 @@ fn read_doc(path: &Path) -> Result<Doc> {
     let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let doc: Value = serde_json::from_str(&text).with_context(|| format!("{file}: not JSON"))?;
-    let field = |k: &str| doc[k].as_str().map(|v| format!("{k} {v}"));
-    let header = ["device", "date", "torch", "flashinfer", "timer"].iter().filter_map(|k| field(k)).collect::<Vec<_>>().join(", ");
+    let header = header_of(&doc);
     let not_built = doc["not_built"]
         .as_array()
         .map(|a| {
@@ -93,6 +92,17 @@ fn read_doc(path: &Path) -> Result<Doc> {
         .collect();
     let copy_gbs = doc["ceilings"]["copy_gbs"].as_f64().filter(|g| g.is_finite() && *g > 0.0);
     Ok(Doc { file, header, not_built, rows, copy_gbs })
+}
+
+/// A results file's header line: its device, date and versions, and a warning when its cells
+/// were timed without the L2 flush (`sonic-bench --warm-l2`), which flushed peers do not share.
+fn header_of(doc: &Value) -> String {
+    let field = |k: &str| doc[k].as_str().map(|v| format!("{k} {v}"));
+    let mut parts: Vec<String> = ["device", "date", "torch", "flashinfer", "timer"].iter().filter_map(|k| field(k)).collect();
+    if doc["warm_l2"].as_bool() == Some(true) {
+        parts.push("**warm L2 (--warm-l2): no flush between replays, so not comparable with flushed runs**".into());
+    }
+    parts.join(", ")
 }
 
 /// What a peer can do for a workload in a dtype.
@@ -430,6 +440,17 @@ mod tests {
 
     fn doc(file: &str, rows: Vec<Entry>) -> Doc {
         Doc { file: file.into(), header: String::new(), not_built: Vec::new(), rows, copy_gbs: None }
+    }
+
+    /// A warm-L2 run says so in its header; a flushed one, or one from before the field, does not.
+    #[test]
+    fn warm_l2_runs_are_marked_in_the_header() {
+        let warm: Value = serde_json::from_str(r#"{"device":"H200","date":"d","warm_l2":true}"#).expect("json");
+        let flushed: Value = serde_json::from_str(r#"{"device":"H200","date":"d","warm_l2":false}"#).expect("json");
+        let older: Value = serde_json::from_str(r#"{"device":"H200","date":"d"}"#).expect("json");
+        assert!(header_of(&warm).starts_with("device H200, date d, **warm L2"), "{}", header_of(&warm));
+        assert_eq!(header_of(&flushed), "device H200, date d");
+        assert_eq!(header_of(&older), "device H200, date d");
     }
 
     /// With the copy bandwidth and GB/s known, every measured time carries its fraction.
