@@ -32,7 +32,10 @@
 #                       OUTDIR/ab-table.txt: per cell, each build's mean of its rounds' medians,
 #                       and its ratio to the first build's (below 1 is faster). Each run's JSON is
 #                       OUTDIR/<name>-<round>/sonic-bench.json, its output OUTDIR/<name>-<round>.log;
-#                       AB_SECONDS (default 90) bounds each run
+#                       AB_SECONDS (default 90) bounds each run. A BENCH may carry sonic-bench
+#                       options after its path, in the same word ('warm=./sonic-bench --warm-l2'
+#                       against 'flushed=./sonic-bench' times one build both ways); paths must
+#                       have no spaces
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 export REQUIRE_GPU=1
@@ -181,7 +184,8 @@ ab() {
   for i in $(seq 1 "$rounds"); do
     for spec in "$@"; do
       name="${spec%%=*}"; bin="${spec#*=}"
-      timeout "${AB_SECONDS:-90}" "$bin" --only "$cells" --out "$out/$name-$i" > "$out/$name-$i.log" 2>&1
+      # $bin unquoted on purpose: a path and the options that follow it.
+      timeout "${AB_SECONDS:-90}" $bin --only "$cells" --out "$out/$name-$i" > "$out/$name-$i.log" 2>&1
       local r=$?
       echo "ab: $name round $i rc $r"
       [ "$r" -eq 0 ] || rc=1
