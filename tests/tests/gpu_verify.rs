@@ -277,6 +277,19 @@ fn gpu_verify_equals_reference_on_heterogeneous_batches() {
     assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
 }
 
+/// The last call's chains as `GpuVerifier::last_chains` reads them (stopped at the first
+/// draft, ran past it), and whether they make this call's rows wait
+/// (`verify::chains_stop_early` of the same word the kernel reads).
+fn last_chains_and_wait(gpu: &GpuVerifier) -> ((u32, u32), bool) {
+    let (stopped, ran) = gpu.last_chains().expect("last chains");
+    ((stopped, ran), chains_stop_early(stopped as u64 | (ran as u64) << 32))
+}
+
+/// Rows no chain reaches: those past each request's first row that did not accept its draft.
+fn rows_past_stops(call: &Call, outs: &[VerifyOutput]) -> usize {
+    call.requests.iter().zip(outs).map(|(r, o)| r.drafts.len() - o.accepted.min(r.drafts.len())).sum()
+}
+
 /// Rows that a wait for the first row must drop: the rows after a chain's first row when the
 /// chain stops there (no draft accepted), and how many of them are among the first `n` items
 /// of the call's position-major order, which a grid hands out before any row can wait (block
@@ -313,14 +326,12 @@ fn gpu_verify_whole_row_blocks_skip_rows_past_a_rejection() {
     for c in 0..sized(2, 1) {
         let call = make_call(&mut rng, &cpu, &ids, vocab, MAX_DRAFTS);
         assert!(call.rows > gpu.rows_grid(), "call {c}: {} rows for a grid of {}", call.rows, gpu.rows_grid());
-        let (stopped, ran) = gpu.last_chains().expect("last chains");
-        let waits = chains_stop_early(stopped as u64 | (ran as u64) << 32);
+        let (_, waits) = last_chains_and_wait(&gpu);
         let batch_v = call.batch(vocab);
         let g = gpu.verify(&batch_v).expect("gpu verify");
         let skipped = gpu.skipped_rows().expect("skipped rows") as usize;
         let c_out = cpu.verify(&batch_v).expect("cpu verify");
-        // Rows a chain never reaches: past its first non-accepted row.
-        let unread: usize = call.requests.iter().zip(&c_out).map(|(r, o)| r.drafts.len() - o.accepted.min(r.drafts.len())).sum();
+        let unread = rows_past_stops(&call, &c_out);
         let (after_first, early) = rows_after_first_stops(&call, &c_out, gpu.rows_grid());
         eprintln!("call {c}: {} rows, {skipped} skipped, {unread} past a stop ({after_first} after a first-row stop, {early} of them handed out at once), rows wait: {waits}", call.rows);
         assert!(!expect_skips || skipped > 0, "call {c}: no row skipped of {unread} rows past a stop");
@@ -363,15 +374,14 @@ fn gpu_verify_row_groups_take_rows_in_turn() {
     let mut cov = Coverage::default();
     for c in 0..sized(3, 1) {
         let call = make_call(&mut rng, &cpu, &ids, vocab, MAX_DRAFTS);
-        let (stopped, ran) = gpu.last_chains().expect("last chains");
-        let early = sampler_kernels::verify::chains_stop_early(stopped as u64 | (ran as u64) << 32);
+        let (_, early) = last_chains_and_wait(&gpu);
         let shape = sampler_kernels::verify::group_shape(grid, 0, call.rows as u32, ids.len() as u32, random as u32, tiles, early);
         assert!(shape.size > 1 && shape.stride > 0, "call {c}: {} rows, {} requests, grid {grid}: {shape:?}", call.rows, ids.len());
         let batch_v = call.batch(vocab);
         let g = gpu.verify(&batch_v).expect("gpu verify");
         let skipped = gpu.skipped_rows().expect("skipped rows") as usize;
         let c_out = cpu.verify(&batch_v).expect("cpu verify");
-        let unread: usize = call.requests.iter().zip(&c_out).map(|(r, o)| r.drafts.len() - o.accepted.min(r.drafts.len())).sum();
+        let unread = rows_past_stops(&call, &c_out);
         let (after_first, first) = rows_after_first_stops(&call, &c_out, shape.stride as usize);
         eprintln!("call {c}: {} rows in groups of {}, {skipped} skipped, {unread} past a stop ({after_first} after a first-row stop, {first} of them handed out at once), rows wait: {early}", call.rows, shape.size);
         assert!(skipped <= unread, "call {c}: {skipped} rows skipped, only {unread} lie past a stop");
@@ -460,9 +470,8 @@ fn gpu_verify_layout_follows_the_last_calls_chains() {
     let (mut in_turn, mut one_round, mut bounded, mut total_bad) = (0, 0, 0, 0);
     for (c, accepted) in [false, false, true, false].into_iter().enumerate() {
         let call = make_layout_call(&mut rng, &cpu, &ids, vocab, accepted);
-        let last = gpu.last_chains().expect("last chains");
+        let (last, early) = last_chains_and_wait(&gpu);
         assert_eq!(last, expected, "call {c}: the last call's chains (stopped at the first draft, ran past it)");
-        let early = chains_stop_early(last.0 as u64 | (last.1 as u64) << 32);
         let shape = group_shape(grid, 0, call.rows as u32, batch as u32, batch as u32, tiles, early);
         assert!(call.rows as u32 * 2 <= grid && shape.size > 1, "call {c}: {} rows on {grid} blocks: {shape:?}", call.rows);
         if shape.stride > 0 {
@@ -477,7 +486,7 @@ fn gpu_verify_layout_follows_the_last_calls_chains() {
         eprintln!("call {c} (drafts {}): {} rows, last chains {last:?}, groups of {} {}, {skipped} skipped", if accepted { "accepted" } else { "rejected" }, call.rows, shape.size, if shape.stride > 0 { "in turn" } else { "in one round" });
         // Groups in turn wait for their chains' first rows (the layout needs `early`): every
         // row after a first-row stop is dropped but those the groups start with.
-        let unread: usize = call.requests.iter().zip(&c_out).map(|(r, o)| r.drafts.len() - o.accepted.min(r.drafts.len())).sum();
+        let unread = rows_past_stops(&call, &c_out);
         let (after_first, first) = if shape.stride > 0 { rows_after_first_stops(&call, &c_out, shape.stride as usize) } else { (0, 0) };
         assert!(skipped <= unread && (sized(false, true) || skipped + first >= after_first), "call {c}: {skipped} rows skipped of {unread} past a stop ({after_first} after a first-row stop, {first} of them handed out at once)");
         bounded += (after_first > first) as usize;
@@ -513,18 +522,17 @@ fn gpu_verify_whole_row_blocks_wait_for_first_rows() {
     let (mut waited, mut waited_on_running_chains, mut bounded, mut total_bad) = (0, 0, 0, 0);
     for (c, accepted) in [false, false, true, false].into_iter().enumerate() {
         let call = make_layout_call(&mut rng, &cpu, &ids, vocab, accepted);
-        let (stopped, ran) = gpu.last_chains().expect("last chains");
-        let waits = chains_stop_early(stopped as u64 | (ran as u64) << 32);
+        let (last, waits) = last_chains_and_wait(&gpu);
         let shape = group_shape(grid, 0, call.rows as u32, batch as u32, batch as u32, tiles, waits);
         assert_eq!(shape.size, 1, "call {c}: {} rows on {grid} blocks: {shape:?}", call.rows);
         let batch_v = call.batch(vocab);
         let g = gpu.verify(&batch_v).expect("gpu verify");
         let skipped = gpu.skipped_rows().expect("skipped rows") as usize;
         let c_out = cpu.verify(&batch_v).expect("cpu verify");
-        let unread: usize = call.requests.iter().zip(&c_out).map(|(r, o)| r.drafts.len() - o.accepted.min(r.drafts.len())).sum();
+        let unread = rows_past_stops(&call, &c_out);
         let (after_first, first) = rows_after_first_stops(&call, &c_out, grid as usize);
         let run_on = c_out.iter().filter(|o| o.accepted > 0).count();
-        eprintln!("call {c} (drafts {}): {} rows, last chains {:?}, rows wait: {waits}, {skipped} skipped of {unread} past a stop ({after_first} after a first-row stop, {first} of them handed out at once), {run_on} chains ran on", if accepted { "accepted" } else { "rejected" }, call.rows, (stopped, ran));
+        eprintln!("call {c} (drafts {}): {} rows, last chains {:?}, rows wait: {waits}, {skipped} skipped of {unread} past a stop ({after_first} after a first-row stop, {first} of them handed out at once), {run_on} chains ran on", if accepted { "accepted" } else { "rejected" }, call.rows, last);
         assert!(skipped <= unread, "call {c}: {skipped} rows skipped, only {unread} lie past a stop");
         if waits {
             waited += 1;
@@ -810,8 +818,7 @@ fn gpu_verify_plain_rows_with_special_values() {
             }
             let random = call.requests.iter().filter(|r| cpu.table().get(r.id).is_some_and(|s| !s.params.is_greedy())).count();
             let tiles = vocab.div_ceil(TILE_TOKENS as usize) as u32;
-            let (stopped, ran) = gpu.last_chains().expect("last chains");
-            let early = chains_stop_early(stopped as u64 | (ran as u64) << 32);
+            let (_, early) = last_chains_and_wait(&gpu);
             let shape = group_shape(gpu.rows_grid() as u32, 0, call.rows as u32, call.requests.len() as u32, random as u32, tiles, early);
             layouts[if shape.size == 1 { 2 } else if shape.stride > 0 { 1 } else { 0 }] += 1;
             let g = gpu.verify(&batch_v).expect("gpu verify");
