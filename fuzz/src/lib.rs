@@ -14,6 +14,9 @@ use sampler_host::logits::{HostLogits, LogitsData};
 use sampler_host::reference::{greedy_choice, kept_set, process_row, CpuReference};
 use sampler_host::settings::{validate_prompt, SamplingParams, MAX_TOP_LOGPROBS};
 use sampler_host::state::RequestState;
+use sampler_host::verify::{
+    kept_weight, DraftDist, Verifier, VerifyBatch, VerifyOutput, VerifyRequest, MAX_DRAFTS,
+};
 use sampler_host::{Error, Field};
 use sampler_kernels::decide::{min_p_threshold, settings_valid};
 use sampler_kernels::keys::{
@@ -21,6 +24,7 @@ use sampler_kernels::keys::{
 };
 use sampler_kernels::logit::{bitmask_allows, bitmask_words, widen_bf16, widen_f16};
 use sampler_kernels::status::{NO_TOKEN, STATUS_NO_VALID_TOKEN, STATUS_OK};
+use sampler_kernels::verify::residual_weight;
 
 /// Values the decoder picks on purpose: specials and the edges of every setting's range.
 const SPECIAL: [f32; 28] = [
@@ -669,6 +673,479 @@ fn keys_and_sort_inner(u: &mut Unstructured<'_>) -> Result<()> {
         let mut want = input;
         want.sort_unstable_by(|a, b| b.cmp(a));
         assert_eq!(sort8_desc(input), want, "{input:?}");
+    }
+    Ok(())
+}
+
+/// What a verification batch breaks, restated from docs/SEMANTICS.md §10 independently of
+/// `validate_verify_batch`: one entry per rule broken, in no particular order.
+#[derive(Debug, PartialEq)]
+enum Broken {
+    Capacity(&'static str),
+    Unknown(u64),
+    Duplicate(u64),
+    Setting(Option<u64>, Field),
+}
+
+impl Broken {
+    fn of(e: &Error) -> Option<Self> {
+        match e {
+            Error::CapacityExceeded { what, .. } => Some(Broken::Capacity(what)),
+            Error::UnknownRequest { request } => Some(Broken::Unknown(*request)),
+            Error::DuplicateRequest { request } => Some(Broken::Duplicate(*request)),
+            Error::InvalidSetting { request, field, .. } => Some(Broken::Setting(*request, *field)),
+            _ => None,
+        }
+    }
+}
+
+/// One request of a fuzzed verification call, owning what `VerifyRequest` borrows.
+struct FuzzRequest {
+    id: u64,
+    drafts: Vec<u32>,
+    probs: Option<Vec<f32>>,
+    mask: Option<Vec<i32>>,
+}
+
+/// A draft-probability row: normalised random mass, one-hot at the draft, most mass on the
+/// draft, or mass too small to count; sometimes one entry from [`float`] (often invalid).
+fn draft_probs_row(u: &mut Unstructured<'_>, vocab: usize, draft: u32) -> Result<Vec<f32>> {
+    let mut mix = Mix(u.arbitrary()?);
+    let at = (draft as usize).min(vocab - 1);
+    let mut row = match u.int_in_range(0..=3u8)? {
+        0 | 1 => {
+            let raw: Vec<f32> = (0..vocab).map(|_| (mix.next() >> 44) as f32).collect();
+            let sum: f32 = raw.iter().sum();
+            raw.iter()
+                .map(|&v| if sum > 0.0 { (v / sum).min(1.0) } else { 0.0 })
+                .collect()
+        }
+        2 => {
+            let mut row = vec![0.0f32; vocab];
+            row[at] = 1.0;
+            row
+        }
+        _ => vec![1e-30f32; vocab],
+    };
+    if u.ratio(1u8, 2u8)? {
+        // Most of the mass on the draft, so that q-rows are accepted and rejected alike.
+        row[at] = row[at].max(0.75);
+    }
+    if u.ratio(1u8, 8u8)? {
+        let i = u.int_in_range(0..=vocab - 1)?;
+        row[i] = float(u)?;
+    }
+    Ok(row)
+}
+
+/// The rules of one call that `batch` breaks (docs/SEMANTICS.md §10; settings validated when
+/// the requests were added).
+fn verify_broken(
+    requests: &[FuzzRequest],
+    registered: u64,
+    max_batch: usize,
+    vocab: usize,
+    view_vocab: usize,
+    view_rows: usize,
+) -> Vec<Broken> {
+    let mut broken = Vec::new();
+    if requests.len() > max_batch {
+        broken.push(Broken::Capacity("verify requests"));
+    }
+    if view_vocab != vocab {
+        broken.push(Broken::Setting(None, Field::Logits));
+    }
+    let words = bitmask_words(vocab as u32) as usize;
+    let tiny = 1.0f32 / 9_223_372_036_854_775_808.0; // 2^-63: less counts as no mass
+    for (i, r) in requests.iter().enumerate() {
+        let id = Some(r.id);
+        let n = r.drafts.len();
+        if r.id >= registered {
+            broken.push(Broken::Unknown(r.id));
+        }
+        if requests[..i].iter().any(|o| o.id == r.id) {
+            broken.push(Broken::Duplicate(r.id));
+        }
+        if n > MAX_DRAFTS {
+            broken.push(Broken::Capacity("draft tokens"));
+        }
+        if r.drafts.iter().any(|&t| t as usize >= vocab) {
+            broken.push(Broken::Setting(id, Field::DraftTokens));
+        }
+        if let Some(q) = &r.probs {
+            let bad_len = q.len() != n * vocab;
+            let bad_value = q.iter().any(|v| !(*v >= 0.0 && *v <= 1.0));
+            let massless = q
+                .chunks(vocab)
+                .any(|row| row.iter().all(|&v| v.is_nan() || v < tiny));
+            if bad_len || bad_value || massless {
+                broken.push(Broken::Setting(id, Field::DraftTokens));
+            }
+        }
+        if r.mask.as_ref().is_some_and(|m| m.len() < (n + 1) * words) {
+            broken.push(Broken::Setting(id, Field::Bitmask));
+        }
+    }
+    let rows: usize = requests.iter().map(|r| r.drafts.len() + 1).sum();
+    if view_rows != rows {
+        broken.push(Broken::Setting(None, Field::Logits));
+    }
+    broken
+}
+
+/// Checks one request's verification output against its rows, processed independently with
+/// the chain's counts: the accepted drafts are a prefix, every emitted token is valid at its
+/// position (greedy: the argmax; random: kept, and a residual token has residual weight unless
+/// the residual is empty), a stop has a row with no valid token, padding is -1, and the
+/// log-probabilities cover exactly the emitted tokens.
+fn check_verify_output(
+    rows: &[Vec<f32>],
+    r: &FuzzRequest,
+    state: &RequestState,
+    out: &VerifyOutput,
+) {
+    let p = &state.params;
+    let n = r.drafts.len();
+    let vocab = rows.first().map_or(0, Vec::len);
+    let words = bitmask_words(vocab as u32) as usize;
+    assert_eq!(out.tokens.len(), n + 1, "{out:?}");
+    assert!(out.accepted <= n);
+    let emitted = out.emitted();
+    assert!(
+        out.tokens[emitted.len()..].iter().all(|&t| t == NO_TOKEN),
+        "{out:?}"
+    );
+    match out.status {
+        STATUS_OK => assert_eq!(emitted.len(), out.accepted + 1, "{out:?}"),
+        STATUS_NO_VALID_TOKEN => assert_eq!(emitted.len(), out.accepted, "{out:?}"),
+        s => panic!("status {s} from the CPU reference"),
+    }
+    let mut chain = state.clone();
+    let stopped = out.status == STATUS_NO_VALID_TOKEN;
+    for j in 0..emitted.len() + usize::from(stopped) {
+        let mask = r.mask.as_deref().map(|m| &m[j * words..(j + 1) * words]);
+        let x = process_row(&rows[j], &chain, mask);
+        let Some(&t) = emitted.get(j) else {
+            // The chain stopped here: this row has no valid token.
+            if p.is_greedy() {
+                assert_eq!(
+                    greedy_choice(&x),
+                    None,
+                    "stopped at {j} with a greedy token"
+                );
+            } else {
+                assert!(
+                    kept_set(&x, p).tokens.is_empty(),
+                    "stopped at {j} with tokens kept"
+                );
+            }
+            break;
+        };
+        let t = u32::try_from(t).expect("emitted tokens are not negative");
+        assert!(
+            (t as usize) < vocab && x[t as usize] > f32::NEG_INFINITY,
+            "token {t} at {j}"
+        );
+        if let Some(m) = mask {
+            assert!(
+                bitmask_allows(m[t as usize >> 5], t),
+                "token {t} at {j} is masked out"
+            );
+        }
+        if j < out.accepted {
+            assert_eq!(t, r.drafts[j], "accepted tokens are the drafts");
+        }
+        if p.is_greedy() {
+            assert_eq!(Some(t), greedy_choice(&x), "greedy position {j}");
+            if j == out.accepted && j < n {
+                assert_ne!(t, r.drafts[j], "a greedy mismatch emitted the draft");
+            }
+        } else {
+            let kept = kept_set(&x, p);
+            let weight = kept_weight(&kept, t);
+            assert!(weight > 0, "token {t} at {j} is not kept: {kept:?}");
+            if j == out.accepted && j < n {
+                // A rejection: the token has residual weight, or the residual is empty.
+                let q = match &r.probs {
+                    None => DraftDist::OneHot(r.drafts[j]),
+                    Some(all) => DraftDist::from_probs(&all[j * vocab..(j + 1) * vocab]),
+                };
+                let residual =
+                    |tok: u32, w: u128| residual_weight(w, kept.total, q.units(tok), q.total());
+                let empty = kept
+                    .tokens
+                    .iter()
+                    .zip(&kept.weights)
+                    .all(|(&k, &w)| residual(k, w).is_zero());
+                assert!(
+                    empty || !residual(t, weight).is_zero(),
+                    "residual token {t} at {j} has no residual weight"
+                );
+            }
+        }
+        if j < n && j < out.accepted {
+            let c = chain.output_counts.entry(t).or_insert(0);
+            *c = c.saturating_add(1);
+        }
+    }
+    let lp_rows = if p.logprobs { emitted.len() } else { 0 };
+    assert_eq!(out.logprobs.len(), lp_rows);
+    assert!(
+        out.logprobs.iter().all(|&lp| !lp.is_nan() && lp <= 0.0),
+        "{:?}",
+        out.logprobs
+    );
+    let top_rows = if p.top_logprobs > 0 { emitted.len() } else { 0 };
+    assert_eq!(out.top_logprobs.len(), top_rows);
+    for list in &out.top_logprobs {
+        assert!(list.len() <= p.top_logprobs as usize);
+        assert!(list
+            .iter()
+            .all(|&(t, lp)| (t as usize) < vocab && !lp.is_nan() && lp <= 0.0));
+    }
+}
+
+/// `CpuReference::verify` on arbitrary small verification calls (vocab 1..=200, any f32/bf16/
+/// f16 bits, strides, bitmasks; drafts in and out of the vocab; draft probabilities valid,
+/// invalid or massless; unknown and duplicate requests; too many requests, drafts or rows)
+/// never panics. It refuses a call exactly when the call breaks a rule, naming a rule it
+/// breaks, and then changes no request. Otherwise each output passes `check_verify_output`,
+/// does not depend on the rest of the batch, equals `sample` for a request without drafts, and
+/// the request's step advances by one with its emitted tokens counted.
+pub fn verify_batches(data: &[u8]) {
+    let _ = verify_batches_inner(&mut Unstructured::new(data));
+}
+
+fn verify_batches_inner(u: &mut Unstructured<'_>) -> Result<()> {
+    let vocab = u.int_in_range(1..=200usize)?;
+    let registered = u.int_in_range(1..=4u64)?;
+    let max_batch = registered as usize;
+    let dtype = u.int_in_range(0..=2u8)?;
+    let stride = vocab + u.int_in_range(0..=2usize)?;
+    let mut be = CpuReference::new(vocab, max_batch).expect("vocab 1..=200 is supported");
+    for id in 0..registered {
+        let mut p = params(u, vocab)?;
+        if p.validate(vocab, None).is_err() {
+            p = if u.arbitrary()? {
+                SamplingParams::greedy()
+            } else {
+                SamplingParams::random(1.0, p.seed)
+            };
+        }
+        let prompt: Vec<u32> = token_ids(u, vocab, 8)?
+            .into_iter()
+            .filter(|&t| (t as usize) < vocab)
+            .collect();
+        be.add_request(id, p, &prompt).expect("validated settings");
+    }
+    for _call in 0..u.int_in_range(1..=2u8)? {
+        // The requests: ids in turn from a random start, now and then an unknown or repeated one.
+        let count = u.int_in_range(0..=max_batch + 1)?;
+        let start: u64 = u.int_in_range(0..=registered - 1)?;
+        let mut requests = Vec::with_capacity(count);
+        for i in 0..count as u64 {
+            let id = match u.int_in_range(0..=15u8)? {
+                0 => registered,
+                1 => start,
+                _ => (start + i) % registered,
+            };
+            let n = if u.ratio(1u8, 40u8)? {
+                MAX_DRAFTS + 1
+            } else {
+                u.int_in_range(0..=5usize)?
+            };
+            requests.push(FuzzRequest {
+                id,
+                drafts: vec![0; n],
+                probs: None,
+                mask: None,
+            });
+        }
+        let rows: usize = requests.iter().map(|r| r.drafts.len() + 1).sum();
+        // One row more than the call needs, so that a view with a wrong row count still fits.
+        let mut bits = Vec::with_capacity((rows + 1) * stride);
+        for _ in 0..=rows {
+            bits.extend(row_bits(u, vocab)?);
+            bits.extend(std::iter::repeat_n(f32::INFINITY.to_bits(), stride - vocab));
+        }
+        let buffer = match dtype {
+            0 => Buffer::F32(bits.iter().map(|&b| f32::from_bits(b)).collect()),
+            1 => Buffer::Bf16(
+                bits.iter()
+                    .map(|&b| bf16::from_bits((b >> 16) as u16))
+                    .collect(),
+            ),
+            _ => Buffer::F16(
+                bits.iter()
+                    .map(|&b| f16::from_f32(f32::from_bits(b)))
+                    .collect(),
+            ),
+        };
+        let raw_rows: Vec<Vec<f32>> = (0..=rows).map(|r| buffer.row(r, vocab, stride)).collect();
+        // Drafts: often each row's raw argmax (so chains get past their first draft), else any id.
+        let mut first = 0usize;
+        for r in requests.iter_mut() {
+            let n = r.drafts.len();
+            for j in 0..n {
+                r.drafts[j] = if u.arbitrary()? {
+                    let row = &raw_rows[first + j];
+                    greedy_choice(
+                        &row.iter()
+                            .map(|&v| if v.is_nan() { f32::NEG_INFINITY } else { v })
+                            .collect::<Vec<_>>(),
+                    )
+                    .unwrap_or(0)
+                } else {
+                    token_id(u, vocab)?
+                };
+            }
+            if n <= MAX_DRAFTS && u.ratio(1u8, 3u8)? {
+                let mut q = Vec::with_capacity(n * vocab);
+                for &d in &r.drafts {
+                    q.extend(draft_probs_row(u, vocab, d)?);
+                }
+                if u.ratio(1u8, 16u8)? {
+                    if q.is_empty() || u.arbitrary()? {
+                        q.push(0.5);
+                    } else {
+                        q.pop();
+                    }
+                }
+                r.probs = Some(q);
+            }
+            if n <= MAX_DRAFTS {
+                let mut mask = Vec::new();
+                let mut any = false;
+                for _ in 0..=n {
+                    let m = row_mask(u, vocab)?;
+                    any |= m.is_some();
+                    let words = bitmask_words(vocab as u32) as usize;
+                    let m = m.unwrap_or_else(|| vec![-1; words]);
+                    mask.extend_from_slice(&m[..words]);
+                }
+                if any {
+                    if u.ratio(1u8, 16u8)? {
+                        mask.pop();
+                    }
+                    r.mask = Some(mask);
+                }
+            }
+            first += n + 1;
+        }
+        let view_rows = match u.int_in_range(0..=23u8)? {
+            0 => rows + 1,
+            1 => rows.saturating_sub(1),
+            _ => rows,
+        };
+        let view_vocab = if vocab > 1 && u.ratio(1u8, 24u8)? {
+            vocab - 1
+        } else {
+            vocab
+        };
+        let broken = verify_broken(
+            &requests, registered, max_batch, vocab, view_vocab, view_rows,
+        );
+
+        let batch = VerifyBatch {
+            logits: buffer.view(0, view_rows, view_vocab, stride),
+            requests: requests
+                .iter()
+                .map(|r| VerifyRequest {
+                    request: r.id,
+                    drafts: &r.drafts,
+                    draft_probs: r.probs.as_deref(),
+                    bitmask: r.mask.as_deref(),
+                })
+                .collect(),
+        };
+        let before = be.clone();
+        let result = be.verify(&batch);
+        let outs = match result {
+            Err(e) => {
+                let named = Broken::of(&e);
+                assert!(
+                    named.as_ref().is_some_and(|b| broken.contains(b)),
+                    "verify refused with {e:?}; the call breaks {broken:?}"
+                );
+                for id in 0..registered {
+                    assert_eq!(
+                        be.table().get(id),
+                        before.table().get(id),
+                        "a refused call changed {id}"
+                    );
+                }
+                continue;
+            }
+            Ok(outs) => {
+                assert!(
+                    broken.is_empty(),
+                    "verify accepted a call that breaks {broken:?}"
+                );
+                outs
+            }
+        };
+        assert_eq!(outs.len(), requests.len());
+        let mut first = 0usize;
+        for (i, (r, out)) in requests.iter().zip(&outs).enumerate() {
+            let n = r.drafts.len();
+            let state = before
+                .table()
+                .get(r.id)
+                .expect("a verified request is registered");
+            check_verify_output(&raw_rows[first..first + n + 1], r, state, out);
+            // The same request alone gives the same output (docs/SEMANTICS.md §4).
+            let mut alone = before.clone();
+            let solo = alone
+                .verify(&VerifyBatch {
+                    logits: buffer.view(first, n + 1, vocab, stride),
+                    requests: vec![batch.requests[i]],
+                })
+                .expect("a valid request alone");
+            assert_eq!(
+                solo.as_slice(),
+                std::slice::from_ref(out),
+                "request {i} depends on its batch"
+            );
+            if n == 0 {
+                // Without drafts, verification is one plain sample (docs/SEMANTICS.md §10).
+                let mut plain = before.clone();
+                let row = plain
+                    .sample(&Batch {
+                        logits: buffer.view(first, 1, vocab, stride),
+                        rows: vec![BatchRow {
+                            request: r.id,
+                            bitmask: r.mask.as_deref(),
+                        }],
+                    })
+                    .expect("a valid row");
+                assert_eq!(
+                    row[0].token, out.tokens[0],
+                    "request {i}: verify without drafts is not sample"
+                );
+                assert_eq!(row[0].status, out.status);
+                assert_eq!(row[0].logprob, out.logprobs.first().copied());
+                assert_eq!(
+                    row[0].top_logprobs,
+                    out.top_logprobs.first().cloned().unwrap_or_default()
+                );
+            }
+            // State: one step, the emitted tokens counted (rejected drafts leave no trace).
+            let after = be.table().get(r.id).expect("still registered");
+            assert_eq!(after.step, state.step.wrapping_add(1));
+            let mut counts = state.output_counts.clone();
+            for &t in out.emitted() {
+                *counts.entry(t as u32).or_insert(0) += 1;
+            }
+            assert_eq!(after.output_counts, counts, "request {i}'s counts");
+            first += n + 1;
+        }
+        for id in (0..registered).filter(|id| requests.iter().all(|r| r.id != *id)) {
+            assert_eq!(
+                be.table().get(id),
+                before.table().get(id),
+                "request {id} was not in the call"
+            );
+        }
     }
     Ok(())
 }
