@@ -11,6 +11,7 @@ use half::{bf16, f16};
 
 use sampler_host::backend::{Backend, Batch, BatchRow, RowOutput};
 use sampler_host::logits::{HostLogits, LogitsData};
+use sampler_host::logits_file::{LogitsFile, OwnedLogits};
 use sampler_host::reference::{greedy_choice, kept_set, process_row, CpuReference};
 use sampler_host::settings::{validate_prompt, SamplingParams, MAX_TOP_LOGPROBS};
 use sampler_host::state::RequestState;
@@ -1146,6 +1147,147 @@ fn verify_batches_inner(u: &mut Unstructured<'_>) -> Result<()> {
                 "request {id} was not in the call"
             );
         }
+    }
+    Ok(())
+}
+
+/// A dimension for a fuzzed array header: small, zero, or near an overflow.
+fn dimension(u: &mut Unstructured<'_>) -> Result<u64> {
+    Ok(match u.int_in_range(0..=7u8)? {
+        0 => 0,
+        1..=3 => u.int_in_range(1..=6)?,
+        4 => 1 << 32,
+        5 => u64::MAX,
+        6 => 1 << 62,
+        _ => u.arbitrary()?,
+    })
+}
+
+/// An `.npy` container around a fuzzed header dict (descr, order, shape, sometimes a stray
+/// key or text) and a payload of any length.
+fn npy_bytes(u: &mut Unstructured<'_>) -> Result<Vec<u8>> {
+    const DESCR: [&str; 7] = [
+        "'<f4'",
+        "'<f2'",
+        "'>f4'",
+        "'|u1'",
+        "'<f8'",
+        "[('shape', '<f4')]",
+        "'<f4",
+    ];
+    let descr = DESCR[u.int_in_range(0..=DESCR.len() - 1)?];
+    let dims: Vec<String> = (0..u.int_in_range(0..=3usize)?)
+        .map(|_| dimension(u).map(|d| d.to_string()))
+        .collect::<Result<_>>()?;
+    let shape = match u.int_in_range(0..=5u8)? {
+        0 => format!("[{}]", dims.join(", ")),
+        1 => format!("({}", dims.join(", ")),
+        _ if dims.len() == 1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let key = if u.arbitrary()? {
+        "'shape'"
+    } else {
+        "\"shape\""
+    };
+    let fortran = if u.ratio(1u8, 8u8)? { "True" } else { "False" };
+    let mut header = format!("{{'descr': {descr}, 'fortran_order': {fortran}, {key}: {shape}, }}");
+    if u.ratio(1u8, 8u8)? {
+        let extra: String = u.arbitrary()?;
+        // The header is ASCII so far, so every index is a char boundary.
+        header.insert_str(u.int_in_range(0..=header.len())?, &extra);
+    }
+    header.push('\n');
+    let version: u8 = if u.ratio(7u8, 8u8)? {
+        u.int_in_range(1..=3)?
+    } else {
+        u.arbitrary()?
+    };
+    let mut out = b"\x93NUMPY".to_vec();
+    out.extend_from_slice(&[version, 0]);
+    if version == 1 {
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    } else {
+        out.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    }
+    out.extend_from_slice(header.as_bytes());
+    let payload = u.int_in_range(0..=96usize)?;
+    let mut mix = Mix(u.arbitrary()?);
+    out.extend((0..payload).map(|_| mix.next() as u8));
+    if u.ratio(1u8, 8u8)? {
+        out.truncate(u.int_in_range(0..=out.len())?);
+    }
+    Ok(out)
+}
+
+/// A `.safetensors` container around a fuzzed one- or two-tensor header and payload.
+fn safetensors_bytes(u: &mut Unstructured<'_>) -> Result<Vec<u8>> {
+    const DTYPE: [&str; 5] = ["F32", "BF16", "F16", "U8", "F64"];
+    let mut entries = Vec::new();
+    for name in ["x", "y"].iter().take(u.int_in_range(1..=2usize)?) {
+        let dtype = DTYPE[u.int_in_range(0..=DTYPE.len() - 1)?];
+        let dims: Vec<String> = (0..u.int_in_range(0..=3usize)?)
+            .map(|_| dimension(u).map(|d| d.to_string()))
+            .collect::<Result<_>>()?;
+        let (a, b): (u64, u64) = (u.int_in_range(0..=8)?, u.int_in_range(0..=96)?);
+        entries.push(format!(
+            "\"{name}\":{{\"dtype\":\"{dtype}\",\"shape\":[{}],\"data_offsets\":[{a},{b}]}}",
+            dims.join(",")
+        ));
+    }
+    let header = format!("{{{}}}", entries.join(","));
+    let mut out = (header.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(header.as_bytes());
+    let payload = u.int_in_range(0..=96usize)?;
+    let mut mix = Mix(u.arbitrary()?);
+    out.extend((0..payload).map(|_| mix.next() as u8));
+    Ok(out)
+}
+
+/// `LogitsFile::from_npy` and `from_safetensors` on any bytes, and on well-formed containers
+/// around fuzzed headers (shapes whose product overflows, dtypes not taken, cut files), never
+/// panic; an array they return holds exactly `rows × vocab` values, `row_f32` gives `vocab` of
+/// them for any row (none when `rows` is 0), and `host` accepts it exactly when the vocab is
+/// in `1..2^31`.
+pub fn logits_files(data: &[u8]) {
+    let _ = logits_files_inner(&mut Unstructured::new(data));
+}
+
+fn logits_files_inner(u: &mut Unstructured<'_>) -> Result<()> {
+    let bytes = match u.int_in_range(0..=3u8)? {
+        0 => u.arbitrary::<Vec<u8>>()?,
+        1 | 2 => npy_bytes(u)?,
+        _ => safetensors_bytes(u)?,
+    };
+    let name = if u.arbitrary()? { Some("y") } else { None };
+    for file in [
+        LogitsFile::from_npy(&bytes),
+        LogitsFile::from_safetensors(&bytes, name),
+    ] {
+        let Ok(file) = file else { continue };
+        let held = match &file.data {
+            OwnedLogits::F32(d) => d.len(),
+            OwnedLogits::Bf16(d) => d.len(),
+            OwnedLogits::F16(d) => d.len(),
+        };
+        assert_eq!(
+            Some(held),
+            file.rows.checked_mul(file.vocab),
+            "{} × {}",
+            file.rows,
+            file.vocab
+        );
+        let mut row = Vec::new();
+        file.row_f32(u.arbitrary()?, &mut row);
+        assert_eq!(row.len(), if file.rows == 0 { 0 } else { file.vocab });
+        let usable = file.vocab > 0 && file.vocab <= i32::MAX as usize;
+        assert_eq!(
+            file.host().is_ok(),
+            usable,
+            "{} × {}",
+            file.rows,
+            file.vocab
+        );
     }
     Ok(())
 }

@@ -115,7 +115,7 @@ fn cargo_test_counted(env: &[(&str, &Path)]) -> Result<(u64, u64)> {
 }
 
 /// The cargo-fuzz targets in fuzz/fuzz_targets/.
-const FUZZ_TARGETS: &[&str] = &["settings_validation", "reference_rows", "keys_and_sort", "verify_batches"];
+const FUZZ_TARGETS: &[&str] = &["settings_validation", "reference_rows", "keys_and_sort", "verify_batches", "logits_files"];
 /// Seconds per fuzz target in `cargo xtask test`: a smoke run, not a campaign.
 const TEST_FUZZ_SECONDS: u64 = 10;
 /// The cargo-fuzz release known to build with the pinned nightly (.ci/run installs the same).
