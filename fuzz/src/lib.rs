@@ -289,6 +289,43 @@ enum Buffer {
 }
 
 impl Buffer {
+    /// `rows` rows of [`row_bits`] in dtype `dtype` (0 f32, 1 bf16, else f16), each padded to
+    /// `stride` with `+inf`: a sampler that read past the vocab would pick it.
+    fn fill(
+        u: &mut Unstructured<'_>,
+        rows: usize,
+        vocab: usize,
+        stride: usize,
+        dtype: u8,
+    ) -> Result<Self> {
+        let mut bits = Vec::with_capacity(rows * stride);
+        for _ in 0..rows {
+            bits.extend(row_bits(u, vocab)?);
+            bits.extend(std::iter::repeat_n(f32::INFINITY.to_bits(), stride - vocab));
+        }
+        Ok(match dtype {
+            0 => Buffer::F32(bits.iter().map(|&b| f32::from_bits(b)).collect()),
+            1 => Buffer::Bf16(
+                bits.iter()
+                    .map(|&b| bf16::from_bits((b >> 16) as u16))
+                    .collect(),
+            ),
+            _ => Buffer::F16(
+                bits.iter()
+                    .map(|&b| {
+                        let v = f32::from_bits(b);
+                        // Raw-bit rows keep raw 16-bit patterns; others round like a model would.
+                        if v.is_nan() || v.is_infinite() {
+                            f16::from_bits(b as u16)
+                        } else {
+                            f16::from_f32(v)
+                        }
+                    })
+                    .collect(),
+            ),
+        })
+    }
+
     fn view(&self, first_row: usize, rows: usize, vocab: usize, stride: usize) -> HostLogits<'_> {
         let start = first_row * stride;
         let data = match self {
@@ -491,33 +528,7 @@ fn reference_rows_inner(u: &mut Unstructured<'_>) -> Result<()> {
         be.add_request(r, p, &prompt).expect("validated settings");
     }
     for step in 0..steps {
-        let mut bits = Vec::with_capacity(rows * stride);
-        for _ in 0..rows {
-            bits.extend(row_bits(u, vocab)?);
-            // Padding past the vocab is +inf: a sampler that read it would pick it.
-            bits.extend(std::iter::repeat_n(f32::INFINITY.to_bits(), stride - vocab));
-        }
-        let buffer = match dtype {
-            0 => Buffer::F32(bits.iter().map(|&b| f32::from_bits(b)).collect()),
-            1 => Buffer::Bf16(
-                bits.iter()
-                    .map(|&b| bf16::from_bits((b >> 16) as u16))
-                    .collect(),
-            ),
-            _ => Buffer::F16(
-                bits.iter()
-                    .map(|&b| {
-                        let v = f32::from_bits(b);
-                        // Raw-bit rows keep raw 16-bit patterns; others round like a model would.
-                        if v.is_nan() || v.is_infinite() {
-                            f16::from_bits(b as u16)
-                        } else {
-                            f16::from_f32(v)
-                        }
-                    })
-                    .collect(),
-            ),
-        };
+        let buffer = Buffer::fill(u, rows, vocab, stride, dtype)?;
         // Exact widening: the sampler's bit tricks equal the half crate's conversions.
         match &buffer {
             Buffer::F32(_) => {}
@@ -964,24 +975,7 @@ fn verify_batches_inner(u: &mut Unstructured<'_>) -> Result<()> {
         }
         let rows: usize = requests.iter().map(|r| r.drafts.len() + 1).sum();
         // One row more than the call needs, so that a view with a wrong row count still fits.
-        let mut bits = Vec::with_capacity((rows + 1) * stride);
-        for _ in 0..=rows {
-            bits.extend(row_bits(u, vocab)?);
-            bits.extend(std::iter::repeat_n(f32::INFINITY.to_bits(), stride - vocab));
-        }
-        let buffer = match dtype {
-            0 => Buffer::F32(bits.iter().map(|&b| f32::from_bits(b)).collect()),
-            1 => Buffer::Bf16(
-                bits.iter()
-                    .map(|&b| bf16::from_bits((b >> 16) as u16))
-                    .collect(),
-            ),
-            _ => Buffer::F16(
-                bits.iter()
-                    .map(|&b| f16::from_f32(f32::from_bits(b)))
-                    .collect(),
-            ),
-        };
+        let buffer = Buffer::fill(u, rows + 1, vocab, stride, dtype)?;
         let raw_rows: Vec<Vec<f32>> = (0..=rows).map(|r| buffer.row(r, vocab, stride)).collect();
         // Drafts: often each row's raw argmax (so chains get past their first draft), else any id.
         let mut first = 0usize;
