@@ -394,7 +394,7 @@ fn plan_step(settings: &[RowSettings], undecided: &[bool], vocab: u32) -> (StepP
 }
 
 /// A step captured in CUDA graphs, one per [`StepKernels`], way to run the exact pass, and
-/// [`ExactBuilds`] (six disabled kernel nodes still cost about 3 µs of a replay: session 18,
+/// `ExactBuilds` (six disabled kernel nodes still cost about 3 µs of a replay: session 18,
 /// so each case is a graph of its own). Replaying it
 /// samples `rows` rows of the logits it was captured with (whose contents may change between
 /// replays), with the settings of the last [`GpuSampler::upload_step`].
@@ -1145,7 +1145,7 @@ impl GpuSampler {
     /// Captures a step for up to `rows` rows of `logits` into CUDA graphs, one per
     /// [`StepKernels`], under `ExactPassLaunch::BySettings` [`StepExactPass`], and for four
     /// exact-pass launches each build of its kernels the rows' settings may call for
-    /// ([`Self::exact_builds`]: four to sixteen graphs). Replays use the logits' contents,
+    /// (`exact_builds`: four to sixteen graphs). Replays use the logits' contents,
     /// settings, seeds and penalty state current at replay time.
     ///
     /// # Safety

@@ -2,8 +2,9 @@
 //!
 //! One crate, two targets:
 //! - `nvptx64-nvidia-cuda`: rustc's NVPTX backend turns this crate into the PTX module that
-//!   `sampler-host` embeds. Entry points live in [`kernels`]; the PTX they need that Rust has
-//!   no words for lives in [`intrinsics`].
+//!   `sampler-host` embeds. Entry points live in `tiles`, `sampler`, `exact`, `spec`,
+//!   `kernels` and [`topk`]; the PTX they need that Rust has no words for lives in `intrinsics`
+//!   (all but `topk` are built for nvptx alone, so the host's documentation has no page for them).
 //! - the host: everything that is not an entry point or an intrinsic compiles for the CPU too,
 //!   so the CPU reference backend runs the *same* functions and unit tests run under `cargo test`.
 //!

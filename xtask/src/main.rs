@@ -2,7 +2,8 @@
 //!
 //! - `ptx [--sm sm_90]`        build the device crate to PTX (same recipe as sampler-host's build.rs)
 //! - `ptx-check [--sm sm_90]`  build, then assemble every entry point with ptxas and check it
-//! - `test`                    ptx-check, every workspace test, then each fuzz target for 10 s
+//! - `test`                    ptx-check, every workspace test, `cargo doc` (warnings fail), then
+//!                             each fuzz target for 10 s
 //!   (the README's test command)
 //! - `fuzz [--seconds N]`      each cargo-fuzz target in fuzz/ for N seconds (60); fails on a crash
 //! - `bundle`                  GPU test binaries + benchmark + PTX + run script, for a GPU machine;
@@ -50,7 +51,7 @@ fn sm_arg(args: &[String]) -> String {
         .unwrap_or_else(|| ptx_build::DEFAULT_SM.to_string())
 }
 
-/// Builds the PTX into target/ptx/<sm> (the directory build.rs uses, so the two share a cache).
+/// Builds the PTX into `target/ptx/<sm>` (the directory build.rs uses, so the two share a cache).
 fn build_ptx(sm: &str) -> Result<PathBuf> {
     let root = workspace_root();
     let ptx = ptx_build::build_ptx(&root, &root.join("target/ptx").join(sm), sm).map_err(anyhow::Error::msg)?;
@@ -64,9 +65,12 @@ fn cmd_test() -> Result<()> {
     let cubin = ptx_check::check(&ptx, ptx_build::DEFAULT_SM)?;
     // Built as `bundle` builds them, with the cubin embedded, so that the tests of the embedded
     // cubin (`sampler_host::ptx`) run here too.
-    let (passed, failed) = cargo_test_counted(&[("SAMPLER_KERNELS_PTX", ptx.as_path()), ("SAMPLER_KERNELS_CUBIN", cubin.as_path())])?;
+    let env = [("SAMPLER_KERNELS_PTX", ptx.as_path()), ("SAMPLER_KERNELS_CUBIN", cubin.as_path())];
+    let (passed, failed) = cargo_test_counted(&env)?;
+    // The API documentation users read: a broken or private link fails the run.
+    run(cargo().current_dir(workspace_root()).envs(env).env("RUSTDOCFLAGS", "-D warnings").args(["doc", "--no-deps", "--workspace"]))?;
     cmd_fuzz(TEST_FUZZ_SECONDS)?;
-    println!("xtask test: PTX checks, every workspace test and the fuzz targets passed");
+    println!("xtask test: PTX checks, every workspace test, the documentation and the fuzz targets passed");
     // One closing line over every libtest binary, so a reader of the log sees the total.
     println!("{passed} passed, {failed} failed");
     Ok(())
