@@ -214,7 +214,7 @@ mod tests {
     /// A version-1.0 `.npy` file with `header` as its dict, padded as numpy pads it.
     fn npy_with_header(header: &str, values: &[f32]) -> Vec<u8> {
         let mut header = header.to_string();
-        while (10 + header.len() + 1) % 64 != 0 {
+        while !(10 + header.len() + 1).is_multiple_of(64) {
             header.push(' ');
         }
         header.push('\n');

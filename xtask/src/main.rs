@@ -2,8 +2,8 @@
 //!
 //! - `ptx [--sm sm_90]`        build the device crate to PTX (same recipe as sampler-host's build.rs)
 //! - `ptx-check [--sm sm_90]`  build, then assemble every entry point with ptxas and check it
-//! - `test`                    ptx-check, every workspace test, `cargo doc` (warnings fail), then
-//!                             each fuzz target for 10 s
+//! - `test`                    ptx-check, every workspace test, `cargo doc` (warnings fail),
+//!   then each fuzz target for 10 s
 //!   (the README's test command)
 //! - `fuzz [--seconds N]`      each cargo-fuzz target in fuzz/ for N seconds (60); fails on a crash
 //! - `bundle`                  GPU test binaries + benchmark + PTX + run script, for a GPU machine;
