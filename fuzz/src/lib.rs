@@ -290,7 +290,7 @@ enum Buffer {
 
 impl Buffer {
     /// `rows` rows of [`row_bits`] in dtype `dtype` (0 f32, 1 bf16, else f16), each padded to
-    /// `stride` with `+inf`: a sampler that read past the vocab would pick it.
+    /// `stride` with the dtype's `+inf`: a sampler that read past the vocab would pick it.
     fn fill(
         u: &mut Unstructured<'_>,
         rows: usize,
@@ -298,21 +298,25 @@ impl Buffer {
         stride: usize,
         dtype: u8,
     ) -> Result<Self> {
-        let mut bits = Vec::with_capacity(rows * stride);
+        let pad = stride - vocab;
+        let mut buffer = match dtype {
+            0 => Buffer::F32(Vec::with_capacity(rows * stride)),
+            1 => Buffer::Bf16(Vec::with_capacity(rows * stride)),
+            _ => Buffer::F16(Vec::with_capacity(rows * stride)),
+        };
         for _ in 0..rows {
-            bits.extend(row_bits(u, vocab)?);
-            bits.extend(std::iter::repeat_n(f32::INFINITY.to_bits(), stride - vocab));
-        }
-        Ok(match dtype {
-            0 => Buffer::F32(bits.iter().map(|&b| f32::from_bits(b)).collect()),
-            1 => Buffer::Bf16(
-                bits.iter()
-                    .map(|&b| bf16::from_bits((b >> 16) as u16))
-                    .collect(),
-            ),
-            _ => Buffer::F16(
-                bits.iter()
-                    .map(|&b| {
+            let bits = row_bits(u, vocab)?;
+            match &mut buffer {
+                Buffer::F32(d) => {
+                    d.extend(bits.iter().map(|&b| f32::from_bits(b)));
+                    d.extend(std::iter::repeat_n(f32::INFINITY, pad));
+                }
+                Buffer::Bf16(d) => {
+                    d.extend(bits.iter().map(|&b| bf16::from_bits((b >> 16) as u16)));
+                    d.extend(std::iter::repeat_n(bf16::INFINITY, pad));
+                }
+                Buffer::F16(d) => {
+                    d.extend(bits.iter().map(|&b| {
                         let v = f32::from_bits(b);
                         // Raw-bit rows keep raw 16-bit patterns; others round like a model would.
                         if v.is_nan() || v.is_infinite() {
@@ -320,10 +324,12 @@ impl Buffer {
                         } else {
                             f16::from_f32(v)
                         }
-                    })
-                    .collect(),
-            ),
-        })
+                    }));
+                    d.extend(std::iter::repeat_n(f16::INFINITY, pad));
+                }
+            }
+        }
+        Ok(buffer)
     }
 
     fn view(&self, first_row: usize, rows: usize, vocab: usize, stride: usize) -> HostLogits<'_> {
