@@ -521,8 +521,7 @@ fn gpu_verify_layout_follows_the_last_calls_chains() {
         bounded += (after_first > first) as usize;
         total_bad += check(&format!("call {c}"), &call, &g, &c_out, |id| format!("{:?}", cpu.table().get(id).map(|s| &s.params)));
         assert!(c_out.iter().all(|o| o.status == 0), "call {c}: a request without a valid token");
-        let stopped = c_out.iter().filter(|o| o.accepted == 0).count() as u32;
-        expected = (stopped, batch as u32 - stopped);
+        expected = chains_counted(&call, &c_out);
     }
     assert_eq!(gpu.last_chains().expect("last chains"), expected, "after the last call");
     assert!(in_turn > 0 && one_round > 0, "layouts: {in_turn} calls in turn, {one_round} in one round");
