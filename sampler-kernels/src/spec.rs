@@ -2329,7 +2329,7 @@ unsafe fn mark_first_row_decided(p: &VerifyParams, row: u32) {
     }
 }
 
-/// Polls between reads of the first row's flag while a row waits for it.
+/// Nanoseconds a waiting row sleeps between two reads of its first row's flag.
 const WAIT_SLEEP_NS: u32 = 128;
 /// Most polls of one wait (a few milliseconds): the hint never holds a row for longer, whatever
 /// the map says. With a map the host built, a request's first row was handed out before its other
