@@ -211,7 +211,10 @@ fn check(label: &str, call: &Call, gpu: &[VerifyOutput], cpu: &[VerifyOutput], p
 }
 
 /// The CPU side alone: the generator must give varied chains, or the GPU comparison would
-/// prove little. Runs without a GPU.
+/// prove little; and a call of uniform drafts (`make_layout_call`) must stop at least three in
+/// four chains at their first draft, so that the call after it waits for its chains' first rows
+/// (`chains_stop_early`): the condition under which the two skip tests' lower bound on skipped
+/// rows applies, which they get from such a first call. Runs without a GPU.
 #[test]
 fn generated_calls_give_varied_chains() {
     let mut rng = fresh_rng("generated_calls_give_varied_chains");
@@ -219,30 +222,16 @@ fn generated_calls_give_varied_chains() {
     let mut cpu = CpuReference::new(vocab, 64).expect("cpu");
     let ids = register(&mut rng, vocab, 64, &mut [&mut cpu]);
     let mut cov = Coverage::default();
-    for _ in 0..3 {
+    for c in 0..3 {
         let call = make_call(&mut rng, &cpu, &ids, vocab, MAX_DRAFTS);
         let outs = cpu.verify(&call.batch(vocab)).expect("cpu verify");
         cov.add(&call, &outs);
+        let uniform = make_layout_call(&mut rng, &cpu, &ids, vocab, false);
+        let outs = cpu.verify(&uniform.batch(vocab)).expect("cpu verify");
+        let (stopped, ran) = chains_counted(&uniform, &outs);
+        assert!(chains_stop_early(stopped as u64 | (ran as u64) << 32), "uniform call {c}: {stopped} chains stopped at their first draft, {ran} ran on");
     }
     cov.assert_nontrivial("generator");
-}
-
-/// The CPU side alone: a call of uniform drafts (`make_layout_call`) stops at least three in
-/// four chains at their first draft, so the call after it waits for its chains' first rows
-/// (`chains_stop_early`): the condition under which the two skip tests' lower bound on skipped
-/// rows applies, which they get from such a first call. Runs without a GPU.
-#[test]
-fn uniform_draft_calls_make_the_next_call_wait() {
-    let mut rng = fresh_rng("uniform_draft_calls_make_the_next_call_wait");
-    let vocab = 4096;
-    let mut cpu = CpuReference::new(vocab, 64).expect("cpu");
-    let ids = register(&mut rng, vocab, 64, &mut [&mut cpu]);
-    for c in 0..3 {
-        let call = make_layout_call(&mut rng, &cpu, &ids, vocab, false);
-        let outs = cpu.verify(&call.batch(vocab)).expect("cpu verify");
-        let (stopped, ran) = chains_counted(&call, &outs);
-        assert!(chains_stop_early(stopped as u64 | (ran as u64) << 32), "call {c}: {stopped} chains stopped at their first draft, {ran} ran on");
-    }
 }
 
 /// Heterogeneous batches through `Verifier::verify`, several calls in a row (penalty state and
