@@ -26,7 +26,7 @@ use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
+use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, CudaView, DevicePtr, DevicePtrMut, LaunchConfig};
 use sampler_kernels::abi::{
     ExactJob, RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, EXACT_BINS, EXACT_GATHER_KEYS,
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, EXACT_SUB_BINS, MAX_TOP_LOGPROBS,
@@ -391,6 +391,17 @@ fn plan_step(settings: &[RowSettings], undecided: &[bool], vocab: u32) -> (StepP
         StepKernels::All
     };
     (StepPlan { kernels, quiet: listable == 0, listable, block_listable }, mass_rows, scan_rows)
+}
+
+/// A step's outputs in device memory ([`GpuSampler::device_outputs`]): row `i` of the last
+/// upload is entry `i` of each array.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct DeviceOutputs<'a> {
+    /// `i32[max_batch]`: each row's token, −1 where it has none (its status says why).
+    pub tokens: CudaView<'a, i32>,
+    /// `u32[max_batch]`: each row's status (`sampler_kernels::status`), `STATUS_OK` with a token.
+    pub status: CudaView<'a, u32>,
 }
 
 /// A step captured in CUDA graphs, one per [`StepKernels`], way to run the exact pass, and
@@ -1264,6 +1275,29 @@ impl GpuSampler {
             out.push(row);
         }
         Ok(out)
+    }
+
+    /// The step outputs in device memory, for work that consumes them without a host round
+    /// trip: the next forward pass's input ids, or a copy to pinned memory read later.
+    ///
+    /// The arrays hold `max_batch` entries at addresses fixed for the sampler's life, so a
+    /// graph captured over them stays valid from step to step. Entries `0..rows` of the last
+    /// upload hold that step's outputs once its work on the sampler's stream is done: enqueue
+    /// the consumer on that stream after the step (in stream order, or in the same capture),
+    /// or on another stream after an event recorded on it. Entries past them are stale.
+    ///
+    /// The request state (penalty counts, step counters) lives on the device and advances with
+    /// the step itself. Only [`Self::read_outputs`] keeps the hint that steers later launch
+    /// plans (which requests' rows the exact pass finished): a caller that reads nothing back
+    /// gets the same tokens, and a request whose rows keep needing the exact pass may take
+    /// stage 2's slower in-block finish instead.
+    pub fn device_outputs(&self) -> Result<DeviceOutputs<'_>> {
+        let b = self.config.max_batch;
+        let words = self.row_words.slice(ROW_TOKENS * b..(ROW_TOKENS + 1) * b);
+        // SAFETY: every u32 bit pattern is a valid i32, and the kernels write tokens as i32 bits.
+        let tokens = unsafe { words.transmute::<i32>(b) }
+            .ok_or(Error::Cuda { op: "viewing the step outputs", detail: format!("{b} token words not allocated") })?;
+        Ok(DeviceOutputs { tokens, status: self.row_words.slice(ROW_STATUS * b..(ROW_STATUS + 1) * b) })
     }
 
     /// Test hook: overwrites entry `row` (< `max_batch`) of the uploaded `RowSettings` in device

@@ -22,7 +22,7 @@
 use std::collections::HashSet;
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
 use sampler_kernels::abi::{
     RowSettings, VerifyParams, VerifySettings, ROW_HAS_BITMASK, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     TILE_TOKENS, VERIFY_BLOCK_SCRATCH_BYTES, VERIFY_HEADER_RANDOM, VERIFY_HEADER_WORDS, VERIFY_CHAIN_THREADS, VERIFY_MAX_DRAFTS, VERIFY_MIN_DRAFTS, VERIFY_ONE_HOT, VERIFY_ROWS_SHARED_BYTES,
@@ -109,6 +109,56 @@ impl VerifyLayout {
     }
 }
 
+/// Where each output array sits in `GpuVerifier::out_words`, in words, for `requests`
+/// requests of `width` (max drafts + 1) token slots: the accepted counts and statuses first,
+/// then the tokens, so that one copy from word 0 reads all three for the first `n` requests
+/// ([`Self::read_len`]) where three copies were three host round trips.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct OutputWords {
+    requests: usize,
+    width: usize,
+}
+
+impl OutputWords {
+    fn accepted(&self) -> std::ops::Range<usize> {
+        0..self.requests
+    }
+
+    fn status(&self) -> std::ops::Range<usize> {
+        self.requests..2 * self.requests
+    }
+
+    /// `i32[requests][width]` bits.
+    fn tokens(&self) -> std::ops::Range<usize> {
+        2 * self.requests..2 * self.requests + self.requests * self.width
+    }
+
+    fn total(&self) -> usize {
+        self.tokens().end
+    }
+
+    /// Words from word 0 that hold every output of the first `n ≤ requests` requests.
+    fn read_len(&self, n: usize) -> usize {
+        self.tokens().start + n * self.width
+    }
+}
+
+/// A verification call's outputs in device memory ([`GpuVerifier::device_outputs`]): request
+/// `i` of the last upload is entry `i` of `accepted` and `status`, and row `i` of `tokens`.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct VerifyDeviceOutputs<'a> {
+    /// `i32[max_batch][width]`: each request's emitted tokens (its accepted drafts, then the
+    /// correction or bonus token), padded with −1.
+    pub tokens: CudaView<'a, i32>,
+    /// Token slots a request: `max_drafts + 1`.
+    pub width: usize,
+    /// `u32[max_batch]`: each request's accepted drafts.
+    pub accepted: CudaView<'a, u32>,
+    /// `u32[max_batch]`: each request's status (`sampler_kernels::status`).
+    pub status: CudaView<'a, u32>,
+}
+
 /// A verification call captured in a CUDA graph, for up to `rows` target rows and `q_rows`
 /// draft-probability rows.
 pub struct VerifyGraph {
@@ -155,9 +205,10 @@ pub struct GpuVerifier {
     /// Blocks of the cooperative `verify_rows` and `verify_draws` grids.
     rows_grid: u32,
     draws_grid: u32,
-    out_tokens: CudaSlice<i32>,
-    out_accepted: CudaSlice<u32>,
-    out_status: CudaSlice<u32>,
+    /// Accepted counts, statuses and tokens in one allocation (`OutputWords`), so that
+    /// `read_verify_outputs` reads them with one synchronous copy.
+    out_words: CudaSlice<u32>,
+    out_layout: OutputWords,
     out_logprobs: CudaSlice<f32>,
     /// Device copies of host logits and draft probabilities for [`Verifier::verify`], grown on
     /// demand (outside any capture).
@@ -191,6 +242,7 @@ impl GpuVerifier {
         let stream = sampler.gpu.stream().clone();
         let alloc = cuda_err("allocating verification memory");
         let width = max_batch * (max_drafts + 1);
+        let out_layout = OutputWords { requests: max_batch, width: max_drafts + 1 };
         let rows_fn = super::function_with_shared(&sampler.gpu, "verify_rows", VERIFY_ROWS_SHARED_BYTES)?;
         let rows_grid = cooperative_grid(&sampler.gpu, &rows_fn, VERIFY_ROWS_SHARED_BYTES)?;
         let draws_fn = sampler.gpu.function("verify_draws")?;
@@ -212,9 +264,8 @@ impl GpuVerifier {
             chain_stats: stream.alloc_zeros::<u64>(1).map_err(cuda_err("allocating verification scratch"))?,
             rows_grid,
             draws_grid,
-            out_tokens: stream.alloc_zeros::<i32>(width).map_err(cuda_err("allocating verification outputs"))?,
-            out_accepted: stream.alloc_zeros::<u32>(max_batch).map_err(cuda_err("allocating verification outputs"))?,
-            out_status: stream.alloc_zeros::<u32>(max_batch).map_err(cuda_err("allocating verification outputs"))?,
+            out_words: stream.alloc_zeros::<u32>(out_layout.total()).map_err(cuda_err("allocating verification outputs"))?,
+            out_layout,
             out_logprobs: stream.alloc_zeros::<f32>(width).map_err(cuda_err("allocating verification outputs"))?,
             logits_staging: None,
             q_staging: None,
@@ -448,6 +499,7 @@ impl GpuVerifier {
     fn params(&mut self, logits: &DeviceLogits<'_>, q: Option<&DraftProbs<'_>>, rows: usize) -> VerifyParams {
         let l = self.layout;
         let upload = device_address_mut(&mut self.upload);
+        let out_words = device_address_mut(&mut self.out_words);
         let s = &mut self.sampler;
         VerifyParams {
             logits: logits.ptr,
@@ -471,9 +523,9 @@ impl GpuVerifier {
             group_scratch: device_address_mut(&mut self.group_scratch),
             row_scratch: device_address_mut(&mut self.row_scratch),
             chain_stats: device_address_mut(&mut self.chain_stats),
-            out_tokens: device_address_mut(&mut self.out_tokens),
-            out_accepted: device_address_mut(&mut self.out_accepted),
-            out_status: device_address_mut(&mut self.out_status),
+            out_tokens: out_words + 4 * self.out_layout.tokens().start as u64,
+            out_accepted: out_words + 4 * self.out_layout.accepted().start as u64,
+            out_status: out_words + 4 * self.out_layout.status().start as u64,
             out_logprobs: device_address_mut(&mut self.out_logprobs),
             dtype: dtype_code(logits.dtype),
             vocab: s.config.vocab as u32,
@@ -583,11 +635,11 @@ impl GpuVerifier {
         let width = self.max_drafts + 1;
         let stream = self.sampler.gpu.stream().clone();
         let read = cuda_err("reading the verification outputs");
-        let tokens = stream.clone_dtoh(&self.out_tokens.slice(0..n * width)).map_err(read)?;
-        let read = cuda_err("reading the verification outputs");
-        let accepted = stream.clone_dtoh(&self.out_accepted.slice(0..n)).map_err(read)?;
-        let read = cuda_err("reading the verification outputs");
-        let status = stream.clone_dtoh(&self.out_status.slice(0..n)).map_err(read)?;
+        let out = self.out_layout;
+        let words = stream.clone_dtoh(&self.out_words.slice(0..out.read_len(n))).map_err(read)?;
+        let (accepted, status) = (&words[out.accepted()], &words[out.status()]);
+        // Bits of i32 tokens (−1 padding).
+        let tokens: Vec<i32> = words[out.tokens().start..].iter().map(|&w| w as i32).collect();
         let read = cuda_err("reading the verification outputs");
         // A synchronous round trip, only when a request asked for log-probabilities.
         let logprobs = if self.uploaded.iter().any(|u| u.want_logprobs) {
@@ -622,6 +674,29 @@ impl GpuVerifier {
             outs.push(out);
         }
         Ok(outs)
+    }
+
+    /// The outputs of verification calls in device memory, for work that consumes them without
+    /// a host round trip (the next forward pass's input ids and positions).
+    ///
+    /// As with [`GpuSampler::device_outputs`]: the arrays hold `max_batch` requests at addresses
+    /// fixed for the verifier's life; entries `0..requests` of the last upload hold that call's
+    /// outputs once its work on the sampler's stream is done (consume them in that stream's
+    /// order, or after an event recorded on it); entries past them are stale. The request state
+    /// on the device advances with the call; [`Self::read_verify_outputs`] only reads.
+    pub fn device_outputs(&self) -> Result<VerifyDeviceOutputs<'_>> {
+        let out = self.out_layout;
+        // SAFETY: every u32 bit pattern is a valid i32, and `verify_chains` writes tokens as i32 bits.
+        let tokens = unsafe { self.out_words.slice(out.tokens()).transmute::<i32>(out.tokens().len()) }.ok_or(Error::Cuda {
+            op: "viewing the verification outputs",
+            detail: format!("{} token words not allocated", out.tokens().len()),
+        })?;
+        Ok(VerifyDeviceOutputs {
+            tokens,
+            width: out.width,
+            accepted: self.out_words.slice(out.accepted()),
+            status: self.out_words.slice(out.status()),
+        })
     }
 
     /// Blocks of `verify_rows`' grid (what the device holds at once). A call of more target
@@ -778,6 +853,30 @@ impl Backend for GpuVerifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The three arrays tile the allocation without overlap, each as long as its kind needs,
+    /// and one read of `read_len(n)` words from 0 holds the first `n` requests of each.
+    #[test]
+    fn output_words_tile_the_allocation_and_one_read_covers_n_requests() {
+        for (requests, width) in [(1usize, 9usize), (3, 9), (257, 65), (64, 17)] {
+            let out = OutputWords { requests, width };
+            let arrays = [out.accepted(), out.status(), out.tokens()];
+            assert_eq!(arrays.clone().map(|a| a.len()), [requests, requests, requests * width]);
+            let mut owner = vec![None; out.total()];
+            for (k, a) in arrays.iter().enumerate() {
+                for w in a.clone() {
+                    assert_eq!(owner[w].replace(k), None, "word {w} in two arrays ({requests} × {width})");
+                }
+            }
+            assert!(owner.iter().all(Option::is_some), "a word of no array ({requests} × {width})");
+            for n in [0, 1, requests / 2, requests] {
+                let len = out.read_len(n);
+                assert!(len <= out.total());
+                assert!(out.accepted().start + n <= len && out.status().start + n <= len);
+                assert!(out.tokens().start + n * width <= len);
+            }
+        }
+    }
 
     /// Every row once; positions never decrease along the order; within a position, requests
     /// keep call order.

@@ -343,6 +343,9 @@ fn gpu_band_rows_taken_in_warp_runs_equal_reference() {
     assert!(runs_seen.iter().any(|r| r.is_some_and(|r| r > 16)), "no run longer than a tile (saw {runs_seen:?})");
 }
 
+/// Strided device logits and graph replays; and the outputs on the device
+/// (`GpuSampler::device_outputs`) equal what `read_outputs` reads, copied by a consumer graph
+/// replayed after the step with no host read between.
 #[test]
 fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
     const TEST: &str = "gpu_strided_device_logits_and_graph_replay_equal_reference";
@@ -368,6 +371,21 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
             // SAFETY: both buffers live until the end of this loop iteration, after every replay.
             unsafe { pair.gpu.capture_step(&view, batch) }.expect("capture")
         };
+        // The caller's next-step buffers, filled on the device from the step's outputs by a
+        // graph of its own replayed after the step in stream order: no host read between.
+        let mut next_tokens = stream.alloc_zeros::<i32>(batch).expect("alloc");
+        let mut next_status = stream.alloc_zeros::<u32>(batch).expect("alloc");
+        let consumer = {
+            let outs = pair.gpu.device_outputs().expect("device outputs");
+            let copy_err = |e: cudarc::driver::DriverError| sampler_host::Error::Cuda { op: "copying the outputs", detail: e.to_string() };
+            pair.gpu
+                .device()
+                .capture(|| {
+                    stream.memcpy_dtod(&outs.tokens.slice(0..batch), &mut next_tokens).map_err(copy_err)?;
+                    stream.memcpy_dtod(&outs.status.slice(0..batch), &mut next_status).map_err(copy_err)
+                })
+                .expect("capture the consumer")
+        };
         let mut mismatches = 0;
         for replay in 0..sized(4, 2) {
             // New settings for some requests, new logits, new masks.
@@ -391,9 +409,16 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
                     None => BatchRow::new(r as u64),
                 })
                 .collect();
+            // Poisoned, so that a copy that did not run (or read stale rows) shows.
+            stream.memcpy_htod(&vec![i32::MIN; batch], &mut next_tokens).expect("poison");
+            stream.memcpy_htod(&vec![u32::MAX; batch], &mut next_status).expect("poison");
             pair.gpu.upload_step(&rows).expect("upload");
             pair.gpu.replay(&graph).expect("replay");
+            consumer.launch().expect("replay the consumer");
             let gpu = pair.gpu.read_outputs().expect("outputs");
+            let copied = (stream.clone_dtoh(&next_tokens).expect("read"), stream.clone_dtoh(&next_status).expect("read"));
+            let read: (Vec<i32>, Vec<u32>) = (gpu.iter().map(|o| o.token).collect(), gpu.iter().map(|o| o.status).collect());
+            assert_eq!(copied, read, "V={vocab} replay {replay}: device outputs copied on the device differ from read_outputs");
             let b = Batch { logits: logits.host(batch, vocab, stride), rows };
             let cpu = pair.cpu.sample(&b).expect("cpu");
             for (i, (g, c)) in gpu.iter().zip(&cpu).enumerate() {

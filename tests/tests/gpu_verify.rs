@@ -871,7 +871,9 @@ fn gpu_verify_plain_rows_with_special_values() {
 }
 
 /// The device-level API in a CUDA graph: captured once for the largest call, replayed with new
-/// logits, new draft rows, new drafts, new request subsets and advancing seeds/steps.
+/// logits, new draft rows, new drafts, new request subsets and advancing seeds/steps; and the
+/// outputs on the device (`GpuVerifier::device_outputs`) equal what `read_verify_outputs` reads,
+/// copied by a consumer graph replayed after the call with no host read between.
 #[test]
 fn gpu_verify_graph_replays_equal_reference() {
     const TEST: &str = "gpu_verify_graph_replays_equal_reference";
@@ -897,6 +899,24 @@ fn gpu_verify_graph_replays_equal_reference() {
         )
     }
     .expect("capture");
+    // The caller's next-step buffers, filled on the device from the call's outputs by a graph
+    // of its own replayed after the call in stream order: no host read between.
+    let width = MAX_DRAFTS + 1;
+    let mut next_tokens = stream.alloc_zeros::<i32>(batch * width).expect("alloc");
+    let mut next_accepted = stream.alloc_zeros::<u32>(batch).expect("alloc");
+    let mut next_status = stream.alloc_zeros::<u32>(batch).expect("alloc");
+    let consumer = {
+        let outs = gpu.device_outputs().expect("device outputs");
+        assert_eq!(outs.width, width);
+        let copy_err = |e: cudarc::driver::DriverError| sampler_host::Error::Cuda { op: "copying the outputs", detail: e.to_string() };
+        gpu.device()
+            .capture(|| {
+                stream.memcpy_dtod(&outs.tokens.slice(0..batch * width), &mut next_tokens).map_err(copy_err)?;
+                stream.memcpy_dtod(&outs.accepted.slice(0..batch), &mut next_accepted).map_err(copy_err)?;
+                stream.memcpy_dtod(&outs.status.slice(0..batch), &mut next_status).map_err(copy_err)
+            })
+            .expect("capture the consumer")
+    };
     let mut total_bad = 0;
     let mut cov = Coverage::default();
     for replay in 0..sized(6, 4) {
@@ -912,9 +932,24 @@ fn gpu_verify_graph_replays_equal_reference() {
             .iter()
             .map(|r| DeviceVerifyRequest { request: r.id, drafts: &r.drafts, has_draft_probs: r.q.is_some(), bitmask: r.mask.as_deref() })
             .collect();
+        // Poisoned, so that a copy that did not run (or read stale requests) shows.
+        stream.memcpy_htod(&vec![i32::MIN; batch * width], &mut next_tokens).expect("poison");
+        stream.memcpy_htod(&vec![u32::MAX; batch], &mut next_accepted).expect("poison");
+        stream.memcpy_htod(&vec![u32::MAX; batch], &mut next_status).expect("poison");
         gpu.upload_verify(&requests).expect("upload");
         gpu.replay(&graph).expect("replay");
+        consumer.launch().expect("replay the consumer");
         let g = gpu.read_verify_outputs().expect("read");
+        let tokens = stream.clone_dtoh(&next_tokens).expect("read");
+        let accepted = stream.clone_dtoh(&next_accepted).expect("read");
+        let status = stream.clone_dtoh(&next_status).expect("read");
+        for (i, out) in g.iter().enumerate() {
+            // Each request's slots: its emitted tokens, then −1 to the width.
+            let mut slots = out.tokens.clone();
+            slots.resize(width, -1);
+            let copied = (&tokens[i * width..(i + 1) * width], accepted[i] as usize, status[i]);
+            assert_eq!(copied, (&slots[..], out.accepted, out.status), "replay {replay} request {i}: device outputs differ from read_verify_outputs");
+        }
         let c_out = cpu.verify(&call.batch(vocab)).expect("cpu verify");
         let label = format!("replay {replay}");
         total_bad += check(&label, &call, &g, &c_out, |id| format!("request {id}"));
