@@ -7,8 +7,9 @@
 //! Streams and graph capture: cudarc records an event on every `CudaSlice` use when a context
 //! has several streams, and those events break stream capture
 //! (CUDA_ERROR_STREAM_CAPTURE_ISOLATION). The sampler therefore turns event tracking off for
-//! its context and does every step on one stream it owns; ordering between the caller's
-//! streams and ours is the caller's, through events, as with any CUDA library.
+//! its context and does every step on one stream: by default one it owns, ordered with the
+//! caller's streams by the caller, through events, as with any CUDA library; or the caller's
+//! own stream (`GpuDevice::on_stream`), whose context must have tracking off already.
 
 use std::sync::Arc;
 
@@ -18,7 +19,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Field, Result};
 use crate::ptx::{cubin_runs_on, ENTRY_POINTS, SAMPLER_CUBIN, SAMPLER_PTX};
 use sampler_kernels::abi::{CopyParams, DemoReduceParams, FillParams, DEMO_BLOCK_THREADS, DEMO_SHARED_BYTES, DTYPE_F32};
 
@@ -125,7 +126,8 @@ pub enum ModuleImage {
     Ptx,
 }
 
-/// One GPU as the sampler uses it: a context without event tracking, one stream, the module.
+/// One GPU as the sampler uses it: a context without event tracking, one stream (its own, or
+/// the caller's: [`Self::on_stream`]), the module.
 pub struct GpuDevice {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -146,30 +148,31 @@ impl GpuDevice {
         // SAFETY: no slice or stream of this context exists yet, so no tracked event is pending.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(cuda_err("creating the stream"))?;
-        let (major, minor) = ctx.compute_capability().map_err(cuda_err("reading the compute capability"))?;
-        let want_ptx = std::env::var("SONIC_LOAD_PTX").is_ok_and(|v| v == "1");
-        let cubin = if cubin_runs_on(major, minor) && !want_ptx {
-            // A refused cubin (a driver too old for its ELF ABI, say) leaves the PTX to load.
-            ctx.load_module(Ptx::from_binary(SAMPLER_CUBIN.to_vec()))
-                .ok()
-                .filter(|module| ENTRY_POINTS.iter().all(|name| module.load_function(name).is_ok()))
-        } else {
-            None
-        };
-        let (module, image) = match cubin {
-            Some(module) => (module, ModuleImage::Cubin),
-            None => {
-                let module = ctx
-                    .load_module(Ptx::from_src(SAMPLER_PTX))
-                    .map_err(|e| Error::ModuleLoad { detail: e.to_string() })?;
-                for name in ENTRY_POINTS {
-                    module
-                        .load_function(name)
-                        .map_err(|e| Error::ModuleLoad { detail: format!("entry point {name}: {e}") })?;
-                }
-                (module, ModuleImage::Ptx)
-            }
-        };
+        let (module, image) = load_module(&ctx)?;
+        Ok(Self { ctx, stream, module, image })
+    }
+
+    /// Uses the caller's `stream`, and its context, for every launch and copy: a serving engine's
+    /// forward pass and the sampling that follows are then in one stream order, with no event
+    /// between them, and the tokens of [`crate::gpu::GpuSampler::device_outputs`] can feed the
+    /// next forward pass in that order. Loads the module as [`Self::open`] does.
+    ///
+    /// The context must have event tracking off (`CudaContext::disable_event_tracking`, called
+    /// before it allocates the buffers the sampler shares): once a context has several streams,
+    /// cudarc records an event on every use of a tracked slice, and those events break stream
+    /// capture. With tracking on, this returns [`Error::InvalidSetting`] for [`Field::Stream`].
+    pub fn on_stream(stream: Arc<CudaStream>) -> Result<Self> {
+        let ctx = stream.context().clone();
+        if ctx.is_event_tracking() {
+            return Err(Error::InvalidSetting {
+                request: None,
+                field: Field::Stream,
+                reason: "its context tracks events (CudaContext::disable_event_tracking turns that off); \
+                         tracked slices break stream capture once the context has several streams"
+                    .into(),
+            });
+        }
+        let (module, image) = load_module(&ctx)?;
         Ok(Self { ctx, stream, module, image })
     }
 
@@ -341,4 +344,35 @@ impl GpuDevice {
         unsafe { launch.launch(config) }.map_err(cuda_err("launching demo_reduce_rows"))?;
         Ok(())
     }
+}
+
+/// Loads the sampler's module into `ctx`: the embedded cubin when the build has one for the
+/// device's SM (unless `SONIC_LOAD_PTX=1`), else, or if the driver refuses it, the embedded PTX.
+/// Either way every entry point must be there.
+fn load_module(ctx: &Arc<CudaContext>) -> Result<(Arc<CudaModule>, ModuleImage)> {
+    let (major, minor) = ctx.compute_capability().map_err(cuda_err("reading the compute capability"))?;
+    let want_ptx = std::env::var("SONIC_LOAD_PTX").is_ok_and(|v| v == "1");
+    let cubin = if cubin_runs_on(major, minor) && !want_ptx {
+        // A refused cubin (a driver too old for its ELF ABI, say) leaves the PTX to load.
+        ctx.load_module(Ptx::from_binary(SAMPLER_CUBIN.to_vec()))
+            .ok()
+            .filter(|module| ENTRY_POINTS.iter().all(|name| module.load_function(name).is_ok()))
+    } else {
+        None
+    };
+    let (module, image) = match cubin {
+        Some(module) => (module, ModuleImage::Cubin),
+        None => {
+            let module = ctx
+                .load_module(Ptx::from_src(SAMPLER_PTX))
+                .map_err(|e| Error::ModuleLoad { detail: e.to_string() })?;
+            for name in ENTRY_POINTS {
+                module
+                    .load_function(name)
+                    .map_err(|e| Error::ModuleLoad { detail: format!("entry point {name}: {e}") })?;
+            }
+            (module, ModuleImage::Ptx)
+        }
+    };
+    Ok((module, image))
 }

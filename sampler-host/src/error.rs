@@ -22,6 +22,8 @@ pub enum Field {
     TopLogprobs,
     Logits,
     DraftTokens,
+    /// The CUDA stream a sampler is asked to share (`GpuDevice::on_stream`).
+    Stream,
 }
 
 impl fmt::Display for Field {
@@ -40,6 +42,7 @@ impl fmt::Display for Field {
             Field::TopLogprobs => "top_logprobs",
             Field::Logits => "logits",
             Field::DraftTokens => "draft_tokens",
+            Field::Stream => "stream",
         };
         f.write_str(name)
     }

@@ -7,7 +7,9 @@
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, Batch, BatchRow};
 use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig, StepExactPass, StepKernels};
-use sampler_host::logits::LogitsDtype;
+use cudarc::driver::CudaContext;
+use sampler_host::cuda::GpuDevice;
+use sampler_host::logits::{HostLogits, LogitsDtype};
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
 use sampler_tests::{
@@ -430,6 +432,76 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
         }
         assert_eq!(mismatches, 0, "graph replays differ from the reference");
     }
+}
+
+/// A sampler on the caller's stream (`GpuDevice::on_stream`), in a context with tracking off and
+/// two streams: each step's logits are written on that stream by a device copy (the caller's
+/// forward pass), the step's graph replays after it and a copy of the tokens into the caller's
+/// buffer follows, with no event or host read between; the tokens equal the reference's and
+/// the copy equals `read_outputs`. A context that tracks events is refused before anything
+/// runs.
+#[test]
+fn gpu_sampler_on_the_callers_stream_equals_reference() {
+    const TEST: &str = "gpu_sampler_on_the_callers_stream_equals_reference";
+    let Some(_probe) = gpu_or_skip(TEST) else { return };
+    let tracked = CudaContext::new(0).expect("context");
+    let refused = GpuDevice::on_stream(tracked.default_stream());
+    assert!(
+        matches!(refused, Err(sampler_host::Error::InvalidSetting { field: sampler_host::Field::Stream, .. })),
+        "a stream whose context tracks events must be refused"
+    );
+    let ctx = CudaContext::new(0).expect("context");
+    // SAFETY: this wrapper of the context has no slice or stream yet.
+    unsafe { ctx.disable_event_tracking() };
+    let engine = ctx.new_stream().expect("stream");
+    let _second = ctx.new_stream().expect("stream");
+    let mut rng = fresh_rng(TEST);
+    let (vocab, batch) = (151_936usize, sized(257usize, 17));
+    let device = GpuDevice::on_stream(engine.clone()).expect("the caller's stream");
+    let mut gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
+    let mut cpu = CpuReference::new(vocab, batch).expect("cpu reference");
+    for id in 0..batch as u64 {
+        let params = mixed_params(&mut rng, vocab);
+        let prompt = prompt(&mut rng, vocab);
+        gpu.add_request(id, params.clone(), &prompt).expect("gpu add");
+        cpu.add_request(id, params, &prompt).expect("cpu add");
+    }
+    let mut forward_out = engine.alloc_zeros::<f32>(batch * vocab).expect("alloc");
+    let mut logits = engine.alloc_zeros::<f32>(batch * vocab).expect("alloc");
+    let mut next_tokens = engine.alloc_zeros::<i32>(batch).expect("alloc");
+    let graph = {
+        let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
+        gpu.upload_step(&rows).expect("upload");
+        // SAFETY: `logits` lives until the end of the test, after the last replay.
+        unsafe { gpu.capture_step(&DeviceLogits::f32(&logits, batch, vocab), batch) }.expect("capture")
+    };
+    let mut mismatches = 0;
+    for step in 0..sized(3, 2) {
+        let values = random_rows(&mut rng, batch, vocab, vocab);
+        let masks = random_masks(&mut rng, batch, vocab);
+        let rows = rows_with_masks(&masks);
+        engine.memcpy_htod(&values, &mut forward_out).expect("forward output");
+        engine.memcpy_htod(&vec![i32::MIN; batch], &mut next_tokens).expect("poison");
+        gpu.upload_step(&rows).expect("upload");
+        // The caller's last write of the logits, then the step, then its consumer: one stream.
+        engine.memcpy_dtod(&forward_out, &mut logits).expect("logits");
+        gpu.replay(&graph).expect("replay");
+        {
+            let outs = gpu.device_outputs().expect("device outputs");
+            engine.memcpy_dtod(&outs.tokens.slice(0..batch), &mut next_tokens).expect("tokens");
+        }
+        let g = gpu.read_outputs().expect("outputs");
+        let copied = engine.clone_dtoh(&next_tokens).expect("read");
+        assert_eq!(copied, g.iter().map(|o| o.token).collect::<Vec<_>>(), "step {step}: the copied tokens differ from read_outputs");
+        let c = cpu.sample(&Batch { logits: HostLogits::f32(&values, batch, vocab).expect("host logits"), rows }).expect("cpu");
+        for (i, (g, c)) in g.iter().zip(&c).enumerate() {
+            if let Some(diff) = compare(g, c) {
+                mismatches += 1;
+                eprintln!("step {step} row {i}: {diff}");
+            }
+        }
+    }
+    assert_eq!(mismatches, 0, "steps on the caller's stream differ from the reference");
 }
 
 #[test]
