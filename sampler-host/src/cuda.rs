@@ -44,6 +44,30 @@ pub(crate) fn cuda_err(op: &'static str) -> impl FnOnce(cudarc::driver::DriverEr
     move |e| Error::Cuda { op, detail: e.to_string() }
 }
 
+/// A captured graph that one thread at a time owns and launches. cudarc's `CudaGraph` holds raw
+/// driver handles and so is not `Send`; this makes the sampler's graph types `Send`, so that a
+/// serving engine can build a sampler and its graphs on one thread and drive them from another.
+pub(crate) struct OwnedGraph(CudaGraph);
+
+// SAFETY: a graph's handles are not tied to the thread that made them: `CudaGraph::launch` binds
+// the context to the calling thread first, and destroying them needs no current context. The
+// driver forbids concurrent use of one graph, which `Send` without `Sync` rules out: one thread
+// at a time holds the wrapper, and no `&OwnedGraph` crosses threads.
+unsafe impl Send for OwnedGraph {}
+
+impl From<CudaGraph> for OwnedGraph {
+    fn from(graph: CudaGraph) -> Self {
+        Self(graph)
+    }
+}
+
+impl OwnedGraph {
+    /// Launches the graph on the stream it was captured from.
+    pub(crate) fn launch(&self) -> std::result::Result<(), cudarc::driver::DriverError> {
+        self.0.launch()
+    }
+}
+
 /// How a kernel of a multi-kernel sequence waits for the one before it on the stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LaunchOrder {

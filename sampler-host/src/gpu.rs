@@ -39,7 +39,7 @@ use sampler_kernels::logit::bitmask_words;
 use sampler_kernels::status::STATUS_OK;
 
 use crate::backend::{validate_batch, Backend, Batch, BatchRow, RowOutput};
-use crate::cuda::{cuda_err, launch_ordered, GpuDevice, KernelParams, LaunchOrder};
+use crate::cuda::{cuda_err, launch_ordered, GpuDevice, KernelParams, LaunchOrder, OwnedGraph};
 use crate::error::{Error, Field, Result};
 use crate::logits::{LogitsData, LogitsDtype};
 use crate::settings::SamplingParams;
@@ -412,7 +412,7 @@ pub struct DeviceOutputs<'a> {
 pub struct StepGraph {
     /// Every (kernels, exact pass, its builds) a replay may need (`None`: a greedy step, which
     /// has no exact pass).
-    graphs: Vec<(StepKernels, Option<StepExactPass>, ExactBuilds, CudaGraph)>,
+    graphs: Vec<(StepKernels, Option<StepExactPass>, ExactBuilds, OwnedGraph)>,
     rows: usize,
     /// The graph the last replay launched (`None` before the first): its kernels, how it
     /// runs the exact pass (`None` for a greedy step, which has none), and with which builds.
@@ -1171,12 +1171,12 @@ impl GpuSampler {
         for kernels in [StepKernels::All, StepKernels::NoMassScan, StepKernels::MassScanOnly] {
             for exact in if quiet == busy { vec![busy] } else { vec![busy, quiet] } {
                 for builds in ExactBuilds::possible(exact, rows as u32, self.sm_count, self.takes_warp_runs(rows as u32)) {
-                    graphs.push((kernels, Some(exact), builds, self.capture(logits, rows, kernels, exact, builds)?));
+                    graphs.push((kernels, Some(exact), builds, self.capture(logits, rows, kernels, exact, builds)?.into()));
                 }
             }
         }
         let none = ExactBuilds::default();
-        graphs.push((StepKernels::Greedy, None, none, self.capture(logits, rows, StepKernels::Greedy, busy, none)?));
+        graphs.push((StepKernels::Greedy, None, none, self.capture(logits, rows, StepKernels::Greedy, busy, none)?.into()));
         Ok(StepGraph { graphs, rows, last: Cell::new(None) })
     }
 

@@ -10,13 +10,13 @@
 //! largest k). An enqueue allocates nothing and does not synchronize, so it can be captured
 //! in a CUDA graph ([`GpuTopK::capture`]) and replayed on new logits.
 
-use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
 use sampler_kernels::abi::{
     TopKParams, DTYPE_BF16, DTYPE_F16, DTYPE_F32, TOPK_SHARED_BYTES, TOPK_THREADS,
 };
 use sampler_kernels::topk::{geometry, record_stride, TopKGeometry};
 
-use crate::cuda::{cuda_err, GpuDevice, KernelParams};
+use crate::cuda::{cuda_err, GpuDevice, KernelParams, OwnedGraph};
 use crate::error::{Error, Field, Result};
 use crate::gpu::DeviceLogits;
 use crate::logits::LogitsDtype;
@@ -46,7 +46,7 @@ fn dtype_code(dtype: LogitsDtype) -> (u32, usize) {
 /// A top-k captured in a CUDA graph: replaying it computes the top `k` of `rows` rows of the
 /// logits it was captured with, whatever they hold at replay time.
 pub struct TopKGraph {
-    graph: CudaGraph,
+    graph: OwnedGraph,
     rows: usize,
     k: usize,
 }
@@ -253,7 +253,7 @@ impl GpuTopK {
         let graph = ended
             .map_err(cuda_err("ending stream capture"))?
             .ok_or(Error::Cuda { op: "ending stream capture", detail: "the capture recorded no work".into() })?;
-        Ok(TopKGraph { graph, rows: logits.rows(), k })
+        Ok(TopKGraph { graph: graph.into(), rows: logits.rows(), k })
     }
 
     /// Enqueues one replay of `graph`; [`Self::read`] then returns its outputs.

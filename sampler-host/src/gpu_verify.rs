@@ -22,7 +22,7 @@
 use std::collections::HashSet;
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
 use sampler_kernels::abi::{
     RowSettings, VerifyParams, VerifySettings, ROW_HAS_BITMASK, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     TILE_TOKENS, VERIFY_BLOCK_SCRATCH_BYTES, VERIFY_HEADER_RANDOM, VERIFY_HEADER_WORDS, VERIFY_CHAIN_THREADS, VERIFY_MAX_DRAFTS, VERIFY_MIN_DRAFTS, VERIFY_ONE_HOT, VERIFY_ROWS_SHARED_BYTES,
@@ -32,7 +32,7 @@ use sampler_kernels::status::STATUS_INVALID_SETTINGS;
 
 use super::{as_bytes, device_address, device_address_mut, dtype_bytes, dtype_code, DeviceLogits, GpuSampler};
 use crate::backend::{Backend, Batch, RowOutput};
-use crate::cuda::{cuda_err, GpuDevice, KernelParams};
+use crate::cuda::{cuda_err, GpuDevice, KernelParams, OwnedGraph};
 use crate::error::{Error, Field, Result};
 use crate::logits::{HostLogits, LogitsData};
 use crate::settings::SamplingParams;
@@ -162,7 +162,7 @@ pub struct VerifyDeviceOutputs<'a> {
 /// A verification call captured in a CUDA graph, for up to `rows` target rows and `q_rows`
 /// draft-probability rows.
 pub struct VerifyGraph {
-    graph: CudaGraph,
+    graph: OwnedGraph,
     rows: usize,
     q_rows: usize,
 }
@@ -610,7 +610,7 @@ impl GpuVerifier {
         let graph = ended
             .map_err(cuda_err("ending stream capture"))?
             .ok_or(Error::Cuda { op: "ending stream capture", detail: "the capture recorded no work".into() })?;
-        Ok(VerifyGraph { graph, rows, q_rows })
+        Ok(VerifyGraph { graph: graph.into(), rows, q_rows })
     }
 
     /// Enqueues one replay of `graph` for the last upload, which must fit the capture.

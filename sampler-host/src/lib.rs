@@ -35,3 +35,16 @@ pub mod verify;
 pub use error::{Error, Field, Result};
 /// Speculative verification on the GPU ([`gpu::verify::GpuVerifier`]).
 pub use gpu::verify as gpu_verify;
+
+// A serving engine builds a sampler and its graphs on one thread and may drive them from
+// another (its GPU worker): these must stay `Send`. A field that is not fails the build here.
+const _: () = {
+    const fn send<T: Send>() {}
+    send::<gpu::GpuSampler>();
+    send::<gpu::StepGraph>();
+    send::<gpu_verify::GpuVerifier>();
+    send::<gpu_verify::VerifyGraph>();
+    send::<gpu_topk::GpuTopK>();
+    send::<gpu_topk::TopKGraph>();
+    send::<reference::CpuReference>();
+};

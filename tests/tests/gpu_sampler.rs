@@ -438,7 +438,8 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
 /// two streams: each step's logits are written on that stream by a device copy (the caller's
 /// forward pass), the step's graph replays after it and a copy of the tokens into the caller's
 /// buffer follows, with no event or host read between; the tokens equal the reference's and
-/// the copy equals `read_outputs`. A context that tracks events is refused before anything
+/// the copy equals `read_outputs`. The steps run on a thread other than the one that built the
+/// sampler and captured its graph. A context that tracks events is refused before anything
 /// runs.
 #[test]
 fn gpu_sampler_on_the_callers_stream_equals_reference() {
@@ -472,35 +473,40 @@ fn gpu_sampler_on_the_callers_stream_equals_reference() {
     let graph = {
         let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
         gpu.upload_step(&rows).expect("upload");
-        // SAFETY: `logits` lives until the end of the test, after the last replay.
+        // SAFETY: `logits` moves to the worker with the graph and outlives its last replay.
         unsafe { gpu.capture_step(&DeviceLogits::f32(&logits, batch, vocab), batch) }.expect("capture")
     };
-    let mut mismatches = 0;
-    for step in 0..sized(3, 2) {
-        let values = random_rows(&mut rng, batch, vocab, vocab);
-        let masks = random_masks(&mut rng, batch, vocab);
-        let rows = rows_with_masks(&masks);
-        engine.memcpy_htod(&values, &mut forward_out).expect("forward output");
-        engine.memcpy_htod(&vec![i32::MIN; batch], &mut next_tokens).expect("poison");
-        gpu.upload_step(&rows).expect("upload");
-        // The caller's last write of the logits, then the step, then its consumer: one stream.
-        engine.memcpy_dtod(&forward_out, &mut logits).expect("logits");
-        gpu.replay(&graph).expect("replay");
-        {
-            let outs = gpu.device_outputs().expect("device outputs");
-            engine.memcpy_dtod(&outs.tokens.slice(0..batch), &mut next_tokens).expect("tokens");
-        }
-        let g = gpu.read_outputs().expect("outputs");
-        let copied = engine.clone_dtoh(&next_tokens).expect("read");
-        assert_eq!(copied, g.iter().map(|o| o.token).collect::<Vec<_>>(), "step {step}: the copied tokens differ from read_outputs");
-        let c = cpu.sample(&Batch { logits: HostLogits::f32(&values, batch, vocab).expect("host logits"), rows }).expect("cpu");
-        for (i, (g, c)) in g.iter().zip(&c).enumerate() {
-            if let Some(diff) = compare(g, c) {
-                mismatches += 1;
-                eprintln!("step {step} row {i}: {diff}");
+    // The engine's GPU worker drives the steps: the sampler and its graph move to that thread.
+    let worker = std::thread::spawn(move || {
+        let mut mismatches = 0;
+        for step in 0..sized(3, 2) {
+            let values = random_rows(&mut rng, batch, vocab, vocab);
+            let masks = random_masks(&mut rng, batch, vocab);
+            let rows = rows_with_masks(&masks);
+            engine.memcpy_htod(&values, &mut forward_out).expect("forward output");
+            engine.memcpy_htod(&vec![i32::MIN; batch], &mut next_tokens).expect("poison");
+            gpu.upload_step(&rows).expect("upload");
+            // The caller's last write of the logits, then the step, then its consumer: one stream.
+            engine.memcpy_dtod(&forward_out, &mut logits).expect("logits");
+            gpu.replay(&graph).expect("replay");
+            {
+                let outs = gpu.device_outputs().expect("device outputs");
+                engine.memcpy_dtod(&outs.tokens.slice(0..batch), &mut next_tokens).expect("tokens");
+            }
+            let g = gpu.read_outputs().expect("outputs");
+            let copied = engine.clone_dtoh(&next_tokens).expect("read");
+            assert_eq!(copied, g.iter().map(|o| o.token).collect::<Vec<_>>(), "step {step}: the copied tokens differ from read_outputs");
+            let c = cpu.sample(&Batch { logits: HostLogits::f32(&values, batch, vocab).expect("host logits"), rows }).expect("cpu");
+            for (i, (g, c)) in g.iter().zip(&c).enumerate() {
+                if let Some(diff) = compare(g, c) {
+                    mismatches += 1;
+                    eprintln!("step {step} row {i}: {diff}");
+                }
             }
         }
-    }
+        mismatches
+    });
+    let mismatches = worker.join().expect("the worker thread");
     assert_eq!(mismatches, 0, "steps on the caller's stream differ from the reference");
 }
 
