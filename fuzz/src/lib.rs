@@ -564,6 +564,7 @@ fn reference_rows_inner(u: &mut Unstructured<'_>) -> Result<()> {
             .map(|r| BatchRow {
                 request: r as u64,
                 bitmask: masks[r].as_deref(),
+                device_bitmask: false,
             })
             .collect();
 
@@ -591,6 +592,30 @@ fn reference_rows_inner(u: &mut Unstructured<'_>) -> Result<()> {
                         "a refused batch changed request {q}"
                     );
                 }
+            }
+        }
+
+        // So is a row whose mask is on the device: `sample` takes host rows only.
+        if rows > 0 && u.ratio(1u8, 8u8)? {
+            let r = u.choose_index(rows)?;
+            let mut bad_rows = batch_rows.clone();
+            bad_rows[r].device_bitmask = true;
+            let bad = Batch {
+                logits: buffer.view(0, rows, vocab, stride),
+                rows: bad_rows,
+            };
+            let before = be.table().clone();
+            let e = be.sample(&bad);
+            assert!(
+                matches!(e, Err(Error::InvalidSetting { field: Field::Bitmask, request: Some(q), .. }) if q == r as u64),
+                "{e:?}"
+            );
+            for q in 0..rows as u64 {
+                assert_eq!(
+                    be.table().get(q),
+                    before.get(q),
+                    "a refused batch changed request {q}"
+                );
             }
         }
 
@@ -1116,6 +1141,7 @@ fn verify_batches_inner(u: &mut Unstructured<'_>) -> Result<()> {
                         rows: vec![BatchRow {
                             request: r.id,
                             bitmask: r.mask.as_deref(),
+                            device_bitmask: false,
                         }],
                     })
                     .expect("a valid row");

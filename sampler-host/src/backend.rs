@@ -19,6 +19,10 @@ use crate::state::RequestTable;
 pub struct BatchRow<'a> {
     pub request: u64,
     pub bitmask: Option<&'a [i32]>,
+    /// The row's bitmask is row `i` of a bitmask already on the GPU, for row `i` of the batch
+    /// (`GpuSampler::upload_step_with_bitmask`). Only the GPU's device-level API takes such
+    /// rows; `Backend::sample` refuses them, and a row may not have both kinds.
+    pub device_bitmask: bool,
 }
 
 impl<'a> BatchRow<'a> {
@@ -26,12 +30,22 @@ impl<'a> BatchRow<'a> {
         Self {
             request,
             bitmask: None,
+            device_bitmask: false,
         }
     }
     pub fn with_bitmask(request: u64, bitmask: &'a [i32]) -> Self {
         Self {
             request,
             bitmask: Some(bitmask),
+            device_bitmask: false,
+        }
+    }
+    /// A row whose bitmask is its row of the device bitmask given with the upload.
+    pub fn with_device_bitmask(request: u64) -> Self {
+        Self {
+            request,
+            bitmask: None,
+            device_bitmask: true,
         }
     }
 }
@@ -117,6 +131,14 @@ pub fn validate_batch(batch: &Batch<'_>, table: &RequestTable, max_batch: usize)
         if !ids.insert(r.request) {
             // Two rows of one request in one step would race on its penalty state.
             return Err(Error::DuplicateRequest { request: r.request });
+        }
+        if r.device_bitmask {
+            // `sample` takes its rows from the host; a device bitmask needs the device-level API.
+            return Err(Error::InvalidSetting {
+                request: Some(r.request),
+                field: Field::Bitmask,
+                reason: "a device bitmask row needs GpuSampler::upload_step_with_bitmask; this call takes host bitmasks only".into(),
+            });
         }
         if let Some(m) = r.bitmask {
             if m.len() < words {

@@ -185,6 +185,35 @@ impl<'a> DeviceLogits<'a> {
     }
 }
 
+/// Grammar bitmask rows that already live on the device, for
+/// [`GpuSampler::upload_step_with_bitmask`]: `rows` rows of XGrammar words (bit `t % 32` of word
+/// `t / 32` set: token `t` allowed), `row_stride` words apart, at least `ceil(vocab / 32)`. Row
+/// `i` belongs to batch row `i`; only rows that ask for it ([`BatchRow::with_device_bitmask`])
+/// read it.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceBitmask<'a> {
+    ptr: u64,
+    rows: usize,
+    row_stride: usize,
+    elements: usize,
+    context: usize,
+    _borrow: PhantomData<&'a ()>,
+}
+
+impl<'a> DeviceBitmask<'a> {
+    /// The first `rows` rows of `slice`, `row_stride` words apart.
+    pub fn new(slice: &'a CudaSlice<i32>, rows: usize, row_stride: usize) -> Self {
+        Self {
+            ptr: device_address(slice),
+            rows,
+            row_stride,
+            elements: slice.len(),
+            context: slice.context().cu_ctx() as usize,
+            _borrow: PhantomData,
+        }
+    }
+}
+
 /// Read access for the crate's other device-level APIs (`gpu_topk`), which validate and launch
 /// on the same views.
 impl DeviceLogits<'_> {
@@ -762,8 +791,45 @@ impl GpuSampler {
 
     /// Builds and uploads one step's settings, bias entries and bitmask rows, in one copy.
     /// `rows[i]` is the request of logits row `i`. Validates everything first; on error
-    /// nothing is uploaded.
+    /// nothing is uploaded. Rows with a device bitmask need [`Self::upload_step_with_bitmask`].
     pub fn upload_step(&mut self, rows: &[BatchRow<'_>]) -> Result<()> {
+        self.upload(rows, None)
+    }
+
+    /// [`Self::upload_step`] for a step whose bitmasks are already on the device: rows made with
+    /// [`BatchRow::with_device_bitmask`] take their row of `bitmask`, copied on the sampler's
+    /// stream with the settings (one device-to-device copy, no host round trip), so the
+    /// caller's writes of `bitmask` must come before this call in that stream's order (or
+    /// behind an event it waits for), and the buffer must outlive the copy. A step takes its
+    /// bitmasks from the host or from the device, not both: a row with a host bitmask is
+    /// refused here. Nothing is uploaded on error.
+    pub fn upload_step_with_bitmask(&mut self, rows: &[BatchRow<'_>], bitmask: &DeviceBitmask<'_>) -> Result<()> {
+        self.upload(rows, Some(bitmask))
+    }
+
+    /// The checks a device bitmask passes before anything is copied: the sampler's context, a
+    /// stride of whole rows, and rows `0..rows` inside the buffer.
+    fn check_device_bitmask(&self, bitmask: &DeviceBitmask<'_>, rows: usize) -> Result<()> {
+        let invalid = |reason: String| Error::InvalidSetting { request: None, field: Field::Bitmask, reason };
+        let own = self.gpu.context().cu_ctx() as usize;
+        if bitmask.context != own {
+            return Err(invalid(format!("the device bitmask belongs to CUDA context {:#x}, not the sampler's {own:#x}", bitmask.context)));
+        }
+        if bitmask.row_stride < self.bitmask_words {
+            return Err(invalid(format!("row stride {} words is below the {} words vocab {} needs", bitmask.row_stride, self.bitmask_words, self.config.vocab)));
+        }
+        if bitmask.rows < rows {
+            return Err(invalid(format!("{} device bitmask rows for {rows} batch rows", bitmask.rows)));
+        }
+        // Checked: a wrapped product would pass the length test and let the copy read past the buffer.
+        let needed = rows.checked_sub(1).map_or(Some(0), |last| last.checked_mul(bitmask.row_stride).and_then(|n| n.checked_add(self.bitmask_words)));
+        if needed.is_none_or(|n| n > bitmask.elements) {
+            return Err(invalid(format!("{} words cannot hold {rows} rows of stride {}", bitmask.elements, bitmask.row_stride)));
+        }
+        Ok(())
+    }
+
+    fn upload(&mut self, rows: &[BatchRow<'_>], device_bitmask: Option<&DeviceBitmask<'_>>) -> Result<()> {
         if rows.len() > self.config.max_batch {
             return Err(Error::CapacityExceeded { what: "batch rows", requested: rows.len(), capacity: self.config.max_batch });
         }
@@ -773,6 +839,8 @@ impl GpuSampler {
         let mut seen = std::collections::HashSet::with_capacity(rows.len());
         let mut uploaded = Vec::with_capacity(rows.len());
         let mut mask_rows = 0usize;
+        // Rows up to the last one that reads the device bitmask: the copy's height.
+        let mut device_mask_rows = 0usize;
         for (i, row) in rows.iter().enumerate() {
             let state = self.table.get(row.request).ok_or(Error::UnknownRequest { request: row.request })?;
             if !seen.insert(row.request) {
@@ -780,6 +848,20 @@ impl GpuSampler {
             }
             let p: &SamplingParams = &state.params;
             let mut flags = 0;
+            let bitmask_error = |reason: &str| Error::InvalidSetting { request: Some(row.request), field: Field::Bitmask, reason: reason.into() };
+            if row.device_bitmask {
+                if row.bitmask.is_some() {
+                    return Err(bitmask_error("a row takes a host bitmask or its row of the device bitmask, not both"));
+                }
+                if device_bitmask.is_none() {
+                    return Err(bitmask_error("the row asks for its row of the device bitmask, and none was given (upload_step_with_bitmask)"));
+                }
+                flags |= ROW_HAS_BITMASK;
+                device_mask_rows = i + 1;
+            }
+            if row.bitmask.is_some() && device_bitmask.is_some() {
+                return Err(bitmask_error("a step takes its bitmasks from the host or from the device, not both"));
+            }
             if let Some(mask) = row.bitmask {
                 if mask.len() < self.bitmask_words {
                     return Err(Error::InvalidSetting {
@@ -822,6 +904,9 @@ impl GpuSampler {
                 capacity: self.config.max_bias_entries,
             });
         }
+        if let Some(mask) = device_bitmask {
+            self.check_device_bitmask(mask, device_mask_rows)?;
+        }
         let l = self.layout;
         let staging = &mut self.staging;
         staging[0..4].copy_from_slice(&(rows.len() as u32).to_le_bytes());
@@ -844,6 +929,44 @@ impl GpuSampler {
         }
         let used = if mask_rows > 0 { l.bitmask + mask_rows * words * 4 } else { l.bitmask };
         let stream = self.gpu.stream().clone();
+        // The device rows first: a copy the driver refuses (a pitch, say) then changes nothing.
+        if let (Some(mask), true) = (device_bitmask, device_mask_rows > 0) {
+            let row_bytes = words * 4;
+            use cudarc::driver::sys::{CUmemorytype, CUDA_MEMCPY2D};
+            // Every field spelled out: the memory-type enum has no zero value to default to.
+            let copy = CUDA_MEMCPY2D {
+                srcXInBytes: 0,
+                srcY: 0,
+                srcMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                srcHost: std::ptr::null(),
+                srcDevice: mask.ptr,
+                srcArray: std::ptr::null_mut(),
+                srcPitch: mask.row_stride * 4,
+                dstXInBytes: 0,
+                dstY: 0,
+                dstMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                dstHost: std::ptr::null_mut(),
+                dstDevice: device_address_mut(&mut self.upload) + l.bitmask as u64,
+                dstArray: std::ptr::null_mut(),
+                dstPitch: row_bytes,
+                WidthInBytes: row_bytes,
+                Height: device_mask_rows,
+            };
+            self.gpu.context().bind_to_thread().map_err(cuda_err("copying the device bitmask"))?;
+            // Both copies read rows 0..device_mask_rows, `words` words each at `row_stride` apart,
+            // which `check_device_bitmask` put inside the caller's buffer, in the sampler's
+            // context; they write the upload's bitmask region, `max_batch ≥ rows` rows of `words`
+            // words, on the sampler's stream: after the last step's kernels, before this one's.
+            let copied = if mask.row_stride == words {
+                // Dense rows: one linear copy, with no pitch for the driver to refuse.
+                // SAFETY: as above; the rows are contiguous, `row_bytes · device_mask_rows` bytes.
+                unsafe { cudarc::driver::result::memcpy_dtod_async(copy.dstDevice, copy.srcDevice, row_bytes * device_mask_rows, stream.cu_stream()) }
+            } else {
+                // SAFETY: as above; `copy` describes exactly those rows, and lives across the call.
+                unsafe { cudarc::driver::sys::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()).result() }
+            };
+            copied.map_err(cuda_err("copying the device bitmask"))?;
+        }
         stream
             .memcpy_htod(&self.staging[..used], &mut self.upload.slice_mut(0..used))
             .map_err(cuda_err("uploading the step settings"))?;

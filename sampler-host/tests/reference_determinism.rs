@@ -68,6 +68,7 @@ fn run(
             rows.push(BatchRow {
                 request: i as u64,
                 bitmask: o.mask.as_deref(),
+                device_bitmask: false,
             });
         }
     }
@@ -157,7 +158,7 @@ fn rows_split_among_threads_equal_rows_alone() {
         together.add_request(i as u64, o.params.clone(), &o.prompt).expect("add");
     }
     let data: Vec<f32> = requests.iter().flat_map(|o| o.row.iter().copied()).collect();
-    let rows: Vec<BatchRow> = (0..size).map(|i| BatchRow { request: i as u64, bitmask: requests[i].mask.as_deref() }).collect();
+    let rows: Vec<BatchRow> = (0..size).map(|i| BatchRow { request: i as u64, bitmask: requests[i].mask.as_deref(), device_bitmask: false }).collect();
     let batch = Batch { logits: HostLogits::f32(&data, size, vocab).expect("logits"), rows };
     let batched: Vec<Vec<RowOutput>> = (0..steps).map(|_| together.sample(&batch).expect("sample")).collect();
     for (i, o) in requests.iter().enumerate() {
@@ -165,7 +166,7 @@ fn rows_split_among_threads_equal_rows_alone() {
         alone.add_request(i as u64, o.params.clone(), &o.prompt).expect("add");
         let one = Batch {
             logits: HostLogits::f32(&o.row, 1, vocab).expect("logits"),
-            rows: vec![BatchRow { request: i as u64, bitmask: o.mask.as_deref() }],
+            rows: vec![BatchRow { request: i as u64, bitmask: o.mask.as_deref(), device_bitmask: false }],
         };
         for (step, outs) in batched.iter().enumerate() {
             assert_eq!(alone.sample(&one).expect("sample")[0], outs[i], "row {i}, step {step}");

@@ -6,7 +6,7 @@
 
 use sampler_host::backend::{Backend, Batch, BatchRow};
 use sampler_host::cuda::GpuDevice;
-use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
+use sampler_host::gpu::{DeviceBitmask, DeviceLogits, GpuSampler, GpuSamplerConfig};
 use sampler_host::logits::{HostLogits, LogitsData, LogitsDtype};
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
@@ -70,6 +70,8 @@ fn bad_inputs_are_refused(b: &mut dyn Backend) {
     let batches: Vec<(Batch<'_>, &str)> = vec![
         (Batch { logits: logits(4), rows: (0..4).map(BatchRow::new).collect() }, "capacity"),
         (Batch { logits: logits(2), rows: vec![BatchRow::new(0), BatchRow::with_bitmask(1, &short_mask)] }, "mask"),
+        // `sample` takes host rows: a row whose mask is on the device is refused.
+        (Batch { logits: logits(2), rows: vec![BatchRow::new(0), BatchRow::with_device_bitmask(1)] }, "mask"),
         (Batch { logits: logits(2), rows: vec![BatchRow::new(0)] }, "rows"),
         (
             Batch { logits: HostLogits::f32(&data, 2, VOCAB - 1).expect("logits"), rows: vec![BatchRow::new(0), BatchRow::new(1)] },
@@ -173,4 +175,55 @@ fn gpu_sampler_refuses_bad_device_logits() {
     s.upload_step(&[BatchRow::new(0), BatchRow::new(1)]).expect("upload");
     s.enqueue_step(&bf16s).expect("valid bf16 logits");
     assert_eq!(s.read_outputs().expect("outputs").len(), 2);
+}
+
+/// Device bitmasks: every way to get one wrong is a typed error naming the bitmask, before
+/// anything is copied, and leaves the last upload as it was.
+#[test]
+fn gpu_sampler_refuses_bad_device_bitmasks() {
+    let Some(device) = gpu(0) else {
+        println!("SKIP (no CUDA device)");
+        return;
+    };
+    let stream = device.stream().clone();
+    let mut s = GpuSampler::new(device, GpuSamplerConfig::new(VOCAB, MAX_BATCH)).expect("sampler");
+    for r in 0..3 {
+        s.add_request(r, SamplingParams::random(1.0, r), &[]).expect("add");
+    }
+    let words = VOCAB.div_ceil(32);
+    let masks = stream.alloc_zeros::<i32>(3 * (words + 1)).expect("alloc");
+    let host_mask = vec![-1i32; words];
+    let f32s = stream.alloc_zeros::<f32>(3 * VOCAB).expect("alloc");
+    s.upload_step(&[BatchRow::new(0), BatchRow::new(1)]).expect("upload");
+    let dev = BatchRow::with_device_bitmask;
+    let both = BatchRow { device_bitmask: true, ..BatchRow::with_bitmask(1, &host_mask) };
+    assert_eq!(field(s.upload_step(&[BatchRow::new(0), dev(1), BatchRow::new(2)])), Field::Bitmask, "no device bitmask given");
+    let good = DeviceBitmask::new(&masks, 3, words);
+    let cases: Vec<(Vec<BatchRow>, DeviceBitmask, &str)> = vec![
+        (vec![BatchRow::new(0), BatchRow::with_bitmask(1, &host_mask), dev(2)], good, "host and device masks in one step"),
+        (vec![BatchRow::new(0), both, BatchRow::new(2)], good, "both on one row"),
+        (vec![dev(0), dev(1), dev(2)], DeviceBitmask::new(&masks, 3, words - 1), "stride below the row"),
+        (vec![dev(0), dev(1), dev(2)], DeviceBitmask::new(&masks, 2, words), "fewer rows than the last device row"),
+        (vec![dev(0), dev(1), dev(2)], DeviceBitmask::new(&masks, 3, words + 2), "too short for the stride"),
+        (vec![dev(0), dev(1), dev(2)], DeviceBitmask::new(&masks, 3, usize::MAX / 2), "stride overflows"),
+    ];
+    for (rows, mask, what) in &cases {
+        assert_eq!(field(s.upload_step_with_bitmask(rows, mask)), Field::Bitmask, "{what}");
+    }
+    if let Some(other) = gpu(1) {
+        let foreign = other.stream().alloc_zeros::<i32>(3 * words).expect("alloc");
+        let refused = s.upload_step_with_bitmask(&[dev(0)], &DeviceBitmask::new(&foreign, 1, words));
+        assert_eq!(field(refused), Field::Bitmask, "another context's buffer");
+    } else {
+        println!("SKIP cross-context check (one CUDA device)");
+    }
+    // The two-row upload still stands; a valid device upload then samples three rows.
+    s.enqueue_step(&DeviceLogits::f32(&f32s, 3, VOCAB)).expect("step");
+    assert_eq!(s.read_outputs().expect("outputs").len(), 2);
+    s.upload_step_with_bitmask(&[BatchRow::new(0), dev(1), BatchRow::new(2)], &DeviceBitmask::new(&masks, 3, words + 1)).expect("valid");
+    s.enqueue_step(&DeviceLogits::f32(&f32s, 3, VOCAB)).expect("step");
+    let out = s.read_outputs().expect("outputs");
+    assert_eq!(out.len(), 3);
+    // Row 1's device mask is all zeros: no token is allowed there, and only there.
+    assert_eq!(out.iter().map(|o| o.status == sampler_kernels::status::STATUS_OK).collect::<Vec<_>>(), [true, false, true]);
 }

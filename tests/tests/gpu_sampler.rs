@@ -6,7 +6,7 @@
 
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, Batch, BatchRow};
-use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig, StepExactPass, StepKernels};
+use sampler_host::gpu::{DeviceBitmask, DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig, StepExactPass, StepKernels};
 use cudarc::driver::CudaContext;
 use sampler_host::cuda::GpuDevice;
 use sampler_host::logits::{HostLogits, LogitsDtype};
@@ -431,6 +431,73 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
             }
         }
         assert_eq!(mismatches, 0, "graph replays differ from the reference");
+    }
+}
+
+/// Bitmasks already on the device (`upload_step_with_bitmask`, `BatchRow::with_device_bitmask`)
+/// give the reference's tokens for the same masks given from the host, through one captured
+/// graph whose steps take their masks from the device and from the host in turn. The device
+/// rows of unmasked batch rows are all zeros (no token allowed), so a row that read a mask it
+/// did not ask for would fail. One case has padded rows (a pitched copy), one dense rows.
+#[test]
+fn gpu_device_bitmask_rows_equal_reference() {
+    const TEST: &str = "gpu_device_bitmask_rows_equal_reference";
+    let mut rng = fresh_rng(TEST);
+    for &(vocab, batch, pad, dtype) in &[(50_257usize, sized(64usize, 16), 5usize, LogitsDtype::F32), (151_936, 3, 0, LogitsDtype::Bf16)] {
+        let Some(mut pair) = Pair::new(TEST, &mut rng, vocab, batch) else { return };
+        let stream = pair.gpu.device().stream().clone();
+        let stride = vocab.div_ceil(32) + pad;
+        let len = batch * vocab;
+        let mut dev_f32 = stream.alloc_zeros::<f32>(if dtype == LogitsDtype::F32 { len } else { 1 }).expect("alloc");
+        let mut dev_u16 = stream.alloc_zeros::<u16>(if dtype == LogitsDtype::F32 { 1 } else { len }).expect("alloc");
+        let mut masks_dev = stream.alloc_zeros::<i32>(batch * stride).expect("alloc");
+        let graph = {
+            let view = match dtype {
+                LogitsDtype::F32 => DeviceLogits::f32(&dev_f32, batch, vocab),
+                _ => DeviceLogits::half_bits(&dev_u16, dtype, batch, vocab),
+            };
+            let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
+            pair.gpu.upload_step(&rows).expect("upload");
+            // SAFETY: both buffers live until the end of this loop iteration, after every replay.
+            unsafe { pair.gpu.capture_step(&view, batch) }.expect("capture")
+        };
+        let (mut mismatches, mut device_rows) = (0, 0);
+        for step in 0..sized(4, 2) {
+            let logits = TypedRows::new(dtype, random_rows(&mut rng, batch, vocab, vocab));
+            match dtype {
+                LogitsDtype::F32 => stream.memcpy_htod(&logits.f32s, &mut dev_f32).expect("copy"),
+                LogitsDtype::Bf16 | LogitsDtype::F16 => stream.memcpy_htod(&logits.bits(), &mut dev_u16).expect("copy"),
+            }
+            let masks = random_masks(&mut rng, batch, vocab);
+            let on_device = step % 2 == 0;
+            if on_device {
+                let mut words = vec![0i32; batch * stride];
+                for (r, m) in masks.iter().enumerate() {
+                    if let Some(m) = m {
+                        words[r * stride..r * stride + m.len()].copy_from_slice(m);
+                    }
+                }
+                stream.memcpy_htod(&words, &mut masks_dev).expect("masks to the device");
+                let rows: Vec<BatchRow> =
+                    masks.iter().enumerate().map(|(r, m)| if m.is_some() { BatchRow::with_device_bitmask(r as u64) } else { BatchRow::new(r as u64) }).collect();
+                device_rows += masks.iter().filter(|m| m.is_some()).count();
+                pair.gpu.upload_step_with_bitmask(&rows, &DeviceBitmask::new(&masks_dev, batch, stride)).expect("upload");
+            } else {
+                pair.gpu.upload_step(&rows_with_masks(&masks)).expect("upload");
+            }
+            pair.gpu.replay(&graph).expect("replay");
+            let gpu = pair.gpu.read_outputs().expect("outputs");
+            let cpu = pair.cpu.sample(&Batch { logits: logits.host(batch, vocab, vocab), rows: rows_with_masks(&masks) }).expect("cpu");
+            for (i, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
+                if let Some(diff) = compare(g, c) {
+                    mismatches += 1;
+                    eprintln!("V={vocab} step {step} (masks on the device: {on_device}) row {i}: {diff}");
+                }
+            }
+        }
+        eprintln!("V={vocab} B={batch}: {device_rows} rows took their mask from the device");
+        assert!(device_rows > 0, "no row took a device mask");
+        assert_eq!(mismatches, 0, "device bitmask steps differ from the reference");
     }
 }
 

@@ -110,6 +110,7 @@ pub fn sample_once(
         rows: vec![BatchRow {
             request: 7,
             bitmask: mask,
+            device_bitmask: false,
         }],
     };
     b.sample(&batch).expect("sample").remove(0)
