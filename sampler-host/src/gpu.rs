@@ -240,6 +240,49 @@ impl DeviceLogits<'_> {
     }
 }
 
+/// Enqueues on `gpu`'s stream the copy of rows `0..rows` of `mask` (`words` words of each) to
+/// `dst`, `words` words a row: one linear copy for dense rows, a pitched one otherwise.
+///
+/// # Safety
+/// `mask` passed [`GpuSampler::check_device_bitmask`] for `rows` rows (its context, stride and
+/// length), and `dst` addresses `rows · words` words of device memory in that context that
+/// nothing else reads or writes between this call and the work after it on the stream.
+pub(crate) unsafe fn copy_device_bitmask(gpu: &GpuDevice, dst: u64, mask: &DeviceBitmask<'_>, words: usize, rows: usize) -> Result<()> {
+    use cudarc::driver::sys::{CUmemorytype, CUDA_MEMCPY2D};
+    let row_bytes = words * 4;
+    let stream = gpu.stream();
+    gpu.context().bind_to_thread().map_err(cuda_err("copying the device bitmask"))?;
+    let copied = if mask.row_stride == words {
+        // Dense rows: one linear copy, with no pitch for the driver to refuse.
+        // SAFETY: the caller's conditions; the rows are contiguous, `row_bytes · rows` bytes.
+        unsafe { cudarc::driver::result::memcpy_dtod_async(dst, mask.ptr, row_bytes * rows, stream.cu_stream()) }
+    } else {
+        // Every field spelled out: the memory-type enum has no zero value to default to.
+        let copy = CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcHost: std::ptr::null(),
+            srcDevice: mask.ptr,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: mask.row_stride * 4,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: dst,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: row_bytes,
+            WidthInBytes: row_bytes,
+            Height: rows,
+        };
+        // SAFETY: the caller's conditions; `copy` describes exactly those rows and lives across
+        // the call, which copies the struct before returning.
+        unsafe { cudarc::driver::sys::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()).result() }
+    };
+    copied.map_err(cuda_err("copying the device bitmask"))
+}
+
 fn device_address<T>(slice: &CudaSlice<T>) -> u64 {
     let stream = slice.stream().clone();
     let (ptr, _guard) = slice.device_ptr(&stream);
@@ -808,8 +851,9 @@ impl GpuSampler {
     }
 
     /// The checks a device bitmask passes before anything is copied: the sampler's context, a
-    /// stride of whole rows, and rows `0..rows` inside the buffer.
-    fn check_device_bitmask(&self, bitmask: &DeviceBitmask<'_>, rows: usize) -> Result<()> {
+    /// stride of whole rows, and rows `0..rows` inside the buffer (the step's batch rows or a
+    /// verification call's target rows, up to the last one that reads it).
+    pub(crate) fn check_device_bitmask(&self, bitmask: &DeviceBitmask<'_>, rows: usize) -> Result<()> {
         let invalid = |reason: String| Error::InvalidSetting { request: None, field: Field::Bitmask, reason };
         let own = self.gpu.context().cu_ctx() as usize;
         if bitmask.context != own {
@@ -819,7 +863,7 @@ impl GpuSampler {
             return Err(invalid(format!("row stride {} words is below the {} words vocab {} needs", bitmask.row_stride, self.bitmask_words, self.config.vocab)));
         }
         if bitmask.rows < rows {
-            return Err(invalid(format!("{} device bitmask rows for {rows} batch rows", bitmask.rows)));
+            return Err(invalid(format!("{} device bitmask rows, and row {} reads one", bitmask.rows, rows - 1)));
         }
         // Checked: a wrapped product would pass the length test and let the copy read past the buffer.
         let needed = rows.checked_sub(1).map_or(Some(0), |last| last.checked_mul(bitmask.row_stride).and_then(|n| n.checked_add(self.bitmask_words)));
@@ -931,41 +975,10 @@ impl GpuSampler {
         let stream = self.gpu.stream().clone();
         // The device rows first: a copy the driver refuses (a pitch, say) then changes nothing.
         if let (Some(mask), true) = (device_bitmask, device_mask_rows > 0) {
-            let row_bytes = words * 4;
-            use cudarc::driver::sys::{CUmemorytype, CUDA_MEMCPY2D};
-            // Every field spelled out: the memory-type enum has no zero value to default to.
-            let copy = CUDA_MEMCPY2D {
-                srcXInBytes: 0,
-                srcY: 0,
-                srcMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                srcHost: std::ptr::null(),
-                srcDevice: mask.ptr,
-                srcArray: std::ptr::null_mut(),
-                srcPitch: mask.row_stride * 4,
-                dstXInBytes: 0,
-                dstY: 0,
-                dstMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                dstHost: std::ptr::null_mut(),
-                dstDevice: device_address_mut(&mut self.upload) + l.bitmask as u64,
-                dstArray: std::ptr::null_mut(),
-                dstPitch: row_bytes,
-                WidthInBytes: row_bytes,
-                Height: device_mask_rows,
-            };
-            self.gpu.context().bind_to_thread().map_err(cuda_err("copying the device bitmask"))?;
-            // Both copies read rows 0..device_mask_rows, `words` words each at `row_stride` apart,
-            // which `check_device_bitmask` put inside the caller's buffer, in the sampler's
-            // context; they write the upload's bitmask region, `max_batch ≥ rows` rows of `words`
-            // words, on the sampler's stream: after the last step's kernels, before this one's.
-            let copied = if mask.row_stride == words {
-                // Dense rows: one linear copy, with no pitch for the driver to refuse.
-                // SAFETY: as above; the rows are contiguous, `row_bytes · device_mask_rows` bytes.
-                unsafe { cudarc::driver::result::memcpy_dtod_async(copy.dstDevice, copy.srcDevice, row_bytes * device_mask_rows, stream.cu_stream()) }
-            } else {
-                // SAFETY: as above; `copy` describes exactly those rows, and lives across the call.
-                unsafe { cudarc::driver::sys::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()).result() }
-            };
-            copied.map_err(cuda_err("copying the device bitmask"))?;
+            let region = device_address_mut(&mut self.upload) + l.bitmask as u64;
+            // SAFETY: `check_device_bitmask` checked `mask` for these rows; the upload's bitmask
+            // region holds `max_batch ≥ device_mask_rows` rows of `words` words.
+            unsafe { copy_device_bitmask(&self.gpu, region, mask, words, device_mask_rows) }?;
         }
         stream
             .memcpy_htod(&self.staging[..used], &mut self.upload.slice_mut(0..used))

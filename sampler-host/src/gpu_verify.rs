@@ -30,7 +30,7 @@ use sampler_kernels::abi::{
 };
 use sampler_kernels::status::STATUS_INVALID_SETTINGS;
 
-use super::{as_bytes, device_address, device_address_mut, dtype_bytes, dtype_code, DeviceLogits, GpuSampler};
+use super::{as_bytes, copy_device_bitmask, device_address, device_address_mut, dtype_bytes, dtype_code, DeviceBitmask, DeviceLogits, GpuSampler};
 use crate::backend::{Backend, Batch, RowOutput};
 use crate::cuda::{cuda_err, GpuDevice, KernelParams, OwnedGraph};
 use crate::error::{Error, Field, Result};
@@ -81,6 +81,10 @@ pub struct DeviceVerifyRequest<'a> {
     pub has_draft_probs: bool,
     /// Grammar bitmask of every target row: `n + 1` rows of `ceil(vocab / 32)` words.
     pub bitmask: Option<&'a [i32]>,
+    /// The target rows' bitmasks are their rows of the call's device bitmask, which has a row
+    /// for every target row, as the logits do ([`GpuVerifier::upload_verify_with_bitmask`]);
+    /// not with `bitmask`.
+    pub device_bitmask: bool,
 }
 
 /// Offsets inside the per-call upload buffer.
@@ -317,8 +321,22 @@ impl GpuVerifier {
     }
 
     /// Builds and uploads one call's settings, row map, drafts, bias entries and bitmask rows,
-    /// in one copy. Validates everything first; on error nothing is uploaded.
+    /// in one copy. Validates everything first; on error nothing is uploaded. Requests with a
+    /// device bitmask need [`Self::upload_verify_with_bitmask`].
     pub fn upload_verify(&mut self, requests: &[DeviceVerifyRequest<'_>]) -> Result<()> {
+        self.upload(requests, None)
+    }
+
+    /// [`Self::upload_verify`] for a call whose bitmasks are already on the device: the target
+    /// rows of requests with `device_bitmask` take their rows of `bitmask` (row `i` for target
+    /// row `i`, as the logits are laid out), copied on the sampler's stream with the settings,
+    /// as [`GpuSampler::upload_step_with_bitmask`] does. A call takes its bitmasks from the host
+    /// or from the device, not both. Nothing is uploaded on error.
+    pub fn upload_verify_with_bitmask(&mut self, requests: &[DeviceVerifyRequest<'_>], bitmask: &DeviceBitmask<'_>) -> Result<()> {
+        self.upload(requests, Some(bitmask))
+    }
+
+    fn upload(&mut self, requests: &[DeviceVerifyRequest<'_>], device_bitmask: Option<&DeviceBitmask<'_>>) -> Result<()> {
         let max_batch = self.sampler.config.max_batch;
         if requests.len() > max_batch {
             return Err(Error::CapacityExceeded { what: "verify requests", requested: requests.len(), capacity: max_batch });
@@ -332,6 +350,8 @@ impl GpuVerifier {
         let mut bias_values = Vec::new();
         let mut uploaded = Vec::with_capacity(requests.len());
         let (mut rows, mut q_rows, mut mask_rows) = (0usize, 0usize, 0usize);
+        // Target rows up to the last one that reads the device bitmask: the copy's height.
+        let mut device_mask_rows = 0usize;
         for (r, req) in requests.iter().enumerate() {
             let id = req.request;
             let state = self.sampler.table.get(id).ok_or(Error::UnknownRequest { request: id })?;
@@ -358,6 +378,20 @@ impl GpuVerifier {
                 });
             }
             let mut flags = 0;
+            let bitmask_error = |reason: &str| Error::InvalidSetting { request: Some(id), field: Field::Bitmask, reason: reason.into() };
+            if req.device_bitmask {
+                if req.bitmask.is_some() {
+                    return Err(bitmask_error("a request takes host bitmasks or its rows of the device bitmask, not both"));
+                }
+                if device_bitmask.is_none() {
+                    return Err(bitmask_error("the request asks for its rows of the device bitmask, and none was given (upload_verify_with_bitmask)"));
+                }
+                flags |= ROW_HAS_BITMASK;
+                device_mask_rows = rows + n + 1;
+            }
+            if req.bitmask.is_some() && device_bitmask.is_some() {
+                return Err(bitmask_error("a call takes its bitmasks from the host or from the device, not both"));
+            }
             if let Some(mask) = req.bitmask {
                 let need = (n + 1) * words;
                 if mask.len() < need {
@@ -417,6 +451,9 @@ impl GpuVerifier {
                 capacity: max_bias,
             });
         }
+        if let Some(mask) = device_bitmask {
+            self.sampler.check_device_bitmask(mask, device_mask_rows)?;
+        }
         let l = self.layout;
         let staging = &mut self.staging;
         let put = |staging: &mut Vec<u8>, at: usize, bytes: &[u8]| staging[at..at + bytes.len()].copy_from_slice(bytes);
@@ -440,6 +477,14 @@ impl GpuVerifier {
         }
         let used = if mask_rows > 0 { l.bitmask + mask_rows * words * 4 } else { l.bitmask };
         let stream = self.sampler.gpu.stream().clone();
+        // The device rows first: a copy the driver refuses then changes nothing.
+        if let (Some(mask), true) = (device_bitmask, device_mask_rows > 0) {
+            let region = device_address_mut(&mut self.upload) + l.bitmask as u64;
+            // SAFETY: `check_device_bitmask` checked `mask` for these rows; the upload's bitmask
+            // region holds `max_rows ≥ device_mask_rows` rows of `words` words (each request has
+            // at most `max_drafts + 1` target rows).
+            unsafe { copy_device_bitmask(&self.sampler.gpu, region, mask, words, device_mask_rows) }?;
+        }
         stream
             .memcpy_htod(&self.staging[..used], &mut self.upload.slice_mut(0..used))
             .map_err(cuda_err("uploading the verification settings"))?;
@@ -808,6 +853,7 @@ impl Verifier for GpuVerifier {
                 drafts: r.drafts,
                 has_draft_probs: r.draft_probs.is_some(),
                 bitmask: r.bitmask,
+                device_bitmask: false,
             })
             .collect();
         self.upload_verify(&requests)?;

@@ -201,6 +201,7 @@ pub fn run_verify_cell(cell: &VerifyCell, flush: &mut L2Flush, replays: usize, r
             drafts: &drafts[r],
             has_draft_probs: has_q[r],
             bitmask: masks[r].as_deref(),
+            device_bitmask: false,
         })
         .collect();
     // verify_sampled's own q rows; else one host q row, copied to every q row (its contents do

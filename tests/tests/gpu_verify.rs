@@ -11,7 +11,7 @@
 use half::bf16;
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, Batch, BatchRow};
-use sampler_host::gpu::{DeviceLogits, GpuSampler, GpuSamplerConfig};
+use sampler_host::gpu::{DeviceBitmask, DeviceLogits, GpuSampler, GpuSamplerConfig};
 use sampler_host::gpu_verify::{DeviceVerifyRequest, DraftProbs, GpuVerifier};
 use sampler_host::logits::HostLogits;
 use sampler_host::reference::{greedy_choice, process_row, CpuReference};
@@ -873,7 +873,8 @@ fn gpu_verify_plain_rows_with_special_values() {
 /// The device-level API in a CUDA graph: captured once for the largest call, replayed with new
 /// logits, new draft rows, new drafts, new request subsets and advancing seeds/steps; and the
 /// outputs on the device (`GpuVerifier::device_outputs`) equal what `read_verify_outputs` reads,
-/// copied by a consumer graph replayed after the call with no host read between.
+/// copied by a consumer graph replayed after the call with no host read between; every other
+/// call takes its bitmasks from the device (`upload_verify_with_bitmask`).
 #[test]
 fn gpu_verify_graph_replays_equal_reference() {
     const TEST: &str = "gpu_verify_graph_replays_equal_reference";
@@ -917,6 +918,10 @@ fn gpu_verify_graph_replays_equal_reference() {
             })
             .expect("capture the consumer")
     };
+    let mask_words = vocab.div_ceil(32);
+    let mask_stride = mask_words + 3;
+    let mut masks_dev = stream.alloc_zeros::<i32>(max_rows * mask_stride).expect("alloc masks");
+    let mut device_mask_rows = 0;
     let mut total_bad = 0;
     let mut cov = Coverage::default();
     for replay in 0..sized(6, 4) {
@@ -927,16 +932,46 @@ fn gpu_verify_graph_replays_equal_reference() {
         if !q.is_empty() {
             stream.memcpy_htod(&q, &mut q_dev.slice_mut(0..q.len())).expect("q to device");
         }
+        // Every other call takes its bitmasks from a device buffer of padded rows, one for
+        // each target row; the rows of requests without a mask are all zeros (no token
+        // allowed), so a row that read one it did not ask for would differ.
+        let on_device = replay % 2 == 0;
         let requests: Vec<DeviceVerifyRequest<'_>> = call
             .requests
             .iter()
-            .map(|r| DeviceVerifyRequest { request: r.id, drafts: &r.drafts, has_draft_probs: r.q.is_some(), bitmask: r.mask.as_deref() })
+            .map(|r| DeviceVerifyRequest {
+                request: r.id,
+                drafts: &r.drafts,
+                has_draft_probs: r.q.is_some(),
+                bitmask: if on_device { None } else { r.mask.as_deref() },
+                device_bitmask: on_device && r.mask.is_some(),
+            })
             .collect();
+        if on_device {
+            let mut words = vec![0i32; max_rows * mask_stride];
+            let mut first = 0;
+            for r in &call.requests {
+                let n = r.drafts.len() + 1;
+                if let Some(m) = &r.mask {
+                    for j in 0..n {
+                        let row = &m[j * mask_words..(j + 1) * mask_words];
+                        words[(first + j) * mask_stride..(first + j) * mask_stride + mask_words].copy_from_slice(row);
+                    }
+                    device_mask_rows += n;
+                }
+                first += n;
+            }
+            stream.memcpy_htod(&words, &mut masks_dev).expect("masks to the device");
+        }
         // Poisoned, so that a copy that did not run (or read stale requests) shows.
         stream.memcpy_htod(&vec![i32::MIN; batch * width], &mut next_tokens).expect("poison");
         stream.memcpy_htod(&vec![u32::MAX; batch], &mut next_accepted).expect("poison");
         stream.memcpy_htod(&vec![u32::MAX; batch], &mut next_status).expect("poison");
-        gpu.upload_verify(&requests).expect("upload");
+        if on_device {
+            gpu.upload_verify_with_bitmask(&requests, &DeviceBitmask::new(&masks_dev, max_rows, mask_stride)).expect("upload");
+        } else {
+            gpu.upload_verify(&requests).expect("upload");
+        }
         gpu.replay(&graph).expect("replay");
         consumer.launch().expect("replay the consumer");
         let g = gpu.read_verify_outputs().expect("read");
@@ -956,11 +991,13 @@ fn gpu_verify_graph_replays_equal_reference() {
         cov.add(&call, &c_out);
     }
     cov.assert_nontrivial(TEST);
+    eprintln!("{device_mask_rows} target rows took their bitmask from the device");
+    assert!(device_mask_rows > 0, "no target row took a device bitmask");
     assert_eq!(total_bad, 0, "{total_bad} requests differ from the reference");
 }
 
 /// Bad calls are typed errors and change nothing; a request that asks for top logprobs is refused
-/// (the GPU verifier does not report them).
+/// (the GPU verifier does not report them); so are device bitmasks that cannot be read.
 #[test]
 fn gpu_verify_rejects_bad_calls() {
     const TEST: &str = "gpu_verify_rejects_bad_calls";
@@ -988,6 +1025,22 @@ fn gpu_verify_rejects_bad_calls() {
         assert!(gpu.verify(b).is_err(), "{what}: accepted");
         assert_eq!(gpu.request_step(1).expect("step"), 0, "{what}: state changed");
     }
+    // Device bitmasks: a request that asks for one without it, one with both kinds, a call
+    // with both kinds, and a buffer of too few rows are refused, naming the bitmask.
+    let words = vocab.div_ceil(32);
+    let stream = gpu.device().stream().clone();
+    let masks = stream.alloc_zeros::<i32>(3 * words).expect("alloc");
+    let host_mask = vec![-1i32; 3 * words];
+    let host = &host_mask[..];
+    fn req(bitmask: Option<&[i32]>, device_bitmask: bool) -> DeviceVerifyRequest<'_> {
+        DeviceVerifyRequest { request: 1, drafts: &[3, 4], has_draft_probs: false, bitmask, device_bitmask }
+    }
+    let refused = |r: sampler_host::Result<()>| matches!(r, Err(sampler_host::Error::InvalidSetting { field: sampler_host::Field::Bitmask, .. }));
+    assert!(refused(gpu.upload_verify(&[req(None, true)])), "a device request without a device bitmask");
+    assert!(refused(gpu.upload_verify_with_bitmask(&[req(Some(host), true)], &DeviceBitmask::new(&masks, 3, words))), "both kinds on one request");
+    assert!(refused(gpu.upload_verify_with_bitmask(&[req(Some(host), false)], &DeviceBitmask::new(&masks, 3, words))), "a host mask in a device call");
+    assert!(refused(gpu.upload_verify_with_bitmask(&[req(None, true)], &DeviceBitmask::new(&masks, 2, words))), "two rows for three target rows");
+    assert_eq!(gpu.request_step(1).expect("step"), 0, "a refused upload changed state");
     let ok = VerifyBatch { logits: HostLogits::f32(&logits, 3, vocab).expect("l"), requests: vec![VerifyRequest::new(1, &drafts)] };
     let out = gpu.verify(&ok).expect("a good call after bad ones");
     assert_eq!(out.len(), 1);

@@ -354,7 +354,7 @@ fn drive(
     let mut q_buf: CudaSlice<f32> = stream.alloc_zeros::<f32>(VERIFY_Q_ROWS * VOCAB)?;
     let no_drafts = [0u32; 0];
     let plain = soak.live.iter().map(|&(id, _)| id).find(|id| soak.model.get(*id).is_some_and(|s| s.params.top_logprobs == 0)).ok_or("no live request without top log-probabilities")?;
-    soak.gpu.upload_verify(&[DeviceVerifyRequest { request: plain, drafts: &no_drafts, has_draft_probs: false, bitmask: None }])?;
+    soak.gpu.upload_verify(&[DeviceVerifyRequest { request: plain, drafts: &no_drafts, has_draft_probs: false, bitmask: None, device_bitmask: false }])?;
     // SAFETY: `logits` (above) and `q_buf` (dropped after the graph, at the end of this
     // function) outlive every replay, with these shapes.
     let verify_graph =
@@ -626,7 +626,7 @@ fn verify_call(
     let requests: Vec<DeviceVerifyRequest> = ids
         .iter()
         .enumerate()
-        .map(|(r, &id)| DeviceVerifyRequest { request: id, drafts: &drafts[r], has_draft_probs: q_rows[r].is_some(), bitmask: bitmasks[r].as_deref() })
+        .map(|(r, &id)| DeviceVerifyRequest { request: id, drafts: &drafts[r], has_draft_probs: q_rows[r].is_some(), bitmask: bitmasks[r].as_deref(), device_bitmask: false })
         .collect();
     soak.gpu.upload_verify(&requests)?;
     // The states the call starts from, for the request the reference will redo.
