@@ -2,7 +2,11 @@
 //! input gives its typed error naming the right field (or capacity), before anything runs, and
 //! leaves the backend's state as it was. The CPU reference always runs; the GPU sampler runs
 //! too when a CUDA device is present (else prints SKIP), and adds the checks of device logits
-//! (dtype, stride, length, context) that only exist there.
+//! (dtype, stride, length, context) and device bitmasks that only exist there.
+//!
+//! Until session 60 this file was an integration test of `sampler-host`, which `cargo xtask
+//! bundle` does not carry to the GPU machine, so its GPU tests had never run on one; here it is
+//! one of the bundle's test binaries.
 
 use sampler_host::backend::{Backend, Batch, BatchRow};
 use sampler_host::cuda::GpuDevice;
@@ -11,6 +15,7 @@ use sampler_host::logits::{HostLogits, LogitsData, LogitsDtype};
 use sampler_host::reference::CpuReference;
 use sampler_host::settings::SamplingParams;
 use sampler_host::{Error, Field};
+use sampler_tests::gpu_or_skip;
 
 const VOCAB: usize = 100; // not a multiple of 32: 4 mask words
 const MAX_BATCH: usize = 3;
@@ -112,30 +117,25 @@ fn cpu_reference_refuses_bad_inputs() {
     bad_inputs_are_refused(&mut b);
 }
 
-fn gpu(ordinal: usize) -> Option<GpuDevice> {
-    match GpuDevice::open(ordinal) {
+/// A second device, for the cross-context checks (`None` on a one-GPU machine).
+fn second_gpu() -> Option<GpuDevice> {
+    match GpuDevice::open(1) {
         Ok(d) => Some(d),
         Err(Error::NoCudaDevice { .. }) => None,
-        Err(e) => panic!("opening CUDA device {ordinal}: {e}"),
+        Err(e) => panic!("opening CUDA device 1: {e}"),
     }
 }
 
 #[test]
 fn gpu_sampler_refuses_bad_inputs() {
-    let Some(device) = gpu(0) else {
-        println!("SKIP (no CUDA device)");
-        return;
-    };
+    let Some(device) = gpu_or_skip("gpu_sampler_refuses_bad_inputs") else { return };
     let mut b = GpuSampler::new(device, GpuSamplerConfig::new(VOCAB, MAX_BATCH)).expect("sampler");
     bad_inputs_are_refused(&mut b);
 }
 
 #[test]
 fn gpu_sampler_refuses_bad_device_logits() {
-    let Some(device) = gpu(0) else {
-        println!("SKIP (no CUDA device)");
-        return;
-    };
+    let Some(device) = gpu_or_skip("gpu_sampler_refuses_bad_device_logits") else { return };
     let stream = device.stream().clone();
     let mut s = GpuSampler::new(device, GpuSamplerConfig::new(VOCAB, MAX_BATCH)).expect("sampler");
     for r in 0..2 {
@@ -160,7 +160,7 @@ fn gpu_sampler_refuses_bad_device_logits() {
     let too_many = unsafe { s.capture_step(&DeviceLogits::f32(&f32s, 2, VOCAB), MAX_BATCH + 1) };
     assert!(matches!(too_many, Err(Error::CapacityExceeded { .. })));
     // A buffer of another device's context.
-    if let Some(other) = gpu(1) {
+    if let Some(other) = second_gpu() {
         let foreign = other.stream().alloc_zeros::<f32>(2 * VOCAB).expect("alloc");
         assert_eq!(field(s.enqueue_step(&DeviceLogits::f32(&foreign, 2, VOCAB))), Field::Logits);
     } else {
@@ -181,10 +181,7 @@ fn gpu_sampler_refuses_bad_device_logits() {
 /// anything is copied, and leaves the last upload as it was.
 #[test]
 fn gpu_sampler_refuses_bad_device_bitmasks() {
-    let Some(device) = gpu(0) else {
-        println!("SKIP (no CUDA device)");
-        return;
-    };
+    let Some(device) = gpu_or_skip("gpu_sampler_refuses_bad_device_bitmasks") else { return };
     let stream = device.stream().clone();
     let mut s = GpuSampler::new(device, GpuSamplerConfig::new(VOCAB, MAX_BATCH)).expect("sampler");
     for r in 0..3 {
@@ -210,7 +207,7 @@ fn gpu_sampler_refuses_bad_device_bitmasks() {
     for (rows, mask, what) in &cases {
         assert_eq!(field(s.upload_step_with_bitmask(rows, mask)), Field::Bitmask, "{what}");
     }
-    if let Some(other) = gpu(1) {
+    if let Some(other) = second_gpu() {
         let foreign = other.stream().alloc_zeros::<i32>(3 * words).expect("alloc");
         let refused = s.upload_step_with_bitmask(&[dev(0)], &DeviceBitmask::new(&foreign, 1, words));
         assert_eq!(field(refused), Field::Bitmask, "another context's buffer");
