@@ -252,8 +252,9 @@ pub(crate) unsafe fn copy_device_bitmask(gpu: &GpuDevice, dst: u64, mask: &Devic
     let row_bytes = words * 4;
     let stream = gpu.stream();
     gpu.context().bind_to_thread().map_err(cuda_err("copying the device bitmask"))?;
-    let copied = if mask.row_stride == words {
-        // Dense rows: one linear copy, with no pitch for the driver to refuse.
+    let copied = if mask.row_stride == words || rows == 1 {
+        // Dense rows (or one row, whose stride no check bounds): one linear copy, with no pitch
+        // for the driver to refuse.
         // SAFETY: the caller's conditions; the rows are contiguous, `row_bytes · rows` bytes.
         unsafe { cudarc::driver::result::memcpy_dtod_async(dst, mask.ptr, row_bytes * rows, stream.cu_stream()) }
     } else {
@@ -841,9 +842,10 @@ impl GpuSampler {
 
     /// [`Self::upload_step`] for a step whose bitmasks are already on the device: rows made with
     /// [`BatchRow::with_device_bitmask`] take their row of `bitmask`, copied on the sampler's
-    /// stream with the settings (one device-to-device copy, no host round trip), so the
+    /// stream with the settings (one device-to-device copy, no host round trip). So the
     /// caller's writes of `bitmask` must come before this call in that stream's order (or
-    /// behind an event it waits for), and the buffer must outlive the copy. A step takes its
+    /// behind an event it waits for), and the buffer must stay allocated and unwritten until the
+    /// copy has run in that order (the step that follows it does). A step takes its
     /// bitmasks from the host or from the device, not both: a row with a host bitmask is
     /// refused here. Nothing is uploaded on error.
     pub fn upload_step_with_bitmask(&mut self, rows: &[BatchRow<'_>], bitmask: &DeviceBitmask<'_>) -> Result<()> {
