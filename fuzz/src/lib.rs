@@ -514,6 +514,24 @@ pub fn reference_rows(data: &[u8]) {
     let _ = reference_rows_inner(&mut Unstructured::new(data));
 }
 
+/// `bad` is refused with a bitmask error naming row `r`'s request (request `r`), and no
+/// request's state changes.
+fn refused_naming_row(be: &mut CpuReference, bad: &Batch<'_>, r: usize) {
+    let before = be.table().clone();
+    let e = be.sample(bad);
+    assert!(
+        matches!(e, Err(Error::InvalidSetting { field: Field::Bitmask, request: Some(q), .. }) if q == r as u64),
+        "{e:?}"
+    );
+    for q in 0..bad.rows.len() as u64 {
+        assert_eq!(
+            be.table().get(q),
+            before.get(q),
+            "a refused batch changed request {q}"
+        );
+    }
+}
+
 fn reference_rows_inner(u: &mut Unstructured<'_>) -> Result<()> {
     let vocab = u.int_in_range(1..=512usize)?;
     let rows = u.int_in_range(1..=4usize)?;
@@ -579,19 +597,7 @@ fn reference_rows_inner(u: &mut Unstructured<'_>) -> Result<()> {
                     logits: buffer.view(0, rows, vocab, stride),
                     rows: bad_rows,
                 };
-                let before = be.table().clone();
-                let e = be.sample(&bad);
-                assert!(
-                    matches!(e, Err(Error::InvalidSetting { field: Field::Bitmask, request: Some(q), .. }) if q == r as u64),
-                    "{e:?}"
-                );
-                for q in 0..rows as u64 {
-                    assert_eq!(
-                        be.table().get(q),
-                        before.get(q),
-                        "a refused batch changed request {q}"
-                    );
-                }
+                refused_naming_row(&mut be, &bad, r);
             }
         }
 
@@ -604,19 +610,7 @@ fn reference_rows_inner(u: &mut Unstructured<'_>) -> Result<()> {
                 logits: buffer.view(0, rows, vocab, stride),
                 rows: bad_rows,
             };
-            let before = be.table().clone();
-            let e = be.sample(&bad);
-            assert!(
-                matches!(e, Err(Error::InvalidSetting { field: Field::Bitmask, request: Some(q), .. }) if q == r as u64),
-                "{e:?}"
-            );
-            for q in 0..rows as u64 {
-                assert_eq!(
-                    be.table().get(q),
-                    before.get(q),
-                    "a refused batch changed request {q}"
-                );
-            }
+            refused_naming_row(&mut be, &bad, r);
         }
 
         let before = be.clone();

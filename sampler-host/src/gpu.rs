@@ -240,6 +240,18 @@ impl DeviceLogits<'_> {
     }
 }
 
+/// Whether a batch row (or a verification request) reads its rows of the device bitmask, or
+/// why its bitmasks cannot be taken: `host`, it brings host masks; `device`, it asks for the
+/// device bitmask; `given`, the upload has one. A step or call takes its masks from one side.
+pub(crate) fn reads_device_bitmask(host: bool, device: bool, given: bool) -> std::result::Result<bool, &'static str> {
+    match (host, device, given) {
+        (true, true, _) => Err("host bitmasks and the device bitmask asked for at once"),
+        (false, true, false) => Err("the device bitmask asked for, and none given (upload_step_with_bitmask, upload_verify_with_bitmask)"),
+        (true, false, true) => Err("host bitmasks in an upload that takes its bitmasks from the device"),
+        (_, device, _) => Ok(device),
+    }
+}
+
 /// Enqueues on `gpu`'s stream the copy of rows `0..rows` of `mask` (`words` words of each) to
 /// `dst`, `words` words a row: one linear copy for dense rows, a pitched one otherwise.
 ///
@@ -895,18 +907,9 @@ impl GpuSampler {
             let p: &SamplingParams = &state.params;
             let mut flags = 0;
             let bitmask_error = |reason: &str| Error::InvalidSetting { request: Some(row.request), field: Field::Bitmask, reason: reason.into() };
-            if row.device_bitmask {
-                if row.bitmask.is_some() {
-                    return Err(bitmask_error("a row takes a host bitmask or its row of the device bitmask, not both"));
-                }
-                if device_bitmask.is_none() {
-                    return Err(bitmask_error("the row asks for its row of the device bitmask, and none was given (upload_step_with_bitmask)"));
-                }
+            if reads_device_bitmask(row.bitmask.is_some(), row.device_bitmask, device_bitmask.is_some()).map_err(bitmask_error)? {
                 flags |= ROW_HAS_BITMASK;
                 device_mask_rows = i + 1;
-            }
-            if row.bitmask.is_some() && device_bitmask.is_some() {
-                return Err(bitmask_error("a step takes its bitmasks from the host or from the device, not both"));
             }
             if let Some(mask) = row.bitmask {
                 if mask.len() < self.bitmask_words {
@@ -1706,6 +1709,24 @@ impl Backend for GpuSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every combination: a row reads the device bitmask exactly when it asks for it and the
+    /// upload has one, and a row with host masks may neither ask for it nor sit in such an upload.
+    #[test]
+    fn device_bitmask_rows_are_taken_from_one_side() {
+        for host in [false, true] {
+            for device in [false, true] {
+                for given in [false, true] {
+                    let got = reads_device_bitmask(host, device, given);
+                    let refused = (host && device) || (device && !given) || (host && given);
+                    assert_eq!(got.is_err(), refused, "host {host} device {device} given {given}");
+                    if let Ok(reads) = got {
+                        assert_eq!(reads, device && given);
+                    }
+                }
+            }
+        }
+    }
 
     fn row(temperature: f32, top_k: u32, flags: u32) -> RowSettings {
         RowSettings { temperature, top_p: 1.0, repetition_penalty: 1.0, top_k, flags, ..RowSettings::default() }

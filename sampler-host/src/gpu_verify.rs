@@ -30,7 +30,7 @@ use sampler_kernels::abi::{
 };
 use sampler_kernels::status::STATUS_INVALID_SETTINGS;
 
-use super::{as_bytes, copy_device_bitmask, device_address, device_address_mut, dtype_bytes, dtype_code, DeviceBitmask, DeviceLogits, GpuSampler};
+use super::{as_bytes, copy_device_bitmask, device_address, reads_device_bitmask, device_address_mut, dtype_bytes, dtype_code, DeviceBitmask, DeviceLogits, GpuSampler};
 use crate::backend::{Backend, Batch, RowOutput};
 use crate::cuda::{cuda_err, GpuDevice, KernelParams, OwnedGraph};
 use crate::error::{Error, Field, Result};
@@ -379,18 +379,9 @@ impl GpuVerifier {
             }
             let mut flags = 0;
             let bitmask_error = |reason: &str| Error::InvalidSetting { request: Some(id), field: Field::Bitmask, reason: reason.into() };
-            if req.device_bitmask {
-                if req.bitmask.is_some() {
-                    return Err(bitmask_error("a request takes host bitmasks or its rows of the device bitmask, not both"));
-                }
-                if device_bitmask.is_none() {
-                    return Err(bitmask_error("the request asks for its rows of the device bitmask, and none was given (upload_verify_with_bitmask)"));
-                }
+            if reads_device_bitmask(req.bitmask.is_some(), req.device_bitmask, device_bitmask.is_some()).map_err(bitmask_error)? {
                 flags |= ROW_HAS_BITMASK;
                 device_mask_rows = rows + n + 1;
-            }
-            if req.bitmask.is_some() && device_bitmask.is_some() {
-                return Err(bitmask_error("a call takes its bitmasks from the host or from the device, not both"));
             }
             if let Some(mask) = req.bitmask {
                 let need = (n + 1) * words;

@@ -6,8 +6,8 @@
 
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, Batch, BatchRow};
-use sampler_host::gpu::{DeviceBitmask, DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig, StepExactPass, StepKernels};
-use cudarc::driver::CudaContext;
+use sampler_host::gpu::{DeviceBitmask, DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig, StepExactPass, StepGraph, StepKernels};
+use cudarc::driver::{CudaContext, CudaSlice};
 use sampler_host::cuda::GpuDevice;
 use sampler_host::logits::{HostLogits, LogitsDtype};
 use sampler_host::reference::CpuReference;
@@ -29,8 +29,14 @@ impl Pair {
     }
 
     fn with_exact_pass(test: &str, rng: &mut impl Rng, vocab: usize, batch: usize, exact_pass: ExactPassLaunch) -> Option<Self> {
-        let device = gpu_or_skip(test)?;
         let config = GpuSamplerConfig { exact_pass, ..GpuSamplerConfig::new(vocab, batch) };
+        Some(Self::on_device(gpu_or_skip(test)?, config, rng))
+    }
+
+    /// A GPU sampler on `device` and the reference, with the same `batch` requests of mixed
+    /// settings and prompts.
+    fn on_device(device: GpuDevice, config: GpuSamplerConfig, rng: &mut impl Rng) -> Self {
+        let (vocab, batch) = (config.vocab, config.max_batch);
         let gpu = GpuSampler::new(device, config).expect("gpu sampler");
         let cpu = CpuReference::new(vocab, batch).expect("cpu reference");
         let mut pair = Pair { gpu, cpu };
@@ -40,7 +46,7 @@ impl Pair {
             pair.gpu.add_request(id, params.clone(), &prompt).expect("gpu add");
             pair.cpu.add_request(id, params, &prompt).expect("cpu add");
         }
-        Some(pair)
+        pair
     }
 
     fn step(&mut self, batch: &Batch<'_>, label: &str) -> usize {
@@ -57,6 +63,59 @@ impl Pair {
             }
         }
         mismatches
+    }
+}
+
+/// Logits rows on the device in one dtype, `rows` rows `stride` apart: the f32 buffer holds
+/// them, or the 16-bit one does and the other is a placeholder.
+struct DeviceRows {
+    dtype: LogitsDtype,
+    rows: usize,
+    stride: usize,
+    f32s: CudaSlice<f32>,
+    halves: CudaSlice<u16>,
+}
+
+impl DeviceRows {
+    fn new(gpu: &GpuSampler, dtype: LogitsDtype, rows: usize, vocab: usize, stride: usize) -> Self {
+        let stream = gpu.device().stream();
+        let len = (rows - 1) * stride + vocab;
+        let (f32_len, half_len) = if dtype == LogitsDtype::F32 { (len, 1) } else { (1, len) };
+        Self {
+            dtype,
+            rows,
+            stride,
+            f32s: stream.alloc_zeros::<f32>(f32_len).expect("alloc"),
+            halves: stream.alloc_zeros::<u16>(half_len).expect("alloc"),
+        }
+    }
+
+    fn view(&self) -> DeviceLogits<'_> {
+        match self.dtype {
+            LogitsDtype::F32 => DeviceLogits::f32(&self.f32s, self.rows, self.stride),
+            _ => DeviceLogits::half_bits(&self.halves, self.dtype, self.rows, self.stride),
+        }
+    }
+
+    /// Copies `logits` (of this dtype and shape) in, on the stream of `gpu`.
+    fn write(&mut self, gpu: &GpuSampler, logits: &TypedRows) {
+        let stream = gpu.device().stream();
+        match self.dtype {
+            LogitsDtype::F32 => stream.memcpy_htod(&logits.f32s, &mut self.f32s).expect("copy"),
+            LogitsDtype::Bf16 | LogitsDtype::F16 => stream.memcpy_htod(&logits.bits(), &mut self.halves).expect("copy"),
+        }
+    }
+
+    /// A step over every row, captured after an upload of every request without a mask:
+    /// replays read whatever the buffers and the last upload hold then.
+    ///
+    /// # Safety
+    /// As for `GpuSampler::capture_step`: these buffers outlive every replay of the graph.
+    unsafe fn capture(&self, gpu: &mut GpuSampler) -> StepGraph {
+        let rows: Vec<BatchRow> = (0..self.rows as u64).map(BatchRow::new).collect();
+        gpu.upload_step(&rows).expect("upload");
+        // SAFETY: the caller's.
+        unsafe { gpu.capture_step(&self.view(), self.rows) }.expect("capture")
     }
 }
 
@@ -359,20 +418,10 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
     ] {
         let Some(mut pair) = Pair::with_exact_pass(TEST, &mut rng, vocab, batch, exact_pass) else { return };
         let stream = pair.gpu.device().stream().clone();
-        let len = (batch - 1) * stride + vocab;
-        let mut dev_f32 = stream.alloc_zeros::<f32>(if dtype == LogitsDtype::F32 { len } else { 1 }).expect("alloc");
-        let mut dev_u16 = stream.alloc_zeros::<u16>(if dtype == LogitsDtype::F32 { 1 } else { len }).expect("alloc");
-        // Capture once, before any logits exist; replays see whatever the buffers hold then.
-        let graph = {
-            let view = match dtype {
-                LogitsDtype::F32 => DeviceLogits::f32(&dev_f32, batch, stride),
-                _ => DeviceLogits::half_bits(&dev_u16, dtype, batch, stride),
-            };
-            let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
-            pair.gpu.upload_step(&rows).expect("upload");
-            // SAFETY: both buffers live until the end of this loop iteration, after every replay.
-            unsafe { pair.gpu.capture_step(&view, batch) }.expect("capture")
-        };
+        let mut device_rows = DeviceRows::new(&pair.gpu, dtype, batch, vocab, stride);
+        // Capture once, before any logits exist.
+        // SAFETY: `device_rows` lives until the end of this loop iteration, after every replay.
+        let graph = unsafe { device_rows.capture(&mut pair.gpu) };
         // The caller's next-step buffers, filled on the device from the step's outputs by a
         // graph of its own replayed after the step in stream order: no host read between.
         let mut next_tokens = stream.alloc_zeros::<i32>(batch).expect("alloc");
@@ -400,10 +449,7 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
             }
             let values = random_rows(&mut rng, batch, vocab, stride);
             let logits = TypedRows::new(dtype, values);
-            match dtype {
-                LogitsDtype::F32 => stream.memcpy_htod(&logits.f32s, &mut dev_f32).expect("copy"),
-                LogitsDtype::Bf16 | LogitsDtype::F16 => stream.memcpy_htod(&logits.bits(), &mut dev_u16).expect("copy"),
-            }
+            device_rows.write(&pair.gpu, &logits);
             let masks = random_masks(&mut rng, batch, vocab);
             let rows: Vec<BatchRow> = (0..batch)
                 .map(|r| match &masks[r] {
@@ -447,27 +493,14 @@ fn gpu_device_bitmask_rows_equal_reference() {
         let Some(mut pair) = Pair::new(TEST, &mut rng, vocab, batch) else { return };
         let stream = pair.gpu.device().stream().clone();
         let stride = vocab.div_ceil(32) + pad;
-        let len = batch * vocab;
-        let mut dev_f32 = stream.alloc_zeros::<f32>(if dtype == LogitsDtype::F32 { len } else { 1 }).expect("alloc");
-        let mut dev_u16 = stream.alloc_zeros::<u16>(if dtype == LogitsDtype::F32 { 1 } else { len }).expect("alloc");
         let mut masks_dev = stream.alloc_zeros::<i32>(batch * stride).expect("alloc");
-        let graph = {
-            let view = match dtype {
-                LogitsDtype::F32 => DeviceLogits::f32(&dev_f32, batch, vocab),
-                _ => DeviceLogits::half_bits(&dev_u16, dtype, batch, vocab),
-            };
-            let rows: Vec<BatchRow> = (0..batch as u64).map(BatchRow::new).collect();
-            pair.gpu.upload_step(&rows).expect("upload");
-            // SAFETY: both buffers live until the end of this loop iteration, after every replay.
-            unsafe { pair.gpu.capture_step(&view, batch) }.expect("capture")
-        };
+        let mut logits_dev = DeviceRows::new(&pair.gpu, dtype, batch, vocab, vocab);
+        // SAFETY: `logits_dev` lives until the end of this loop iteration, after every replay.
+        let graph = unsafe { logits_dev.capture(&mut pair.gpu) };
         let (mut mismatches, mut device_rows) = (0, 0);
         for step in 0..sized(4, 2) {
             let logits = TypedRows::new(dtype, random_rows(&mut rng, batch, vocab, vocab));
-            match dtype {
-                LogitsDtype::F32 => stream.memcpy_htod(&logits.f32s, &mut dev_f32).expect("copy"),
-                LogitsDtype::Bf16 | LogitsDtype::F16 => stream.memcpy_htod(&logits.bits(), &mut dev_u16).expect("copy"),
-            }
+            logits_dev.write(&pair.gpu, &logits);
             let masks = random_masks(&mut rng, batch, vocab);
             let on_device = step % 2 == 0;
             if on_device {
@@ -526,14 +559,7 @@ fn gpu_sampler_on_the_callers_stream_equals_reference() {
     let mut rng = fresh_rng(TEST);
     let (vocab, batch) = (151_936usize, sized(257usize, 17));
     let device = GpuDevice::on_stream(engine.clone()).expect("the caller's stream");
-    let mut gpu = GpuSampler::new(device, GpuSamplerConfig::new(vocab, batch)).expect("gpu sampler");
-    let mut cpu = CpuReference::new(vocab, batch).expect("cpu reference");
-    for id in 0..batch as u64 {
-        let params = mixed_params(&mut rng, vocab);
-        let prompt = prompt(&mut rng, vocab);
-        gpu.add_request(id, params.clone(), &prompt).expect("gpu add");
-        cpu.add_request(id, params, &prompt).expect("cpu add");
-    }
+    let Pair { mut gpu, mut cpu } = Pair::on_device(device, GpuSamplerConfig::new(vocab, batch), &mut rng);
     let mut forward_out = engine.alloc_zeros::<f32>(batch * vocab).expect("alloc");
     let mut logits = engine.alloc_zeros::<f32>(batch * vocab).expect("alloc");
     let mut next_tokens = engine.alloc_zeros::<i32>(batch).expect("alloc");

@@ -133,14 +133,21 @@ fn gpu_sampler_refuses_bad_inputs() {
     bad_inputs_are_refused(&mut b);
 }
 
-#[test]
-fn gpu_sampler_refuses_bad_device_logits() {
-    let Some(device) = gpu_or_skip("gpu_sampler_refuses_bad_device_logits") else { return };
+/// A GPU sampler of `VOCAB` tokens and `MAX_BATCH` rows holding random requests `0..n`, and its
+/// stream (`None`: no GPU, skipped).
+fn sampler_with_requests(test: &str, n: u64) -> Option<(GpuSampler, std::sync::Arc<cudarc::driver::CudaStream>)> {
+    let device = gpu_or_skip(test)?;
     let stream = device.stream().clone();
     let mut s = GpuSampler::new(device, GpuSamplerConfig::new(VOCAB, MAX_BATCH)).expect("sampler");
-    for r in 0..2 {
+    for r in 0..n {
         s.add_request(r, SamplingParams::random(1.0, r), &[]).expect("add");
     }
+    Some((s, stream))
+}
+
+#[test]
+fn gpu_sampler_refuses_bad_device_logits() {
+    let Some((mut s, stream)) = sampler_with_requests("gpu_sampler_refuses_bad_device_logits", 2) else { return };
     s.upload_step(&[BatchRow::new(0), BatchRow::new(1)]).expect("upload");
     let f32s = stream.alloc_zeros::<f32>(2 * VOCAB).expect("alloc");
     let halves = stream.alloc_zeros::<u16>(2 * VOCAB).expect("alloc");
@@ -181,12 +188,7 @@ fn gpu_sampler_refuses_bad_device_logits() {
 /// anything is copied, and leaves the last upload as it was.
 #[test]
 fn gpu_sampler_refuses_bad_device_bitmasks() {
-    let Some(device) = gpu_or_skip("gpu_sampler_refuses_bad_device_bitmasks") else { return };
-    let stream = device.stream().clone();
-    let mut s = GpuSampler::new(device, GpuSamplerConfig::new(VOCAB, MAX_BATCH)).expect("sampler");
-    for r in 0..3 {
-        s.add_request(r, SamplingParams::random(1.0, r), &[]).expect("add");
-    }
+    let Some((mut s, stream)) = sampler_with_requests("gpu_sampler_refuses_bad_device_bitmasks", 3) else { return };
     let words = VOCAB.div_ceil(32);
     let masks = stream.alloc_zeros::<i32>(3 * (words + 1)).expect("alloc");
     let host_mask = vec![-1i32; words];
