@@ -26,7 +26,11 @@ use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, CudaView, DevicePtr, DevicePtrMut, LaunchConfig};
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaGraph, CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut, LaunchConfig, PinnedHostSlice,
+};
 use sampler_kernels::abi::{
     ExactJob, RowSettings, StepParams, TileRecord, DTYPE_BF16, DTYPE_F16, DTYPE_F32, EXACT_BINS, EXACT_GATHER_KEYS,
     EXACT_HIST_SHARED_BYTES, EXACT_SINGLE, EXACT_SLOTS_MAX, EXACT_SPLIT, EXACT_SUB_BINS, MAX_TOP_LOGPROBS,
@@ -597,8 +601,8 @@ pub struct GpuSampler {
     table: RequestTable,
     slots: HashMap<u64, u32>,
     free_slots: Vec<u32>,
-    /// Host staging of the upload buffer, reused every step.
-    staging: Vec<u8>,
+    /// Host staging of the upload buffer: two pinned buffers, used in turn.
+    staging: PinnedStaging,
     upload: CudaSlice<u8>,
     counts: CudaSlice<u32>,
     seeds: CudaSlice<u64>,
@@ -652,6 +656,72 @@ pub struct GpuSampler {
     /// first miss, not the single-block pass every step. New settings, a reset or a drop forget
     /// it.
     undecided: HashSet<u64>,
+}
+
+/// The host side of a step's upload: two pinned buffers, used in turn, each with an event
+/// recorded after the copy out of it. An upload from pageable memory may wait for the stream
+/// (the driver stages it through pinned memory of its own), which would hold the host until
+/// the last step is done; from pinned memory the copy is queued and the host goes on. Writing
+/// a buffer waits only for the copy out of it two uploads ago.
+struct PinnedStaging {
+    buffers: [PinnedHostSlice<u8>; 2],
+    /// Recorded on the stream after the copy out of the buffer of the same index.
+    copied: [CudaEvent; 2],
+    /// The buffer the next upload writes.
+    next: usize,
+}
+
+impl PinnedStaging {
+    fn new(ctx: &Arc<CudaContext>, bytes: usize) -> Result<Self> {
+        let alloc = || {
+            let len = bytes.max(1);
+            // SAFETY: the contents start unset; they are zeroed below, through a raw pointer,
+            // before any reference to them exists.
+            let mut buffer = unsafe { ctx.alloc_pinned::<u8>(len) }.map_err(cuda_err("allocating the pinned upload staging"))?;
+            let ptr = buffer.as_mut_ptr().map_err(cuda_err("allocating the pinned upload staging"))?;
+            // SAFETY: `ptr` starts `len` bytes of host memory this buffer owns.
+            unsafe { std::ptr::write_bytes(ptr, 0, len) };
+            Ok(buffer)
+        };
+        let event = || ctx.new_event(None).map_err(cuda_err("creating the upload staging events"));
+        Ok(Self { buffers: [alloc()?, alloc()?], copied: [event()?, event()?], next: 0 })
+    }
+
+    /// The buffer the next upload writes, once the copy out of it two uploads ago is done.
+    fn next_buffer(&mut self) -> Result<&mut [u8]> {
+        let i = self.next;
+        self.copied[i].synchronize().map_err(cuda_err("waiting for an earlier upload's copy"))?;
+        self.buffers[i].as_mut_slice().map_err(cuda_err("writing the pinned upload staging"))
+    }
+
+    /// Queues the copy of the first `bytes` of the buffer `next_buffer` gave to `dst` on
+    /// `stream`, records its event, and hands the next upload the other buffer.
+    ///
+    /// # Safety
+    /// `dst` addresses at least `bytes` bytes of device memory that nothing else writes before
+    /// the copy has run in `stream`'s order.
+    unsafe fn copy_out(&mut self, dst: u64, bytes: usize, stream: &CudaStream) -> std::result::Result<(), cudarc::driver::DriverError> {
+        let i = self.next;
+        let src = self.buffers[i].as_slice()?;
+        let bytes = bytes.min(src.len());
+        stream.context().bind_to_thread()?;
+        // SAFETY: `src` is pinned host memory that stays untouched until `copied[i]` completes
+        // (`next_buffer` waits for it, and `Drop` does); `dst` is the caller's.
+        unsafe { cudarc::driver::result::memcpy_htod_async(dst, &src[..bytes], stream.cu_stream()) }?;
+        self.copied[i].record(stream)?;
+        self.next = 1 - i;
+        Ok(())
+    }
+}
+
+impl Drop for PinnedStaging {
+    /// The pinned buffers are freed after this: no queued copy may still read them.
+    fn drop(&mut self) {
+        for event in &self.copied {
+            // A failure here is the context's, and nothing is left to do about it in a drop.
+            let _ = event.synchronize();
+        }
+    }
 }
 
 /// Entry point `name`, allowed `bytes` of dynamic shared memory per block (above the 48 KiB a
@@ -749,7 +819,7 @@ impl GpuSampler {
             table: RequestTable::new(config.vocab),
             slots: HashMap::new(),
             free_slots: (0..config.max_requests as u32).rev().collect(),
-            staging: vec![0u8; layout.total],
+            staging: PinnedStaging::new(gpu.context(), layout.total)?,
             upload: stream.alloc_zeros::<u8>(layout.total).map_err(alloc_err)?,
             counts: stream.alloc_zeros::<u32>(config.max_requests * counts_stride).map_err(cuda_err("allocating penalty counts"))?,
             seeds: stream.alloc_zeros::<u64>(config.max_requests).map_err(cuda_err("allocating seeds"))?,
@@ -957,9 +1027,9 @@ impl GpuSampler {
             self.check_device_bitmask(mask, device_mask_rows)?;
         }
         let l = self.layout;
-        let staging = &mut self.staging;
+        let staging = self.staging.next_buffer()?;
         staging[0..4].copy_from_slice(&(rows.len() as u32).to_le_bytes());
-        let put = |staging: &mut Vec<u8>, at: usize, bytes: &[u8]| staging[at..at + bytes.len()].copy_from_slice(bytes);
+        let put = |staging: &mut [u8], at: usize, bytes: &[u8]| staging[at..at + bytes.len()].copy_from_slice(bytes);
         put(staging, l.settings, as_bytes(&settings));
         // The rows each stage-1 kernel scans, so that its warps share out their tiles alone.
         let undecided: Vec<bool> = uploaded.iter().map(|&(request, _, _)| self.undecided.contains(&request)).collect();
@@ -985,9 +1055,10 @@ impl GpuSampler {
             // region holds `max_batch ≥ device_mask_rows` rows of `words` words.
             unsafe { copy_device_bitmask(&self.gpu, region, mask, words, device_mask_rows) }?;
         }
-        stream
-            .memcpy_htod(&self.staging[..used], &mut self.upload.slice_mut(0..used))
-            .map_err(cuda_err("uploading the step settings"))?;
+        let upload = device_address_mut(&mut self.upload);
+        // SAFETY: `upload` holds `layout.total ≥ used` bytes, which only this sampler's stream
+        // touches, in order.
+        unsafe { self.staging.copy_out(upload, used, &stream) }.map_err(cuda_err("uploading the step settings"))?;
         self.uploaded = uploaded;
         self.step_plan = step_plan;
         Ok(())

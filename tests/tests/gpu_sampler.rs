@@ -534,6 +534,46 @@ fn gpu_device_bitmask_rows_equal_reference() {
     }
 }
 
+/// Steps queued back to back with no host read or wait between them, as an engine that keeps
+/// its tokens on the device runs them: each step's upload goes out of pinned staging while
+/// earlier steps still run, the request state lives on the device alone, and each step's tokens
+/// are copied into a device array. Read once at the end, every step's tokens are the
+/// reference's. The host runs ahead of the GPU, so an upload that overwrote staging still being
+/// copied would give a step another step's settings or masks.
+#[test]
+fn gpu_pipelined_steps_without_host_reads_equal_reference() {
+    const TEST: &str = "gpu_pipelined_steps_without_host_reads_equal_reference";
+    let mut rng = fresh_rng(TEST);
+    let (vocab, batch, steps) = (50_257usize, sized(64usize, 16), sized(8usize, 4));
+    let Some(mut pair) = Pair::new(TEST, &mut rng, vocab, batch) else { return };
+    let stream = pair.gpu.device().stream().clone();
+    // Every step's logits on the device, and its masks, before the first step is queued.
+    let values: Vec<Vec<f32>> = (0..steps).map(|_| random_rows(&mut rng, batch, vocab, vocab)).collect();
+    let masks: Vec<Vec<Option<Vec<i32>>>> = (0..steps).map(|_| random_masks(&mut rng, batch, vocab)).collect();
+    let logits_dev: Vec<CudaSlice<f32>> = values.iter().map(|v| stream.clone_htod(v).expect("logits to the device")).collect();
+    let mut tokens_dev = stream.alloc_zeros::<i32>(steps * batch).expect("alloc");
+    pair.gpu.device().synchronize().expect("sync");
+    for (k, logits) in logits_dev.iter().enumerate() {
+        pair.gpu.upload_step(&rows_with_masks(&masks[k])).expect("upload");
+        pair.gpu.enqueue_step(&DeviceLogits::f32(logits, batch, vocab)).expect("step");
+        let outs = pair.gpu.device_outputs().expect("device outputs");
+        stream.memcpy_dtod(&outs.tokens.slice(0..batch), &mut tokens_dev.slice_mut(k * batch..(k + 1) * batch)).expect("tokens");
+    }
+    let tokens = stream.clone_dtoh(&tokens_dev).expect("read");
+    let mut mismatches = 0;
+    for k in 0..steps {
+        let b = Batch { logits: HostLogits::f32(&values[k], batch, vocab).expect("host logits"), rows: rows_with_masks(&masks[k]) };
+        let cpu = pair.cpu.sample(&b).expect("cpu");
+        for (i, c) in cpu.iter().enumerate() {
+            if tokens[k * batch + i] != c.token {
+                mismatches += 1;
+                eprintln!("step {k} row {i}: token gpu {} cpu {}", tokens[k * batch + i], c.token);
+            }
+        }
+    }
+    assert_eq!(mismatches, 0, "steps queued without host reads differ from the reference");
+}
+
 /// A sampler on the caller's stream (`GpuDevice::on_stream`), in a context with tracking off and
 /// two streams: each step's logits are written on that stream by a device copy (the caller's
 /// forward pass), the step's graph replays after it and a copy of the tokens into the caller's
