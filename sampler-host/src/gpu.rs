@@ -45,7 +45,7 @@ use sampler_kernels::status::STATUS_OK;
 use crate::backend::{validate_batch, Backend, Batch, BatchRow, RowOutput};
 use crate::cuda::{cuda_err, launch_ordered, GpuDevice, KernelParams, LaunchOrder, OwnedGraph};
 use crate::error::{Error, Field, Result};
-use crate::logits::{LogitsData, LogitsDtype};
+use crate::logits::{strided_span, LogitsData, LogitsDtype};
 use crate::settings::SamplingParams;
 use crate::state::RequestTable;
 
@@ -950,8 +950,7 @@ impl GpuSampler {
             return Err(invalid(format!("{} device bitmask rows, and row {} reads one", bitmask.rows, rows - 1)));
         }
         // Checked: a wrapped product would pass the length test and let the copy read past the buffer.
-        let needed = rows.checked_sub(1).map_or(Some(0), |last| last.checked_mul(bitmask.row_stride).and_then(|n| n.checked_add(self.bitmask_words)));
-        if needed.is_none_or(|n| n > bitmask.elements) {
+        if strided_span(rows, self.bitmask_words, bitmask.row_stride).is_none_or(|n| n > bitmask.elements) {
             return Err(invalid(format!("{} words cannot hold {rows} rows of stride {}", bitmask.elements, bitmask.row_stride)));
         }
         Ok(())
@@ -1156,12 +1155,7 @@ impl GpuSampler {
         if logits.row_stride < self.config.vocab {
             return Err(invalid(format!("row stride {} is below the vocab {}", logits.row_stride, self.config.vocab)));
         }
-        // Checked: a wrapped product would pass the length test and let the kernels read past the buffer.
-        let needed = match rows.checked_sub(1) {
-            None => Some(0),
-            Some(last) => last.checked_mul(logits.row_stride).and_then(|n| n.checked_add(self.config.vocab)),
-        };
-        if needed.is_none_or(|n| n > logits.elements) {
+        if strided_span(rows, self.config.vocab, logits.row_stride).is_none_or(|n| n > logits.elements) {
             return Err(invalid(format!("{} elements cannot hold {rows} rows of stride {}", logits.elements, logits.row_stride)));
         }
         Ok(())

@@ -19,7 +19,7 @@ use sampler_kernels::topk::{geometry, record_stride, TopKGeometry};
 use crate::cuda::{cuda_err, GpuDevice, KernelParams, OwnedGraph};
 use crate::error::{Error, Field, Result};
 use crate::gpu::DeviceLogits;
-use crate::logits::LogitsDtype;
+use crate::logits::{strided_span, LogitsDtype};
 use crate::topk::{check_k, TopK};
 
 // SAFETY: `TopKParams` is a `#[repr(C)]` struct of u64/u32 device addresses and sizes from the
@@ -165,12 +165,7 @@ impl GpuTopK {
         if logits.row_stride() < self.vocab {
             return Err(invalid(format!("row stride {} is below the vocab {}", logits.row_stride(), self.vocab)));
         }
-        // Checked: a wrapped product would pass the length test and let the kernels read past the buffer.
-        let needed = match rows.checked_sub(1) {
-            None => Some(0),
-            Some(last) => last.checked_mul(logits.row_stride()).and_then(|n| n.checked_add(self.vocab)),
-        };
-        if needed.is_none_or(|n| n > logits.elements()) {
+        if strided_span(rows, self.vocab, logits.row_stride()).is_none_or(|n| n > logits.elements()) {
             return Err(invalid(format!("{} elements cannot hold {rows} rows of stride {}", logits.elements(), logits.row_stride())));
         }
         Ok(())

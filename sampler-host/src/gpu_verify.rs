@@ -34,7 +34,7 @@ use super::{as_bytes, copy_device_bitmask, device_address, reads_device_bitmask,
 use crate::backend::{Backend, Batch, RowOutput};
 use crate::cuda::{cuda_err, GpuDevice, KernelParams, OwnedGraph};
 use crate::error::{Error, Field, Result};
-use crate::logits::{HostLogits, LogitsData};
+use crate::logits::{strided_span, HostLogits, LogitsData};
 use crate::settings::SamplingParams;
 use crate::verify::{validate_verify_batch, Verifier, VerifyBatch, VerifyOutput};
 
@@ -504,10 +504,7 @@ impl GpuVerifier {
         if logits.row_stride < vocab {
             return Err(invalid(Field::Logits, format!("row stride {} is below the vocab {vocab}", logits.row_stride)));
         }
-        let covers = |rows: usize, stride: usize, elements: usize| match rows.checked_sub(1) {
-            None => true,
-            Some(last) => last.checked_mul(stride).and_then(|n| n.checked_add(vocab)).is_some_and(|n| n <= elements),
-        };
+        let covers = |rows: usize, stride: usize, elements: usize| strided_span(rows, vocab, stride).is_some_and(|n| n <= elements);
         if !covers(rows, logits.row_stride, logits.elements) {
             return Err(invalid(Field::Logits, format!("{} elements cannot hold {rows} rows of stride {}", logits.elements, logits.row_stride)));
         }

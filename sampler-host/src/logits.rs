@@ -55,6 +55,18 @@ pub struct HostLogits<'a> {
     row_stride: usize,
 }
 
+/// Elements that `rows` rows of `row_len`, `row_stride` apart, span (the last ends at
+/// `(rows − 1) · row_stride + row_len`; 0 for no rows), or `None` when that overflows. Every view
+/// of strided rows is checked with it (host and device logits, draft probabilities, device
+/// bitmasks): a wrapped product would pass a length test and let a copy or a kernel read past
+/// the buffer.
+pub(crate) fn strided_span(rows: usize, row_len: usize, row_stride: usize) -> Option<usize> {
+    match rows.checked_sub(1) {
+        None => Some(0),
+        Some(last) => last.checked_mul(row_stride)?.checked_add(row_len),
+    }
+}
+
 fn bad(reason: String) -> Error {
     Error::InvalidSetting {
         request: None,
@@ -75,13 +87,8 @@ impl<'a> HostLogits<'a> {
                 "row stride {row_stride} is smaller than the vocab {vocab}"
             )));
         }
-        let need = match rows.checked_sub(1) {
-            None => 0,
-            Some(r) => r
-                .checked_mul(row_stride)
-                .and_then(|n| n.checked_add(vocab))
-                .ok_or_else(|| bad(format!("{rows} rows of stride {row_stride} overflow")))?,
-        };
+        let need = strided_span(rows, vocab, row_stride)
+            .ok_or_else(|| bad(format!("{rows} rows of stride {row_stride} overflow")))?;
         if data.len() < need {
             return Err(bad(format!(
                 "{} elements given, {rows} rows × {vocab} need {need}",
@@ -163,5 +170,20 @@ impl<'a> HostLogits<'a> {
                     .map(|v| widen_f16(v.to_bits())),
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strided_span;
+
+    #[test]
+    fn strided_span_ends_at_the_last_row_and_refuses_overflow() {
+        assert_eq!(strided_span(0, 5, 7), Some(0));
+        assert_eq!(strided_span(1, 5, usize::MAX), Some(5));
+        assert_eq!(strided_span(3, 5, 7), Some(19));
+        assert_eq!(strided_span(3, 5, usize::MAX / 2 + 1), None);
+        assert_eq!(strided_span(2, usize::MAX, usize::MAX), None);
+        assert_eq!(strided_span(2, 1, usize::MAX - 1), Some(usize::MAX));
     }
 }
