@@ -60,7 +60,46 @@ fn build_ptx(sm: &str) -> Result<PathBuf> {
     Ok(out)
 }
 
+/// The workspace's test directories outside `sampler-tests`, whose binaries `bundle` does not
+/// carry to the GPU machine.
+const UNBUNDLED_TEST_DIRS: &[&str] = &["sampler-host/tests", "sampler-kernels/tests"];
+
+/// Fails when a test outside `sampler-tests` opens a GPU: there it prints SKIP in CI and never
+/// runs on one, since `bundle` carries only `sampler-tests`' binaries. The GPU sampler's
+/// bad-input tests sat in `sampler-host/tests` so from when they were written (139ea452) to
+/// session 60, and never ran on a GPU.
+fn check_gpu_tests_bundled(root: &Path) -> Result<()> {
+    let mut files = Vec::new();
+    for dir in UNBUNDLED_TEST_DIRS {
+        rust_files(&root.join(dir), &mut files)?;
+    }
+    for file in files {
+        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+        if text.contains("GpuDevice::open") || text.contains("GpuDevice::on_stream") {
+            bail!("{} opens a GPU, but `cargo xtask bundle` carries only sampler-tests' test binaries: move the test to tests/tests/", file.display());
+        }
+    }
+    Ok(())
+}
+
+/// Every `.rs` file under `dir` (none when it does not exist).
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    if !dir.is_dir() {
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            rust_files(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
 fn cmd_test() -> Result<()> {
+    check_gpu_tests_bundled(&workspace_root())?;
     let ptx = build_ptx(ptx_build::DEFAULT_SM)?;
     let cubin = ptx_check::check(&ptx, ptx_build::DEFAULT_SM)?;
     // Built as `bundle` builds them, with the cubin embedded, so that the tests of the embedded
@@ -183,6 +222,7 @@ const RUN_SCRIPT: &str = include_str!("bundle_run.sh");
 
 fn cmd_bundle() -> Result<PathBuf> {
     let root = workspace_root();
+    check_gpu_tests_bundled(&root)?;
     let bundle = root.join("bundle");
     if bundle.exists() {
         std::fs::remove_dir_all(&bundle)?;
@@ -348,7 +388,24 @@ fn main() -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::check_gpu_tests_bundled;
     use super::ptx_build::add_entry_directives;
+
+    /// A test that opens a GPU outside `sampler-tests` fails the check; one that does not, or
+    /// a tree without those directories, passes.
+    #[test]
+    fn gpu_tests_outside_the_bundle_are_refused() {
+        let root = std::env::temp_dir().join(format!("xtask-gpu-tests-{}", std::process::id()));
+        let dir = root.join("sampler-host/tests/common");
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        assert!(check_gpu_tests_bundled(&root.join("absent")).is_ok());
+        std::fs::write(dir.join("mod.rs"), "fn cpu_only() {}").expect("write");
+        assert!(check_gpu_tests_bundled(&root).is_ok());
+        std::fs::write(dir.join("gpu.rs"), "let d = GpuDevice::open(0);").expect("write");
+        let refused = check_gpu_tests_bundled(&root);
+        std::fs::remove_dir_all(&root).expect("clean up");
+        assert!(refused.is_err_and(|e| e.to_string().contains("gpu.rs")));
+    }
 
     #[test]
     fn libtest_summaries_are_counted() {
