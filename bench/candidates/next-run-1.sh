@@ -19,11 +19,7 @@
 # The tests of the three builds share the GPU with the sanitizers; a build whose tests fail is
 # left out of call 2.
 START=$(date +%s); W=$OUT/w; mkdir -p $W; trap 'tar czf $OUT/run1.tar.gz -C $W .' EXIT
-el() { echo $(( $(date +%s) - START )); }
-C=$PWD/.carry; cd $C
-unxz() { python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[1][:-3],'wb'))" "$1" && rm "$1"; }
-for f in */*.xz */tests/*.xz; do [ -e "$f" ] && unxz "$f" & done; wait
-chmod +x */sonic-bench */tests/* */run.sh
+. "$PWD/bench/candidates/carry-unpack.sh"
 md5sum */sonic-bench */tests/* > $W/md5.txt
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $W/gpu.txt 2>&1
 echo "unpacked $(el)s"
