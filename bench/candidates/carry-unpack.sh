@@ -1,4 +1,5 @@
-# Sourced by next-run-1.sh and next-run-2.sh from the checkout's root, after they set START and W:
+# Sourced by the device scripts (bench/results/h200-2026-12-05-s61/scripts/) from the checkout's
+# root, after they set START and W:
 # unpacks .carry/ (each build's xz'd sonic-bench, run.sh and test binaries) in place, and defines
 # `el` (seconds since START) and C (the unpacked .carry/), leaving the shell in C.
 el() { echo $(( $(date +%s) - START )); }
