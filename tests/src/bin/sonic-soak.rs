@@ -15,6 +15,13 @@
 //! checked for the cheap invariants (status 0 or 1, token in range and allowed by its bitmask,
 //! logprobs present as asked), and folded into a host model of every request's state.
 //!
+//! An engine's device-side calls are mixed in. Half the steps that mask rows take the masks
+//! from a pitched device buffer (`upload_step_with_bitmask`; the rows that ask for none are all
+//! zeros there, which allow no token, so a row that read one would lose its token). Every
+//! third step's tokens and statuses are also copied out of `device_outputs` on the device and
+//! compared with `read_outputs`. Half the verification calls that mask requests take their
+//! masks from the device too (`upload_verify_with_bitmask`).
+//!
 //! Every K replays the step is checked against the CPU reference: R rows of the logits are copied
 //! back and `reference::sample_row` is run with the model's state from before the step; their
 //! device step counters are read back too. Every other check runs that step eagerly
@@ -44,7 +51,7 @@ use cudarc::driver::CudaSlice;
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, BatchRow, RowOutput};
 use sampler_host::cuda::GpuDevice;
-use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, GpuSampler, GpuSamplerConfig};
+use sampler_host::gpu::{DeviceBitmask, DeviceLogits, ExactPassLaunch, GpuSampler, GpuSamplerConfig};
 use sampler_host::gpu_verify::{DeviceVerifyRequest, DraftProbs, GpuVerifier, VerifyGraph};
 use sampler_host::logits::HostLogits;
 use sampler_host::reference::sample_row;
@@ -86,6 +93,9 @@ const VERIFY_Q_ROWS: usize = 64;
 const _: () = assert!(VERIFY_REQUESTS_MAX * (VERIFY_DRAFTS_MAX as usize + 1) <= CAPACITY);
 /// Details printed for at most this many failures; the run stops after `MAX_FAILURES`.
 const PRINT_FAILURES: usize = 20;
+/// Words between device bitmask rows: a row's words and some padding, so the upload takes the
+/// pitched copy.
+const DEVICE_MASK_STRIDE: usize = VOCAB.div_ceil(32) + 5;
 const MAX_FAILURES: usize = 100;
 
 struct Options {
@@ -167,6 +177,10 @@ struct Counters {
     status_ok: u64,
     status_no_valid: u64,
     masked_rows: u64,
+    device_mask_steps: u64,
+    device_masked_rows: u64,
+    device_output_reads: u64,
+    verify_device_mask_calls: u64,
     adds: u64,
     drops: u64,
     resets: u64,
@@ -343,6 +357,9 @@ fn drive(
     // A few grammar bitmasks, from permissive to all but empty, and one that allows nothing.
     let mut masks: Vec<Vec<i32>> = [0.9, 0.5, 0.1, 0.01, 0.0005].iter().map(|&a| bitmask_row(rng, VOCAB, a)).collect();
     masks.push(vec![0; VOCAB.div_ceil(32)]);
+    let mut device_masks: CudaSlice<i32> = stream.alloc_zeros::<i32>(CAPACITY * DEVICE_MASK_STRIDE)?;
+    let mut device_tokens: CudaSlice<i32> = stream.alloc_zeros::<i32>(CAPACITY)?;
+    let mut device_status: CudaSlice<u32> = stream.alloc_zeros::<u32>(CAPACITY)?;
 
     let first: Vec<BatchRow> = soak.live[..CAPACITY].iter().map(|&(id, _)| BatchRow::new(id)).collect();
     soak.gpu.sampler_mut().upload_step(&first)?;
@@ -375,7 +392,7 @@ fn drive(
         if options.verify_every > 0 && replay % options.verify_every == options.verify_every / 2 {
             // As often as the steps are checked, by replay count.
             let check = (replay / options.verify_every).is_multiple_of((options.check_every / options.verify_every).max(1));
-            verify_call(soak, rng, replay, logits, &mut q_buf, &verify_graph, &masks, check)?;
+            verify_call(soak, rng, replay, logits, &mut q_buf, &verify_graph, &masks, &mut device_masks, check)?;
             continue;
         }
 
@@ -388,10 +405,12 @@ fn drive(
         let ids: Vec<u64> = soak.live[..b].iter().map(|&(id, _)| id).collect();
         let row_masks: Vec<Option<usize>> =
             (0..b).map(|_| (below(rng, 10) == 0).then(|| below(rng, masks.len() as u64) as usize)).collect();
+        let masks_on_device = row_masks.iter().any(Option::is_some) && below(rng, 2) == 0;
         let rows: Vec<BatchRow> = ids
             .iter()
             .zip(&row_masks)
             .map(|(&id, m)| match m {
+                Some(_) if masks_on_device => BatchRow::with_device_bitmask(id),
                 Some(m) => BatchRow::with_bitmask(id, &masks[*m]),
                 None => BatchRow::new(id),
             })
@@ -404,7 +423,20 @@ fn drive(
             _ => FILL_FLAT,
         };
         soak.gpu.device().fill_logits(logits, DTYPE_F32, b, VOCAB, VOCAB, rng.next_u64(), shape)?;
-        soak.gpu.sampler_mut().upload_step(&rows)?;
+        if masks_on_device {
+            let mut words = vec![0i32; b * DEVICE_MASK_STRIDE];
+            for (r, m) in row_masks.iter().enumerate() {
+                if let Some(m) = m {
+                    words[r * DEVICE_MASK_STRIDE..][..masks[*m].len()].copy_from_slice(&masks[*m]);
+                }
+            }
+            stream.memcpy_htod(&words, &mut device_masks.slice_mut(..b * DEVICE_MASK_STRIDE))?;
+            soak.gpu.sampler_mut().upload_step_with_bitmask(&rows, &DeviceBitmask::new(&device_masks, b, DEVICE_MASK_STRIDE))?;
+            soak.counters.device_mask_steps += 1;
+            soak.counters.device_masked_rows += row_masks.iter().filter(|m| m.is_some()).count() as u64;
+        } else {
+            soak.gpu.sampler_mut().upload_step(&rows)?;
+        }
 
         let check = replay.is_multiple_of(options.check_every);
         let eager = check && (replay / options.check_every).is_multiple_of(2);
@@ -427,12 +459,30 @@ fn drive(
         } else {
             soak.gpu.sampler_mut().replay(&graph)?;
         }
+        // An engine's next step reads the tokens where the step left them, in stream order.
+        let from_device = replay.is_multiple_of(3);
+        if from_device {
+            let outs = soak.gpu.sampler_mut().device_outputs()?;
+            stream.memcpy_dtod(&outs.tokens.slice(..b), &mut device_tokens.slice_mut(..b))?;
+            stream.memcpy_dtod(&outs.status.slice(..b), &mut device_status.slice_mut(..b))?;
+        }
         let out = soak.gpu.sampler_mut().read_outputs()?;
         soak.counters.replays += 1;
         *soak.counters.batch_sizes.entry(b).or_insert(0) += 1;
         if out.len() != b {
             soak.counters.fail(format!("replay {replay}: {} outputs for {b} rows", out.len()));
             continue;
+        }
+        if from_device {
+            let tokens = stream.clone_dtoh(&device_tokens.slice(..b))?;
+            let status = stream.clone_dtoh(&device_status.slice(..b))?;
+            soak.counters.device_output_reads += 1;
+            if let Some(r) = (0..b).find(|&r| tokens[r] != out[r].token || status[r] != out[r].status) {
+                soak.counters.fail(format!(
+                    "replay {replay} row {r} of {b}: device outputs token {} status {}, read_outputs token {} status {}",
+                    tokens[r], status[r], out[r].token, out[r].status
+                ));
+            }
         }
         for (r, o) in out.iter().enumerate() {
             let mask = row_masks[r].map(|m| masks[m].as_slice());
@@ -516,6 +566,14 @@ fn drive(
     if soak.counters.checks == 0 {
         soak.counters.fail(format!("no step was checked against the reference ({replay} replays, --check-every {})", options.check_every));
     }
+    // A tenth of the rows ask for masks, so nearly every step has one: fifty steps without a
+    // device mask mean the mix above is broken.
+    if soak.counters.replays >= 50 && (soak.counters.device_mask_steps == 0 || soak.counters.device_output_reads == 0) {
+        soak.counters.fail(format!(
+            "{} replays, {} with device bitmasks, {} with device outputs read",
+            soak.counters.replays, soak.counters.device_mask_steps, soak.counters.device_output_reads
+        ));
+    }
     if soak.counters.verify_calls > 0 && soak.counters.verify_checked == 0 {
         soak.counters.fail(format!("no verification call was checked against the reference ({} calls)", soak.counters.verify_calls));
     }
@@ -571,6 +629,7 @@ fn verify_call(
     q_buf: &mut CudaSlice<f32>,
     graph: &VerifyGraph,
     masks: &[Vec<i32>],
+    device_masks: &mut CudaSlice<i32>,
     check: bool,
 ) -> SoakResult<()> {
     let stream = soak.gpu.device().stream().clone();
@@ -623,12 +682,38 @@ fn verify_call(
         bitmasks.push(mask.map(|m| masks[m].iter().copied().cycle().take((n + 1) * words).collect()));
         first += n + 1;
     }
+    // Half the calls with masks take them from the device, one padded row per target row laid
+    // out as the logits are (zeros, which allow nothing, for requests without a mask).
+    let on_device = bitmasks.iter().any(Option::is_some) && below(rng, 2) == 0;
     let requests: Vec<DeviceVerifyRequest> = ids
         .iter()
         .enumerate()
-        .map(|(r, &id)| DeviceVerifyRequest { request: id, drafts: &drafts[r], has_draft_probs: q_rows[r].is_some(), bitmask: bitmasks[r].as_deref(), device_bitmask: false })
+        .map(|(r, &id)| DeviceVerifyRequest {
+            request: id,
+            drafts: &drafts[r],
+            has_draft_probs: q_rows[r].is_some(),
+            bitmask: if on_device { None } else { bitmasks[r].as_deref() },
+            device_bitmask: on_device && bitmasks[r].is_some(),
+        })
         .collect();
-    soak.gpu.upload_verify(&requests)?;
+    if on_device {
+        let mut staged = vec![0i32; rows * DEVICE_MASK_STRIDE];
+        let mut first = 0;
+        for (r, mask) in bitmasks.iter().enumerate() {
+            let n = drafts[r].len() + 1;
+            if let Some(m) = mask {
+                for j in 0..n {
+                    staged[(first + j) * DEVICE_MASK_STRIDE..][..words].copy_from_slice(&m[j * words..(j + 1) * words]);
+                }
+            }
+            first += n;
+        }
+        stream.memcpy_htod(&staged, &mut device_masks.slice_mut(..rows * DEVICE_MASK_STRIDE))?;
+        soak.gpu.upload_verify_with_bitmask(&requests, &DeviceBitmask::new(&*device_masks, rows, DEVICE_MASK_STRIDE))?;
+        soak.counters.verify_device_mask_calls += 1;
+    } else {
+        soak.gpu.upload_verify(&requests)?;
+    }
     // The states the call starts from, for the request the reference will redo.
     let checked = check.then(|| below(rng, k as u64) as usize);
     let before = checked.and_then(|r| soak.model.get(ids[r]).cloned());
@@ -722,7 +807,7 @@ fn write_report(options: &Options, report: &Report, passed: bool) -> SoakResult<
         "{{\"producer\":\"sonic-soak\",\"passed\":{passed},\"device\":{},\"vocab\":{VOCAB},\"capacity\":{CAPACITY},\"exact_pass\":\"{:?}\",\
          \"seconds_limit\":{},\"replays_limit\":{},\"check_every\":{},\"check_rows\":{},\"elapsed_s\":{:.2},\
          \"replays\":{},\"eager_steps\":{},\"checks\":{},\"rows_sampled\":{},\"rows_checked\":{},\"status_ok\":{},\
-         \"status_no_valid_token\":{},\"masked_rows\":{},\"adds\":{},\"drops\":{},\"resets\":{},\"updates\":{},\
+         \"status_no_valid_token\":{},\"masked_rows\":{},\"device_mask_steps\":{},\"device_masked_rows\":{},\"device_output_reads\":{},\"verify_device_mask_calls\":{},\"adds\":{},\"drops\":{},\"resets\":{},\"updates\":{},\
          \"verify_every\":{},\"verify_calls\":{},\"verify_requests\":{},\"verify_rows\":{},\"drafts_accepted\":{},\
          \"verify_no_valid_token\":{},\"verify_checked\":{},\"distinct_batch_sizes\":{distinct_sizes},\"live_requests_at_end\":{},\"memory\":{{\"start\":{},\"baseline\":{},\"end\":{},\
          \"device_slack_bytes\":{DEVICE_SLACK_BYTES},\"rss_slack_bytes\":{RSS_SLACK_BYTES}}},\"failure_count\":{},\
@@ -742,6 +827,10 @@ fn write_report(options: &Options, report: &Report, passed: bool) -> SoakResult<
         c.status_ok,
         c.status_no_valid,
         c.masked_rows,
+        c.device_mask_steps,
+        c.device_masked_rows,
+        c.device_output_reads,
+        c.verify_device_mask_calls,
         c.adds,
         c.drops,
         c.resets,
@@ -773,8 +862,10 @@ fn write_report(options: &Options, report: &Report, passed: bool) -> SoakResult<
         "## sonic-soak on {} — {}\n\n| quantity | value |\n|---|---|\n\
          | exact pass | {:?} |\n| elapsed | {:.1} s |\n| replays (graph + eager) | {} ({:.0}/s) |\n| eager steps | {} |\n\
          | reference checks | {} ({} rows) |\n| rows sampled | {} (ok {}, no valid token {}, masked {}) |\n\
+         | steps with device bitmasks | {} ({} masked rows) |\n| steps whose device outputs were read | {} |\n\
          | verification calls (every {} replays) | {} ({} requests, {} target rows, {} drafts accepted, {} without a valid token) |\n\
          | verification requests checked against the reference | {} |\n\
+         | verification calls with device bitmasks | {} |\n\
          | distinct batch sizes | {} |\n| requests added / dropped / reset / updated | {} / {} / {} / {} |\n\
          | failures | {} |\n\n| memory | device in use MiB | host RSS MiB |\n|---|---|---|\n",
         report.device,
@@ -790,6 +881,9 @@ fn write_report(options: &Options, report: &Report, passed: bool) -> SoakResult<
         c.status_ok,
         c.status_no_valid,
         c.masked_rows,
+        c.device_mask_steps,
+        c.device_masked_rows,
+        c.device_output_reads,
         options.verify_every,
         c.verify_calls,
         c.verify_requests,
@@ -797,6 +891,7 @@ fn write_report(options: &Options, report: &Report, passed: bool) -> SoakResult<
         c.drafts_accepted,
         c.verify_no_valid,
         c.verify_checked,
+        c.verify_device_mask_calls,
         distinct_sizes,
         c.adds,
         c.drops,
