@@ -85,18 +85,44 @@ pub struct GpuSamplerConfig {
 }
 
 /// Which of the exact pass's launches are overlapped (`sonic-bench --exact-order` compares
-/// them). All three give the same tokens; on the H200 a step that lists rows is faster when
-/// the pass's first kernel is not overlapped with `sample_rows`, and an idle pass is a little
-/// faster when its later kernels are (ARCHITECTURE.md, "Launch order").
+/// them). All give the same tokens; on the H200 a step that lists rows is faster when the
+/// pass's first kernel is not overlapped with `sample_rows` at small batches and when it is at
+/// 64 rows, and an idle pass is a little faster when its later kernels are (ARCHITECTURE.md,
+/// "Launch order").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExactPassOrder {
     /// Every one, like the stages.
     Overlapped,
     /// All but the first, which waits for stage 2 in stream order.
-    #[default]
     FirstSerial,
     /// None: the exact pass runs in plain stream order.
     Serial,
+    /// All but the first, and the first too when the launch's rows leave SMs idle beside
+    /// stage 2's one block a row and number at least [`OVERLAP_FIRST_MIN_ROWS`]
+    /// ([`ExactPassOrder::first_overlapped`]). A captured graph decides by the rows it was
+    /// captured for.
+    #[default]
+    ByRows,
+}
+
+/// Fewest rows for which [`ExactPassOrder::ByRows`] overlaps the exact pass's first kernel with
+/// `sample_rows`. Measured on the H200 (session 61, bench/results/h200-2026-12-05-s61/, runs 5
+/// and 6): at 64 rows, top-p steps that list rows took 0.967–0.979× the time overlapped; at 1
+/// and 8 rows 1.022–1.031×; at 256 rows (more than the SMs) 1.004×.
+pub const OVERLAP_FIRST_MIN_ROWS: u32 = 64;
+
+impl ExactPassOrder {
+    /// Whether the exact pass's first kernel is launched overlapped with `sample_rows`, for a
+    /// launch of `rows` rows on a GPU of `sms` SMs. Under `ByRows`: from
+    /// [`OVERLAP_FIRST_MIN_ROWS`] rows up to one a SM, where stage 2's blocks leave SMs on
+    /// which the first kernel's blocks can be placed before stage 2 ends.
+    pub fn first_overlapped(self, rows: u32, sms: u32) -> bool {
+        match self {
+            Self::Overlapped => true,
+            Self::FirstSerial | Self::Serial => false,
+            Self::ByRows => (OVERLAP_FIRST_MIN_ROWS..=sms).contains(&rows),
+        }
+    }
 }
 
 /// How a step launches its exact pass (the rows stage 2 leaves undecided). All give the same
@@ -140,7 +166,7 @@ impl GpuSamplerConfig {
             max_bias_entries: max_batch.saturating_mul(1024),
             overlap_kernels: true,
             exact_pass: ExactPassLaunch::BySettings,
-            exact_pass_order: ExactPassOrder::FirstSerial,
+            exact_pass_order: ExactPassOrder::ByRows,
             skip_lists_after_wide_step: true,
         }
     }
@@ -1269,9 +1295,10 @@ impl GpuSampler {
             StepExactPass::FourLaunches => &exact_pass_four,
             StepExactPass::InStageTwo => &[],
         };
+        let first_overlapped = self.config.exact_pass_order.first_overlapped(rows as u32, self.sm_count);
         let exact_order = |j: usize| match self.config.exact_pass_order {
-            ExactPassOrder::Overlapped => later,
-            ExactPassOrder::FirstSerial if j > 0 => later,
+            ExactPassOrder::Serial => LaunchOrder::Serial,
+            _ if j > 0 || first_overlapped => later,
             _ => LaunchOrder::Serial,
         };
         let no_mass_scan = [stages[0], stages[2]];
@@ -1774,6 +1801,23 @@ impl Backend for GpuSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `ByRows` overlaps the exact pass's first launch only from `OVERLAP_FIRST_MIN_ROWS` rows up
+    /// to one a SM; the fixed orders ignore the rows.
+    #[test]
+    fn exact_pass_first_launch_overlaps_by_rows() {
+        let sms = 132;
+        for rows in [1, 8, 63, 64, 100, 132, 133, 256, 1024] {
+            let by_rows = ExactPassOrder::ByRows.first_overlapped(rows, sms);
+            assert_eq!(by_rows, (64..=132).contains(&rows), "{rows} rows");
+            assert!(ExactPassOrder::Overlapped.first_overlapped(rows, sms));
+            assert!(!ExactPassOrder::FirstSerial.first_overlapped(rows, sms));
+            assert!(!ExactPassOrder::Serial.first_overlapped(rows, sms));
+        }
+        // A GPU of fewer SMs than the threshold never overlaps it.
+        assert!(!ExactPassOrder::ByRows.first_overlapped(64, 60));
+        assert_eq!(ExactPassOrder::default(), ExactPassOrder::ByRows);
+    }
 
     /// Every combination: a row reads the device bitmask exactly when it asks for it and the
     /// upload has one, and a row with host masks may neither ask for it nor sit in such an upload.

@@ -680,6 +680,8 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
         (151_936, 5, LogitsDtype::Bf16, ExactPassLaunch::OneLaunch, ExactPassOrder::FirstSerial),
         (50_257, 3, LogitsDtype::F16, ExactPassLaunch::FourLaunches, ExactPassOrder::Overlapped),
         (128_256, 3, LogitsDtype::F32, ExactPassLaunch::FourLaunches, ExactPassOrder::Serial),
+        // 64 rows, at most one a SM: `ByRows` (the default) overlaps the pass's first launch.
+        (50_257, 64, LogitsDtype::F32, ExactPassLaunch::BySettings, ExactPassOrder::ByRows),
     ] {
         let Some(device) = gpu_or_skip(TEST) else { return };
         let sms = device.sm_count().expect("SM count") as usize;

@@ -19,8 +19,8 @@
 //! in plain stream order instead of overlapped launches, for an A/B), `--exact-pass one|four`
 //! (the exact pass always in one launch, `exact_tail`, or always in four, instead of the
 //! default `settings`, which picks per step, for an A/B),
-//! `--exact-order overlapped|first-serial|serial` (which exact-pass launches overlap their
-//! predecessor; first-serial is the default, for an A/B), `--no-skip-lists` (every top-p row
+//! `--exact-order by-rows|overlapped|first-serial|serial` (which exact-pass launches overlap their
+//! predecessor; by-rows is the default, for an A/B), `--no-skip-lists` (every top-p row
 //! builds its candidate lists, even when its request's last step was wide:
 //! `GpuSamplerConfig::skip_lists_after_wide_step` off, for an A/B), `--warm-l2` (no rewrite
 //! between replays: the cells run with their code, settings and, where they fit, logits in
@@ -375,9 +375,10 @@ fn main() -> BenchResult<()> {
     };
     let exact_pass_order = match value("--exact-order").as_deref() {
         Some("overlapped") => ExactPassOrder::Overlapped,
-        None | Some("first-serial") => ExactPassOrder::FirstSerial,
+        Some("first-serial") => ExactPassOrder::FirstSerial,
         Some("serial") => ExactPassOrder::Serial,
-        Some(other) => return Err(format!("--exact-order takes overlapped, first-serial or serial, not {other}").into()),
+        None | Some("by-rows") => ExactPassOrder::ByRows,
+        Some(other) => return Err(format!("--exact-order takes by-rows, overlapped, first-serial or serial, not {other}").into()),
     };
     let skip_lists = !args.iter().any(|a| a == "--no-skip-lists");
     let warm_l2 = args.iter().any(|a| a == "--warm-l2");
@@ -643,7 +644,8 @@ fn main() -> BenchResult<()> {
         launches = match (serial, exact_pass_order) {
             (true, _) => "in plain stream order: --serial-launches",
             (false, ExactPassOrder::Overlapped) => "each after the first launched overlapped with its predecessor: --exact-order overlapped",
-            (false, ExactPassOrder::FirstSerial) => "each after the first launched overlapped with its predecessor, but the exact pass's first, which waits for stage 2 in stream order",
+            (false, ExactPassOrder::FirstSerial) => "each after the first launched overlapped with its predecessor, but the exact pass's first, which waits for stage 2 in stream order: --exact-order first-serial",
+            (false, ExactPassOrder::ByRows) => "each after the first launched overlapped with its predecessor, but the exact pass's first below 64 rows or above one row a SM, which waits for stage 2 in stream order",
             (false, ExactPassOrder::Serial) => "the stages' launches overlapped, the exact pass's in plain stream order: --exact-order serial",
         },
         kernels = match exact_pass {
