@@ -174,6 +174,20 @@ pub fn rows_with_masks(masks: &[Option<Vec<i32>>]) -> Vec<sampler_host::backend:
         .collect()
 }
 
+/// Grammar bitmask rows as a caller lays them out in a device buffer (`DeviceBitmask`): row `i`
+/// starts at word `i · stride` and holds `rows[i]`; a row without a mask, and the padding past
+/// each mask, are zeros, which allow no token, so a row that read a mask it did not ask for
+/// would lose its token.
+pub fn pitched_mask_words(rows: &[Option<&[i32]>], stride: usize) -> Vec<i32> {
+    let mut words = vec![0i32; rows.len() * stride];
+    for (r, mask) in rows.iter().enumerate() {
+        if let Some(mask) = mask {
+            words[r * stride..][..mask.len()].copy_from_slice(mask);
+        }
+    }
+    words
+}
+
 /// Random prompt tokens.
 pub fn prompt(rng: &mut impl Rng, vocab: usize) -> Vec<u32> {
     let n = (rng.next_u64() % 64) as usize;
@@ -349,6 +363,14 @@ pub fn sample_weights(rng: &mut impl Rng, q: &[f32]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each mask at its row's start, zeros in unmasked rows and padding.
+    #[test]
+    fn pitched_mask_words_place_each_row_at_its_stride() {
+        let (a, b) = ([1, 2, 3], [-4, 5, 6]);
+        let words = pitched_mask_words(&[Some(&a[..]), None, Some(&b[..])], 5);
+        assert_eq!(words, [1, 2, 3, 0, 0, 0, 0, 0, 0, 0, -4, 5, 6, 0, 0]);
+    }
 
     /// `random_rows` fills row `r` with the row its own generator gives, whatever thread took
     /// it, leaves the strided gaps NaN, and mixes both shapes.

@@ -20,7 +20,7 @@ use sampler_host::verify::{Verifier, VerifyBatch, VerifyOutput, VerifyRequest};
 use sampler_kernels::abi::TILE_TOKENS;
 use sampler_kernels::verify::{chains_stop_early, group_shape};
 use sampler_tests::{
-    below, bitmask_row, compare_outputs, compare_verify_outputs, draft_q_row, fresh_rng, gpu_or_skip, logit_row, mixed_params, prompt, sample_weights,
+    below, bitmask_row, compare_outputs, compare_verify_outputs, draft_q_row, fresh_rng, gpu_or_skip, logit_row, mixed_params, pitched_mask_words, prompt, sample_weights,
     sized, unit, RowShape,
 };
 
@@ -948,20 +948,15 @@ fn gpu_verify_graph_replays_equal_reference() {
             })
             .collect();
         if on_device {
-            let mut words = vec![0i32; max_rows * mask_stride];
-            let mut first = 0;
-            for r in &call.requests {
-                let n = r.drafts.len() + 1;
-                if let Some(m) = &r.mask {
-                    for j in 0..n {
-                        let row = &m[j * mask_words..(j + 1) * mask_words];
-                        words[(first + j) * mask_stride..(first + j) * mask_stride + mask_words].copy_from_slice(row);
-                    }
-                    device_mask_rows += n;
-                }
-                first += n;
-            }
-            stream.memcpy_htod(&words, &mut masks_dev).expect("masks to the device");
+            // Target row by target row, as the logits are laid out.
+            let rows: Vec<Option<&[i32]>> = call
+                .requests
+                .iter()
+                .flat_map(|r| (0..=r.drafts.len()).map(move |j| r.mask.as_deref().map(|m| &m[j * mask_words..(j + 1) * mask_words])))
+                .collect();
+            device_mask_rows += rows.iter().filter(|m| m.is_some()).count();
+            let words = pitched_mask_words(&rows, mask_stride);
+            stream.memcpy_htod(&words, &mut masks_dev.slice_mut(..words.len())).expect("masks to the device");
         }
         // Poisoned, so that a copy that did not run (or read stale requests) shows.
         stream.memcpy_htod(&vec![i32::MIN; batch * width], &mut next_tokens).expect("poison");

@@ -61,7 +61,7 @@ use sampler_kernels::abi::{DTYPE_F32, FILL_CROWDED, FILL_FLAT, FILL_PEAKED};
 use sampler_kernels::logit::bitmask_allows;
 use sampler_kernels::status::{NO_TOKEN, STATUS_NO_VALID_TOKEN, STATUS_OK};
 use sampler_tests::{
-    compare_outputs as compare, compare_verify_outputs, below, bitmask_row, draft_q_row, first_argmax, fresh_rng, mixed_params, prompt,
+    compare_outputs as compare, compare_verify_outputs, below, bitmask_row, draft_q_row, first_argmax, fresh_rng, mixed_params, pitched_mask_words, prompt,
     sample_weights,
 };
 
@@ -424,13 +424,8 @@ fn drive(
         };
         soak.gpu.device().fill_logits(logits, DTYPE_F32, b, VOCAB, VOCAB, rng.next_u64(), shape)?;
         if masks_on_device {
-            let mut words = vec![0i32; b * DEVICE_MASK_STRIDE];
-            for (r, m) in row_masks.iter().enumerate() {
-                if let Some(m) = m {
-                    words[r * DEVICE_MASK_STRIDE..][..masks[*m].len()].copy_from_slice(&masks[*m]);
-                }
-            }
-            stream.memcpy_htod(&words, &mut device_masks.slice_mut(..b * DEVICE_MASK_STRIDE))?;
+            let mask_rows: Vec<Option<&[i32]>> = row_masks.iter().map(|m| m.map(|m| masks[m].as_slice())).collect();
+            stream.memcpy_htod(&pitched_mask_words(&mask_rows, DEVICE_MASK_STRIDE), &mut device_masks.slice_mut(..b * DEVICE_MASK_STRIDE))?;
             soak.gpu.sampler_mut().upload_step_with_bitmask(&rows, &DeviceBitmask::new(&device_masks, b, DEVICE_MASK_STRIDE))?;
             soak.counters.device_mask_steps += 1;
             soak.counters.device_masked_rows += row_masks.iter().filter(|m| m.is_some()).count() as u64;
@@ -697,18 +692,13 @@ fn verify_call(
         })
         .collect();
     if on_device {
-        let mut staged = vec![0i32; rows * DEVICE_MASK_STRIDE];
-        let mut first = 0;
-        for (r, mask) in bitmasks.iter().enumerate() {
-            let n = drafts[r].len() + 1;
-            if let Some(m) = mask {
-                for j in 0..n {
-                    staged[(first + j) * DEVICE_MASK_STRIDE..][..words].copy_from_slice(&m[j * words..(j + 1) * words]);
-                }
-            }
-            first += n;
-        }
-        stream.memcpy_htod(&staged, &mut device_masks.slice_mut(..rows * DEVICE_MASK_STRIDE))?;
+        // Target row by target row, as the logits are laid out.
+        let target_masks: Vec<Option<&[i32]>> = bitmasks
+            .iter()
+            .zip(&drafts)
+            .flat_map(|(mask, d)| (0..=d.len()).map(move |j| mask.as_deref().map(|m| &m[j * words..(j + 1) * words])))
+            .collect();
+        stream.memcpy_htod(&pitched_mask_words(&target_masks, DEVICE_MASK_STRIDE), &mut device_masks.slice_mut(..rows * DEVICE_MASK_STRIDE))?;
         soak.gpu.upload_verify_with_bitmask(&requests, &DeviceBitmask::new(&*device_masks, rows, DEVICE_MASK_STRIDE))?;
         soak.counters.verify_device_mask_calls += 1;
     } else {
