@@ -483,9 +483,10 @@ fn gpu_strided_device_logits_and_graph_replay_equal_reference() {
 /// Bitmasks already on the device (`upload_step_with_bitmask`, `BatchRow::with_device_bitmask`)
 /// give the reference's tokens for the same masks given from the host, through one captured
 /// graph whose steps take their masks from the device and from the host in turn. Every device
-/// step has a masked first row and an unmasked last one, whose device row is all zeros (no
-/// token allowed), so a row that read a mask it did not ask for would fail. One case has
-/// padded rows (a pitched copy), one dense rows.
+/// step has a masked first row and an unmasked last one (the copy then stops short of the
+/// batch). The device rows of unmasked rows are all zeros (no token allowed), so an unmasked
+/// row below a masked one that read its device row would fail. One case has padded rows (a
+/// pitched copy), one dense rows.
 #[test]
 fn gpu_device_bitmask_rows_equal_reference() {
     const TEST: &str = "gpu_device_bitmask_rows_equal_reference";
