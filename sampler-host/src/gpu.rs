@@ -721,20 +721,22 @@ impl PinnedStaging {
     }
 
     /// Queues the copy of the first `bytes` of the buffer `next_buffer` gave to `dst` on
-    /// `stream`, records its event, and hands the next upload the other buffer.
+    /// `stream`, records its event, and hands the next upload the other buffer. More bytes than
+    /// the buffer holds is an error, not a shorter copy: the device would read stale settings.
     ///
     /// # Safety
     /// `dst` addresses at least `bytes` bytes of device memory that nothing else writes before
     /// the copy has run in `stream`'s order.
-    unsafe fn copy_out(&mut self, dst: u64, bytes: usize, stream: &CudaStream) -> std::result::Result<(), cudarc::driver::DriverError> {
+    unsafe fn copy_out(&mut self, dst: u64, bytes: usize, stream: &CudaStream) -> Result<()> {
+        const OP: &str = "uploading the step settings";
         let i = self.next;
-        let src = self.buffers[i].as_slice()?;
-        let bytes = bytes.min(src.len());
-        stream.context().bind_to_thread()?;
+        let src = self.buffers[i].as_slice().map_err(cuda_err(OP))?;
+        let src = src.get(..bytes).ok_or(Error::CapacityExceeded { what: "upload staging bytes", requested: bytes, capacity: src.len() })?;
+        stream.context().bind_to_thread().map_err(cuda_err(OP))?;
         // SAFETY: `src` is pinned host memory that stays untouched until `copied[i]` completes
         // (`next_buffer` waits for it, and `Drop` does); `dst` is the caller's.
-        unsafe { cudarc::driver::result::memcpy_htod_async(dst, &src[..bytes], stream.cu_stream()) }?;
-        self.copied[i].record(stream)?;
+        unsafe { cudarc::driver::result::memcpy_htod_async(dst, src, stream.cu_stream()) }.map_err(cuda_err(OP))?;
+        self.copied[i].record(stream).map_err(cuda_err(OP))?;
         self.next = 1 - i;
         Ok(())
     }
@@ -1083,7 +1085,7 @@ impl GpuSampler {
         let upload = device_address_mut(&mut self.upload);
         // SAFETY: `upload` holds `layout.total ≥ used` bytes, which only this sampler's stream
         // touches, in order.
-        unsafe { self.staging.copy_out(upload, used, &stream) }.map_err(cuda_err("uploading the step settings"))?;
+        unsafe { self.staging.copy_out(upload, used, &stream) }?;
         self.uploaded = uploaded;
         self.step_plan = step_plan;
         Ok(())

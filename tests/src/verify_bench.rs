@@ -96,6 +96,21 @@ pub fn cells(quick: bool) -> Vec<VerifyCell> {
     out
 }
 
+/// The cell `workload:f32:vocab:batch` names, if it names a verification cell (any batch, not
+/// only the grid's).
+pub fn parse_cell(name: &str) -> Option<VerifyCell> {
+    let mut parts = name.split(':');
+    let (w, d, v, b) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || d != "f32" {
+        return None;
+    }
+    let workload = [VerifyWorkload::Uniform, VerifyWorkload::Hetero, VerifyWorkload::Accepted, VerifyWorkload::Accept70, VerifyWorkload::Sampled]
+        .into_iter()
+        .find(|x| x.name() == w)?;
+    let (vocab, batch) = (v.parse().ok()?, b.parse().ok()?);
+    (vocab > 0 && batch > 0).then_some(VerifyCell { workload, vocab, batch })
+}
+
 /// A draft-probability row in [0, 1]: random weights normalised to sum 1.
 fn q_row(rng: &mut impl Rng, vocab: usize) -> Vec<f32> {
     let w: Vec<f64> = (0..vocab).map(|_| unit(rng).powi(8)).collect();

@@ -354,6 +354,33 @@ fn run_cell(
     Ok(Measured { timing, bytes, exact_rows, exact_single_rows })
 }
 
+/// Every sampling workload, for parsing cell names.
+const WORKLOADS: [Workload; 10] = [
+    Workload::Greedy,
+    Workload::TopK50TopP09T07,
+    Workload::Heterogeneous,
+    Workload::PeakedTopP095,
+    Workload::FlatTopP095,
+    Workload::FlatFull,
+    Workload::RandomFull,
+    Workload::TopK128,
+    Workload::CrowdedTopK50,
+    Workload::AlternatingTopP095,
+];
+
+/// The sampling cell `workload:dtype:vocab:batch` names, if it names one.
+fn parse_cell(name: &str) -> Option<Cell> {
+    let mut parts = name.split(':');
+    let (w, d, v, b) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let workload = WORKLOADS.into_iter().find(|x| x.name() == w)?;
+    let dtype = [LogitsDtype::F32, LogitsDtype::Bf16, LogitsDtype::F16].into_iter().find(|&x| dtype_name(x) == d)?;
+    let (vocab, batch) = (v.parse().ok()?, b.parse().ok()?);
+    (vocab > 0 && batch > 0).then_some(Cell { workload, dtype, batch, vocab })
+}
+
 fn dtype_name(d: LogitsDtype) -> &'static str {
     match d {
         LogitsDtype::F32 => "f32",
@@ -468,10 +495,19 @@ fn main() -> BenchResult<()> {
         }
     }
 
-    // `--only workload:dtype:vocab:batch[,...]` keeps those cells (profiling under ncu, quick checks).
+    // `--only workload:dtype:vocab:batch[,...]` runs those cells alone, in the order named (profiling
+    // under ncu, A/Bs). A sampling cell outside the grid is built from its name, so that any
+    // batch size can be measured (the launch rules change at row counts the grid skips).
     if let Some(only) = value("--only") {
-        let wanted: Vec<&str> = only.split(',').collect();
-        cells.retain(|c| wanted.contains(&format!("{}:{}:{}:{}", c.workload.name(), dtype_name(c.dtype), c.vocab, c.batch).as_str()));
+        let mut named = Vec::new();
+        for name in only.split(',') {
+            if let Some(cell) = parse_cell(name) {
+                named.push(cell);
+            } else if verify_bench::parse_cell(name).is_none() {
+                return Err(format!("--only: {name} names no cell (workload:dtype:vocab:batch)").into());
+            }
+        }
+        cells = named;
     }
     let mut json_rows = Vec::new();
     let mut md_rows = String::new();
@@ -525,8 +561,7 @@ fn main() -> BenchResult<()> {
     // Verification cells draw their own logits; with `--logits` only the file's rows are timed.
     let mut verify_cells = if file.is_some() { Vec::new() } else { verify_bench::cells(quick) };
     if let Some(only) = value("--only") {
-        let wanted: Vec<&str> = only.split(',').collect();
-        verify_cells.retain(|c| wanted.contains(&format!("{}:f32:{}:{}", c.workload.name(), c.vocab, c.batch).as_str()));
+        verify_cells = if file.is_some() { Vec::new() } else { only.split(',').filter_map(verify_bench::parse_cell).collect() };
     }
     for cell in &verify_cells {
         let name = cell.workload.name();
