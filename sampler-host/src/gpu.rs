@@ -85,10 +85,10 @@ pub struct GpuSamplerConfig {
 }
 
 /// Which of the exact pass's launches are overlapped (`sonic-bench --exact-order` compares
-/// them). All give the same tokens; on the H200 a step that lists rows is faster when the
-/// pass's first kernel is not overlapped with `sample_rows` at small batches and when it is at
-/// 64 rows, and an idle pass is a little faster when its later kernels are (ARCHITECTURE.md,
-/// "Launch order").
+/// them). All give the same tokens; on the H200 a step is faster when the pass's first kernel
+/// is overlapped with `sample_rows` where many rows may take the pass and stage 2 leaves SMs
+/// idle, and in stream order otherwise; an idle pass is a little faster when its later kernels
+/// are overlapped (ARCHITECTURE.md, "Launch order").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExactPassOrder {
     /// Every one, like the stages.
@@ -97,30 +97,37 @@ pub enum ExactPassOrder {
     FirstSerial,
     /// None: the exact pass runs in plain stream order.
     Serial,
-    /// All but the first, and the first too when the launch's rows leave SMs idle beside
-    /// stage 2's one block a row and number at least [`OVERLAP_FIRST_MIN_ROWS`]
-    /// ([`ExactPassOrder::first_overlapped`]). A captured graph decides by the rows it was
-    /// captured for.
+    /// All but the first, and the first too when a launch of at most one row a SM (stage 2's
+    /// blocks leave SMs idle) has at least [`OVERLAP_FIRST_MIN_LISTABLE`] rows that stage 2
+    /// may list, counted from the settings ([`ExactPassOrder::first_overlapped`]). A captured
+    /// step holds a graph of each order its rows allow, and a replay takes the one its
+    /// upload's settings call for.
     #[default]
     ByRows,
 }
 
-/// Fewest rows for which [`ExactPassOrder::ByRows`] overlaps the exact pass's first kernel with
-/// `sample_rows`. Measured on the H200 (session 61, bench/results/h200-2026-12-05-s61/, runs 5
-/// and 6): at 64 rows, top-p steps that list rows took 0.967–0.979× the time overlapped; at 1
-/// and 8 rows 1.022–1.031×; at 256 rows (more than the SMs) 1.004×.
-pub const OVERLAP_FIRST_MIN_ROWS: u32 = 64;
+/// Fewest rows stage 2 may list for which [`ExactPassOrder::ByRows`] overlaps the exact pass's
+/// first kernel with `sample_rows`. Measured on the H200, overlapped against stream order, on
+/// top-p 0.95 steps whose every row may be listed: at 48 to 128 rows 0.960–0.978× the time, at
+/// 16 and 32 rows 1.002–1.011× (session 62, bench/results/h200-2026-12-05-s62/, run 1); at 1
+/// and 8 rows 1.02–1.03× (session 61). Heterogeneous steps of 16 to 128 rows, about a third of
+/// whose rows may be listed, took 1.001–1.020× overlapped: keyed on the batch instead (session
+/// 61's rule, from 64 rows), their 64-row step was 0.7% slower.
+pub const OVERLAP_FIRST_MIN_LISTABLE: u32 = 48;
 
 impl ExactPassOrder {
     /// Whether the exact pass's first kernel is launched overlapped with `sample_rows`, for a
-    /// launch of `rows` rows on a GPU of `sms` SMs. Under `ByRows`: from
-    /// [`OVERLAP_FIRST_MIN_ROWS`] rows up to one a SM, where stage 2's blocks leave SMs on
-    /// which the first kernel's blocks can be placed before stage 2 ends.
-    pub fn first_overlapped(self, rows: u32, sms: u32) -> bool {
+    /// launch of `rows` rows, `listable` of which stage 2 may list, on a GPU of `sms` SMs.
+    /// Under `ByRows`: from [`OVERLAP_FIRST_MIN_LISTABLE`] listable rows, on grids of up to one
+    /// row a SM, where stage 2's blocks leave SMs on which the first kernel's blocks can be
+    /// placed before stage 2 ends (past that, stage 2 runs two blocks an SM and the order
+    /// measured within 0.6% either way). The rule is monotone in `listable`, which the graphs
+    /// a captured step holds rely on.
+    pub fn first_overlapped(self, listable: u32, rows: u32, sms: u32) -> bool {
         match self {
             Self::Overlapped => true,
             Self::FirstSerial | Self::Serial => false,
-            Self::ByRows => (OVERLAP_FIRST_MIN_ROWS..=sms).contains(&rows),
+            Self::ByRows => rows <= sms && listable.min(rows) >= OVERLAP_FIRST_MIN_LISTABLE,
         }
     }
 }
@@ -432,14 +439,18 @@ struct StepPlan {
     block_listable: u32,
 }
 
-/// The builds a four-launch exact pass takes ([`GpuSampler::exact_builds`]); both false for
-/// the other ways, which launch none of these kernels.
+/// The builds a four-launch exact pass takes, and how its first launch waits
+/// ([`GpuSampler::exact_builds`]); all false for a step without an exact pass, and the builds
+/// false for one launch, which has none of these kernels.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct ExactBuilds {
     /// `exact_bins_two_per_sm` and `exact_finish_two_per_sm`.
     two_per_sm: bool,
     /// `exact_histogram_runs` and `exact_gather_runs`, which also take warp rows a warp per run.
     warp_runs: bool,
+    /// The pass's first kernel is launched overlapped with `sample_rows`
+    /// ([`ExactPassOrder::first_overlapped`]).
+    first_overlapped: bool,
 }
 
 impl ExactBuilds {
@@ -453,22 +464,28 @@ impl ExactBuilds {
     /// - the `_runs` tile builds when every listable row may be a warp row: with a block row
     ///   among the split rows, every split row takes a block per tile, which the plain builds
     ///   do faster (session 51: heterogeneous B = 64 0.962×).
-    fn choose(exact: StepExactPass, listable: u32, block_listable: u32, rows: u32, sms: u32, runs_fit: bool) -> Self {
+    /// - the first launch overlapped as `order` says for the listable rows.
+    fn choose(exact: StepExactPass, order: ExactPassOrder, listable: u32, block_listable: u32, rows: u32, sms: u32, runs_fit: bool) -> Self {
+        let first_overlapped = exact != StepExactPass::InStageTwo && order.first_overlapped(listable, rows, sms);
         if exact != StepExactPass::FourLaunches {
-            return Self::default();
+            return Self { first_overlapped, ..Self::default() };
         }
-        Self { two_per_sm: rows_two_per_sm(listable.min(rows), sms), warp_runs: runs_fit && block_listable == 0 }
+        Self { two_per_sm: rows_two_per_sm(listable.min(rows), sms), warp_runs: runs_fit && block_listable == 0, first_overlapped }
     }
 
-    /// Every build [`Self::choose`] gives for some settings under the same `exact`, `rows`,
-    /// `sms` and `runs_fit`: a captured step holds a graph for each.
-    fn possible(exact: StepExactPass, rows: u32, sms: u32, runs_fit: bool) -> Vec<Self> {
-        let widest = Self::choose(exact, rows, 0, rows, sms, runs_fit);
+    /// Every build [`Self::choose`] gives for some settings under the same `exact`, `order`,
+    /// `rows`, `sms` and `runs_fit`: a captured step holds a graph for each. Each field is
+    /// monotone in the listable rows (and `warp_runs` in the block rows among them), so the
+    /// choices for the fewest and the widest settings bound it.
+    fn possible(exact: StepExactPass, order: ExactPassOrder, rows: u32, sms: u32, runs_fit: bool) -> Vec<Self> {
+        let fewest = Self::choose(exact, order, 0, rows, rows, sms, runs_fit);
+        let widest = Self::choose(exact, order, rows, 0, rows, sms, runs_fit);
+        let either = |a: bool, b: bool| if a == b { vec![a] } else { vec![false, true] };
         let mut out = Vec::new();
-        for two_per_sm in [false, true] {
-            for warp_runs in [false, true] {
-                if (widest.two_per_sm || !two_per_sm) && (widest.warp_runs || !warp_runs) {
-                    out.push(Self { two_per_sm, warp_runs });
+        for two_per_sm in either(fewest.two_per_sm, widest.two_per_sm) {
+            for warp_runs in either(fewest.warp_runs, widest.warp_runs) {
+                for first_overlapped in either(fewest.first_overlapped, widest.first_overlapped) {
+                    out.push(Self { two_per_sm, warp_runs, first_overlapped });
                 }
             }
         }
@@ -560,6 +577,14 @@ impl StepGraph {
     #[doc(hidden)]
     pub fn last_replay_exact_two_per_sm(&self) -> bool {
         self.last.get().is_some_and(|(_, _, builds)| builds.two_per_sm)
+    }
+
+    /// Whether the last replay launched the exact pass's first kernel overlapped with
+    /// `sample_rows` (false before the first replay and for a step without an exact pass). Not
+    /// API: for the GPU tests.
+    #[doc(hidden)]
+    pub fn last_replay_exact_first_overlapped(&self) -> bool {
+        self.last.get().is_some_and(|(_, _, builds)| builds.first_overlapped)
     }
 }
 
@@ -1297,10 +1322,9 @@ impl GpuSampler {
             StepExactPass::FourLaunches => &exact_pass_four,
             StepExactPass::InStageTwo => &[],
         };
-        let first_overlapped = self.config.exact_pass_order.first_overlapped(rows as u32, self.sm_count);
         let exact_order = |j: usize| match self.config.exact_pass_order {
             ExactPassOrder::Serial => LaunchOrder::Serial,
-            _ if j > 0 || first_overlapped => later,
+            _ if j > 0 || builds.first_overlapped => later,
             _ => LaunchOrder::Serial,
         };
         let no_mass_scan = [stages[0], stages[2]];
@@ -1385,7 +1409,7 @@ impl GpuSampler {
     /// `plan` ([`ExactBuilds::choose`]). The test hook `warp_runs_by_batch` counts no block row.
     fn exact_builds(&self, exact: StepExactPass, plan: &StepPlan, rows: u32) -> ExactBuilds {
         let block_listable = if self.warp_runs_by_batch { 0 } else { plan.block_listable };
-        ExactBuilds::choose(exact, plan.listable, block_listable, rows, self.sm_count, self.takes_warp_runs(rows))
+        ExactBuilds::choose(exact, self.config.exact_pass_order, plan.listable, block_listable, rows, self.sm_count, self.takes_warp_runs(rows))
     }
 
     /// Captures a step for up to `rows` rows of `logits` into CUDA graphs, one per
@@ -1405,7 +1429,7 @@ impl GpuSampler {
         let mut graphs = Vec::new();
         for kernels in [StepKernels::All, StepKernels::NoMassScan, StepKernels::MassScanOnly] {
             for exact in if quiet == busy { vec![busy] } else { vec![busy, quiet] } {
-                for builds in ExactBuilds::possible(exact, rows as u32, self.sm_count, self.takes_warp_runs(rows as u32)) {
+                for builds in ExactBuilds::possible(exact, self.config.exact_pass_order, rows as u32, self.sm_count, self.takes_warp_runs(rows as u32)) {
                     graphs.push((kernels, Some(exact), builds, self.capture(logits, rows, kernels, exact, builds)?.into()));
                 }
             }
@@ -1804,20 +1828,39 @@ impl Backend for GpuSampler {
 mod tests {
     use super::*;
 
-    /// `ByRows` overlaps the exact pass's first launch only from `OVERLAP_FIRST_MIN_ROWS` rows up
-    /// to one a SM; the fixed orders ignore the rows.
+    /// `ByRows` overlaps the exact pass's first launch only on grids of up to one row a SM with
+    /// at least `OVERLAP_FIRST_MIN_LISTABLE` rows stage 2 may list; the fixed orders ignore both.
     #[test]
-    fn exact_pass_first_launch_overlaps_by_rows() {
+    fn exact_pass_first_launch_overlaps_by_listable_rows() {
         let sms = 132;
-        let expected = [(1, false), (8, false), (63, false), (64, true), (100, true), (132, true), (133, false), (256, false), (1024, false)];
-        for (rows, overlapped) in expected {
-            assert_eq!(ExactPassOrder::ByRows.first_overlapped(rows, sms), overlapped, "{rows} rows");
-            assert!(ExactPassOrder::Overlapped.first_overlapped(rows, sms));
-            assert!(!ExactPassOrder::FirstSerial.first_overlapped(rows, sms));
-            assert!(!ExactPassOrder::Serial.first_overlapped(rows, sms));
+        // (listable, rows, overlapped)
+        let expected = [
+            (1, 1, false),
+            (8, 8, false),
+            (32, 32, false),
+            (47, 47, false),
+            (48, 48, true),
+            (48, 64, true),
+            (21, 64, false),
+            (47, 132, false),
+            (100, 100, true),
+            (132, 132, true),
+            (133, 133, false),
+            (64, 133, false),
+            (256, 256, false),
+            (1024, 1024, false),
+            // More listable rows than the grid's (raw settings: every row) count as the grid's.
+            (1024, 40, false),
+            (1024, 64, true),
+        ];
+        for (listable, rows, overlapped) in expected {
+            assert_eq!(ExactPassOrder::ByRows.first_overlapped(listable, rows, sms), overlapped, "{listable} of {rows} rows");
+            assert!(ExactPassOrder::Overlapped.first_overlapped(listable, rows, sms));
+            assert!(!ExactPassOrder::FirstSerial.first_overlapped(listable, rows, sms));
+            assert!(!ExactPassOrder::Serial.first_overlapped(listable, rows, sms));
         }
         // A GPU of fewer SMs than the threshold never overlaps it.
-        assert!(!ExactPassOrder::ByRows.first_overlapped(64, 60));
+        assert!(!ExactPassOrder::ByRows.first_overlapped(48, 48, 40));
         assert_eq!(ExactPassOrder::default(), ExactPassOrder::ByRows);
     }
 
@@ -1888,28 +1931,46 @@ mod tests {
     /// choice is one a captured step holds a graph for.
     #[test]
     fn exact_builds_follow_the_listable_rows() {
-        let (four, sms) = (StepExactPass::FourLaunches, 132);
-        let b = |two_per_sm, warp_runs| ExactBuilds { two_per_sm, warp_runs };
-        assert_eq!(ExactBuilds::choose(four, 95, 40, 256, sms, true), b(false, false));
-        assert_eq!(ExactBuilds::choose(four, 256, 0, 256, sms, true), b(true, true));
-        assert_eq!(ExactBuilds::choose(four, 133, 1, 256, sms, true), b(true, false));
-        assert_eq!(ExactBuilds::choose(four, 132, 0, 256, sms, true), b(false, true));
-        assert_eq!(ExactBuilds::choose(four, 256, 0, 256, sms, false), b(true, false));
+        let (four, sms, by_rows) = (StepExactPass::FourLaunches, 132, ExactPassOrder::ByRows);
+        let b = |two_per_sm, warp_runs| ExactBuilds { two_per_sm, warp_runs, first_overlapped: false };
+        let overlapped = |b: ExactBuilds| ExactBuilds { first_overlapped: true, ..b };
+        assert_eq!(ExactBuilds::choose(four, by_rows, 95, 40, 256, sms, true), b(false, false));
+        assert_eq!(ExactBuilds::choose(four, by_rows, 256, 0, 256, sms, true), b(true, true));
+        assert_eq!(ExactBuilds::choose(four, by_rows, 133, 1, 256, sms, true), b(true, false));
+        assert_eq!(ExactBuilds::choose(four, by_rows, 132, 0, 256, sms, true), b(false, true));
+        assert_eq!(ExactBuilds::choose(four, by_rows, 256, 0, 256, sms, false), b(true, false));
         // More listable rows than the grid's (raw settings: every row) count as the grid's.
-        assert_eq!(ExactBuilds::choose(four, 1024, 1024, 100, sms, true), b(false, false));
-        for exact in [StepExactPass::OneLaunch, StepExactPass::InStageTwo] {
-            assert_eq!(ExactBuilds::choose(exact, 256, 0, 256, sms, true), ExactBuilds::default());
-            assert_eq!(ExactBuilds::possible(exact, 256, sms, true), vec![ExactBuilds::default()]);
+        assert_eq!(ExactBuilds::choose(four, by_rows, 1024, 1024, 100, sms, true), overlapped(b(false, false)));
+        // A mixed batch of 64 rows, a third listable, keeps the first launch in stream order;
+        // flat top-p rows, all listable, overlap it.
+        assert_eq!(ExactBuilds::choose(four, by_rows, 21, 5, 64, sms, true), b(false, false));
+        assert_eq!(ExactBuilds::choose(four, by_rows, 64, 0, 64, sms, true), overlapped(b(false, true)));
+        assert_eq!(ExactBuilds::choose(StepExactPass::OneLaunch, by_rows, 64, 0, 64, sms, true), overlapped(ExactBuilds::default()));
+        assert_eq!(ExactBuilds::choose(StepExactPass::InStageTwo, ExactPassOrder::Overlapped, 64, 0, 64, sms, true), ExactBuilds::default());
+        for order in [by_rows, ExactPassOrder::Overlapped, ExactPassOrder::FirstSerial, ExactPassOrder::Serial] {
+            assert_eq!(ExactBuilds::choose(StepExactPass::InStageTwo, order, 256, 0, 256, sms, true), ExactBuilds::default());
+            assert_eq!(ExactBuilds::possible(StepExactPass::InStageTwo, order, 256, sms, true), vec![ExactBuilds::default()]);
         }
-        assert_eq!(ExactBuilds::possible(four, 256, sms, true).len(), 4);
-        assert_eq!(ExactBuilds::possible(four, 100, sms, true), vec![b(false, false), b(false, true)]);
-        for rows in [1u32, 3, 132, 133, 257] {
-            for runs_fit in [false, true] {
-                let possible = ExactBuilds::possible(four, rows, sms, runs_fit);
-                for listable in 0..=rows {
-                    for block_listable in [0, 1, listable] {
-                        let chosen = ExactBuilds::choose(four, listable, block_listable.min(listable), rows, sms, runs_fit);
-                        assert!(possible.contains(&chosen), "{chosen:?} for {listable} of {rows} rows: no graph");
+        assert_eq!(ExactBuilds::possible(StepExactPass::OneLaunch, by_rows, 256, sms, true), vec![ExactBuilds::default()]);
+        assert_eq!(ExactBuilds::possible(StepExactPass::OneLaunch, by_rows, 64, sms, true), vec![ExactBuilds::default(), overlapped(ExactBuilds::default())]);
+        assert_eq!(ExactBuilds::possible(four, by_rows, 256, sms, true).len(), 4);
+        assert_eq!(
+            ExactBuilds::possible(four, by_rows, 100, sms, true),
+            vec![b(false, false), overlapped(b(false, false)), b(false, true), overlapped(b(false, true))]
+        );
+        assert_eq!(ExactBuilds::possible(four, ExactPassOrder::Overlapped, 100, sms, true), vec![overlapped(b(false, false)), overlapped(b(false, true))]);
+        assert_eq!(ExactBuilds::possible(four, by_rows, 40, sms, false), vec![b(false, false)]);
+        for order in [by_rows, ExactPassOrder::Overlapped, ExactPassOrder::FirstSerial, ExactPassOrder::Serial] {
+            for exact in [four, StepExactPass::OneLaunch, StepExactPass::InStageTwo] {
+                for rows in [1u32, 3, 47, 48, 64, 132, 133, 257] {
+                    for runs_fit in [false, true] {
+                        let possible = ExactBuilds::possible(exact, order, rows, sms, runs_fit);
+                        for listable in 0..=rows {
+                            for block_listable in [0, 1, listable] {
+                                let chosen = ExactBuilds::choose(exact, order, listable, block_listable.min(listable), rows, sms, runs_fit);
+                                assert!(possible.contains(&chosen), "{chosen:?} for {listable} of {rows} rows ({order:?}, {exact:?}): no graph");
+                            }
+                        }
                     }
                 }
             }

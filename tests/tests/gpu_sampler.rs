@@ -6,7 +6,7 @@
 
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::{Backend, Batch, BatchRow};
-use sampler_host::gpu::{DeviceBitmask, DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig, StepExactPass, StepGraph, StepKernels};
+use sampler_host::gpu::{DeviceBitmask, DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig, StepExactPass, OVERLAP_FIRST_MIN_LISTABLE, StepGraph, StepKernels};
 use cudarc::driver::{CudaContext, CudaSlice};
 use sampler_host::cuda::GpuDevice;
 use sampler_host::logits::{HostLogits, LogitsDtype};
@@ -678,7 +678,8 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
         (151_936, 5, LogitsDtype::Bf16, ExactPassLaunch::OneLaunch, ExactPassOrder::FirstSerial),
         (50_257, 3, LogitsDtype::F16, ExactPassLaunch::FourLaunches, ExactPassOrder::Overlapped),
         (128_256, 3, LogitsDtype::F32, ExactPassLaunch::FourLaunches, ExactPassOrder::Serial),
-        // 64 rows, at most one a SM: `ByRows` (the default) overlaps the pass's first launch.
+        // 64 rows, at most one a SM: `ByRows` (the default) overlaps the pass's first launch
+        // when the listable (flat) rows are many.
         (50_257, 64, LogitsDtype::F32, ExactPassLaunch::BySettings, ExactPassOrder::ByRows),
     ] {
         let Some(device) = gpu_or_skip(TEST) else { return };
@@ -792,6 +793,21 @@ fn gpu_graph_replays_listing_rows_or_not_equal_reference() {
             // outnumber the SMs: at B = 150 when every row is flat, not when a third is.
             let expect_exact_two = expect_exact == Some(StepExactPass::FourLaunches) && flat_rows > sms;
             assert_eq!(graph.last_replay_exact_two_per_sm(), expect_exact_two, "V={vocab} replay {replay}: the exact row kernels' builds");
+            // Under `ByRows` the first launch overlaps stage 2 where the flat rows (the listable
+            // ones) number at least OVERLAP_FIRST_MIN_LISTABLE and the grid is one row a SM or
+            // less: at B = 64 when every row is flat, not when a third is.
+            let launches_exact = matches!(expect_exact, Some(StepExactPass::FourLaunches | StepExactPass::OneLaunch));
+            let expect_first_overlapped = launches_exact
+                && match exact_pass_order {
+                    ExactPassOrder::Overlapped => true,
+                    ExactPassOrder::FirstSerial | ExactPassOrder::Serial => false,
+                    ExactPassOrder::ByRows => flat_rows >= OVERLAP_FIRST_MIN_LISTABLE as usize && batch <= sms,
+                };
+            assert_eq!(
+                graph.last_replay_exact_first_overlapped(),
+                expect_first_overlapped,
+                "V={vocab} replay {replay}: the exact pass's first launch order ({flat_rows} flat rows)"
+            );
             let g = gpu.read_outputs().expect("outputs");
             let listed_now = gpu.exact_rows_last_step().expect("flags");
             assert_eq!(listed_now, expect_listed, "V={vocab} replay {replay}: rows listed");
