@@ -14,8 +14,8 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaGraph, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig,
-    PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaGraph, CudaModule, CudaSlice, CudaStream, CudaView, DeviceRepr, LaunchConfig,
+    PinnedHostSlice, PushKernelArg, ValidAsZeroBits,
 };
 use cudarc::nvrtc::Ptx;
 
@@ -42,6 +42,48 @@ unsafe impl DeviceRepr for KernelParams<FillParams> {}
 /// Maps a driver error to ours, naming what was being done.
 pub(crate) fn cuda_err(op: &'static str) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
     move |e| Error::Cuda { op, detail: e.to_string() }
+}
+
+/// Pinned host memory that one device array is copied into for the host to read. A read of
+/// several arrays queues every copy, then waits once, for the first: `clone_dtoh` into pageable
+/// memory is a synchronous round trip per array.
+pub(crate) struct PinnedReadback<T> {
+    buffer: PinnedHostSlice<T>,
+    /// Elements the last queued copy wrote.
+    queued: usize,
+}
+
+impl<T: DeviceRepr + ValidAsZeroBits> PinnedReadback<T> {
+    /// Room for `len` elements (at least one), zeroed.
+    pub(crate) fn new(ctx: &Arc<CudaContext>, len: usize, what: &'static str) -> Result<Self> {
+        let len = len.max(1);
+        // SAFETY: the contents start unset; they are zeroed below, through a raw pointer,
+        // before any reference to them exists.
+        let mut buffer = unsafe { ctx.alloc_pinned::<T>(len) }.map_err(cuda_err(what))?;
+        let ptr = buffer.as_mut_ptr().map_err(cuda_err(what))?;
+        // SAFETY: `ptr` starts `len` elements of host memory this buffer owns, and all-zero bytes
+        // are a valid `T` (`ValidAsZeroBits`).
+        unsafe { std::ptr::write_bytes(ptr, 0, len) };
+        Ok(Self { buffer, queued: 0 })
+    }
+
+    /// Queues the copy of `src` into the buffer on `stream`. A source longer than the buffer is
+    /// an error, not a shorter copy.
+    pub(crate) fn queue(&mut self, stream: &Arc<CudaStream>, src: &CudaView<'_, T>, what: &'static str) -> Result<()> {
+        if src.len() > self.buffer.len() {
+            return Err(Error::CapacityExceeded { what: "pinned readback elements", requested: src.len(), capacity: self.buffer.len() });
+        }
+        stream.memcpy_dtoh(src, &mut self.buffer).map_err(cuda_err(what))?;
+        self.queued = src.len();
+        Ok(())
+    }
+
+    /// Waits for the last queued copy (and so for everything before it on its stream) and
+    /// returns what it wrote.
+    pub(crate) fn read(&self, what: &'static str) -> Result<&[T]> {
+        let all = self.buffer.as_slice().map_err(cuda_err(what))?;
+        Ok(all.get(..self.queued).unwrap_or(all))
+    }
 }
 
 /// A captured graph that one thread at a time owns and launches. cudarc's `CudaGraph` holds raw

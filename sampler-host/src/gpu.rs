@@ -43,7 +43,7 @@ use sampler_kernels::logit::bitmask_words;
 use sampler_kernels::status::STATUS_OK;
 
 use crate::backend::{validate_batch, Backend, Batch, BatchRow, RowOutput};
-use crate::cuda::{cuda_err, launch_ordered, GpuDevice, KernelParams, LaunchOrder, OwnedGraph};
+use crate::cuda::{cuda_err, launch_ordered, GpuDevice, KernelParams, LaunchOrder, OwnedGraph, PinnedReadback};
 use crate::error::{Error, Field, Result};
 use crate::logits::{strided_span, LogitsData, LogitsDtype};
 use crate::settings::SamplingParams;
@@ -588,6 +588,28 @@ impl StepGraph {
     }
 }
 
+/// Pinned host copies of a step's outputs (`GpuSampler::read_outputs`), each sized for
+/// `max_batch` rows.
+struct OutputReadback {
+    words: PinnedReadback<u32>,
+    logprobs: PinnedReadback<f32>,
+    top_tokens: PinnedReadback<i32>,
+    top_logprobs: PinnedReadback<f32>,
+}
+
+impl OutputReadback {
+    fn new(ctx: &Arc<CudaContext>, max_batch: usize) -> Result<Self> {
+        const OP: &str = "allocating the pinned output readback";
+        let top = max_batch * MAX_TOP_LOGPROBS as usize;
+        Ok(Self {
+            words: PinnedReadback::new(ctx, ROW_WORD_ARRAYS * max_batch, OP)?,
+            logprobs: PinnedReadback::new(ctx, max_batch, OP)?,
+            top_tokens: PinnedReadback::new(ctx, top, OP)?,
+            top_logprobs: PinnedReadback::new(ctx, top, OP)?,
+        })
+    }
+}
+
 /// The arrays of `GpuSampler::row_words`, `max_batch` words each, in order.
 const ROW_TOKENS: usize = 0;
 const ROW_STATUS: usize = 1;
@@ -663,7 +685,7 @@ pub struct GpuSampler {
     records: CudaSlice<u8>,
     /// Each row's token (`i32` bits), status and exact-pass flag, as three arrays of `max_batch`
     /// words in one allocation (`StepParams::out_tokens`, `out_status`, `exact_flags`), so that
-    /// `read_outputs` reads all three with one synchronous copy, not three.
+    /// `read_outputs` reads all three with one copy, not three.
     row_words: CudaSlice<u32>,
     /// `StepParams::row_arrivals`: zero between steps.
     row_arrivals: CudaSlice<u32>,
@@ -679,6 +701,9 @@ pub struct GpuSampler {
     out_logprobs: CudaSlice<f32>,
     out_top_tokens: CudaSlice<i32>,
     out_top_logprobs: CudaSlice<f32>,
+    /// Where `read_outputs` copies `row_words`, `out_logprobs`, `out_top_tokens` and
+    /// `out_top_logprobs`: every copy a read needs is queued, then waited for once.
+    readback: OutputReadback,
     /// Device copy of host logits for [`Backend::sample`].
     logits_staging: CudaSlice<u8>,
     /// Rows of the last upload, and which of them asked for logprobs.
@@ -913,6 +938,7 @@ impl GpuSampler {
             out_top_logprobs: stream
                 .alloc_zeros::<f32>(b * MAX_TOP_LOGPROBS as usize)
                 .map_err(cuda_err("allocating outputs"))?,
+            readback: OutputReadback::new(gpu.context(), b)?,
             logits_staging: stream
                 .alloc_zeros::<u8>(b * config.vocab * 4)
                 .map_err(cuda_err("allocating the logits staging buffer"))?,
@@ -1479,30 +1505,34 @@ impl GpuSampler {
     pub fn read_outputs(&mut self) -> Result<Vec<RowOutput>> {
         let n = self.uploaded.len();
         let stream = self.gpu.stream().clone();
-        let dl = |e| Error::Cuda { op: "reading the outputs", detail: format!("{e}") };
+        const READ_OP: &str = "reading the outputs";
         // `undecided` steers only `BySettings`, and a greedy step leaves no row undecided: the
         // flags are read only where they can change a plan.
         let track = self.config.exact_pass == ExactPassLaunch::BySettings && self.step_plan.kernels != StepKernels::Greedy;
         // Tokens, status and (when tracked) the flags in one copy: the arrays up to the last
         // one read, its first `n` words.
         let last = self.row_array(if track { ROW_FLAGS } else { ROW_STATUS });
-        let words = stream.clone_dtoh(&self.row_words.slice(0..last.end)).map_err(dl)?;
-        let (tokens, status) = (&words[self.row_array(ROW_TOKENS)], &words[self.row_array(ROW_STATUS)]);
-        let flags = if track { &words[last] } else { &[] };
-        // Each copy is a synchronous round trip: the log-probability arrays only when a row
-        // asked for them (a row's entries are read below only then).
+        let (token_words, status_words) = (self.row_array(ROW_TOKENS), self.row_array(ROW_STATUS));
+        // The log-probability arrays only when a row asked for them (a row's entries are read
+        // below only then). Every copy is queued before the wait.
         let wants_logprob = self.uploaded.iter().any(|&(_, want_lp, _)| want_lp);
         let wants_top = self.uploaded.iter().any(|&(_, _, top)| top > 0);
-        let logprobs = if wants_logprob { stream.clone_dtoh(&self.out_logprobs.slice(0..n)).map_err(dl)? } else { Vec::new() };
         let top_n = MAX_TOP_LOGPROBS as usize;
-        let (top_tokens, top_lps) = if wants_top {
-            (
-                stream.clone_dtoh(&self.out_top_tokens.slice(0..n * top_n)).map_err(dl)?,
-                stream.clone_dtoh(&self.out_top_logprobs.slice(0..n * top_n)).map_err(dl)?,
-            )
-        } else {
-            (Vec::new(), Vec::new())
-        };
+        let rb = &mut self.readback;
+        rb.words.queue(&stream, &self.row_words.slice(0..last.end), READ_OP)?;
+        if wants_logprob {
+            rb.logprobs.queue(&stream, &self.out_logprobs.slice(0..n), READ_OP)?;
+        }
+        if wants_top {
+            rb.top_tokens.queue(&stream, &self.out_top_tokens.slice(0..n * top_n), READ_OP)?;
+            rb.top_logprobs.queue(&stream, &self.out_top_logprobs.slice(0..n * top_n), READ_OP)?;
+        }
+        let rb = &self.readback;
+        let words = rb.words.read(READ_OP)?;
+        let (tokens, status) = (&words[token_words], &words[status_words]);
+        let flags = if track { &words[last] } else { &[] };
+        let logprobs = if wants_logprob { rb.logprobs.read(READ_OP)? } else { &[] };
+        let (top_tokens, top_lps) = if wants_top { (rb.top_tokens.read(READ_OP)?, rb.top_logprobs.read(READ_OP)?) } else { (&[][..], &[][..]) };
         let mut out = Vec::with_capacity(n);
         for (i, &(request, want_lp, top)) in self.uploaded.iter().enumerate() {
             let ok = status[i] == STATUS_OK;

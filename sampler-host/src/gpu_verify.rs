@@ -32,7 +32,7 @@ use sampler_kernels::status::STATUS_INVALID_SETTINGS;
 
 use super::{as_bytes, copy_device_bitmask, device_address, reads_device_bitmask, device_address_mut, dtype_bytes, dtype_code, DeviceBitmask, DeviceLogits, GpuSampler};
 use crate::backend::{Backend, Batch, RowOutput};
-use crate::cuda::{cuda_err, GpuDevice, KernelParams, OwnedGraph};
+use crate::cuda::{cuda_err, GpuDevice, KernelParams, OwnedGraph, PinnedReadback};
 use crate::error::{Error, Field, Result};
 use crate::logits::{strided_span, HostLogits, LogitsData};
 use crate::settings::SamplingParams;
@@ -210,10 +210,14 @@ pub struct GpuVerifier {
     rows_grid: u32,
     draws_grid: u32,
     /// Accepted counts, statuses and tokens in one allocation (`OutputWords`), so that
-    /// `read_verify_outputs` reads them with one synchronous copy.
+    /// `read_verify_outputs` reads them with one copy.
     out_words: CudaSlice<u32>,
     out_layout: OutputWords,
     out_logprobs: CudaSlice<f32>,
+    /// Pinned host copies of `out_words` and `out_logprobs`: both copies are queued, then
+    /// waited for once.
+    readback_words: PinnedReadback<u32>,
+    readback_logprobs: PinnedReadback<f32>,
     /// Device copies of host logits and draft probabilities for [`Verifier::verify`], grown on
     /// demand (outside any capture).
     logits_staging: Option<CudaSlice<u8>>,
@@ -271,6 +275,8 @@ impl GpuVerifier {
             out_words: stream.alloc_zeros::<u32>(out_layout.total()).map_err(cuda_err("allocating verification outputs"))?,
             out_layout,
             out_logprobs: stream.alloc_zeros::<f32>(width).map_err(cuda_err("allocating verification outputs"))?,
+            readback_words: PinnedReadback::new(sampler.gpu.context(), out_layout.total(), "allocating the pinned verification readback")?,
+            readback_logprobs: PinnedReadback::new(sampler.gpu.context(), width, "allocating the pinned verification readback")?,
             logits_staging: None,
             q_staging: None,
             sampler,
@@ -667,19 +673,20 @@ impl GpuVerifier {
         let n = self.uploaded.len();
         let width = self.max_drafts + 1;
         let stream = self.sampler.gpu.stream().clone();
-        let read = cuda_err("reading the verification outputs");
+        const READ_OP: &str = "reading the verification outputs";
         let out = self.out_layout;
-        let words = stream.clone_dtoh(&self.out_words.slice(0..out.read_len(n))).map_err(read)?;
+        // The log-probabilities only when a request asked for them; both copies are queued
+        // before the wait.
+        let wants_logprobs = self.uploaded.iter().any(|u| u.want_logprobs);
+        self.readback_words.queue(&stream, &self.out_words.slice(0..out.read_len(n)), READ_OP)?;
+        if wants_logprobs {
+            self.readback_logprobs.queue(&stream, &self.out_logprobs.slice(0..n * width), READ_OP)?;
+        }
+        let words = self.readback_words.read(READ_OP)?;
         let (accepted, status) = (&words[out.accepted()], &words[out.status()]);
         // Bits of i32 tokens (−1 padding).
         let tokens: Vec<i32> = words[out.tokens().start..].iter().map(|&w| w as i32).collect();
-        let read = cuda_err("reading the verification outputs");
-        // A synchronous round trip, only when a request asked for log-probabilities.
-        let logprobs = if self.uploaded.iter().any(|u| u.want_logprobs) {
-            stream.clone_dtoh(&self.out_logprobs.slice(0..n * width)).map_err(read)?
-        } else {
-            Vec::new()
-        };
+        let logprobs = if wants_logprobs { self.readback_logprobs.read(READ_OP)? } else { &[] };
         let mut outs = Vec::with_capacity(n);
         for (i, u) in self.uploaded.iter().enumerate() {
             let row = tokens.get(i * width..i * width + u.drafts + 1).unwrap_or(&[]).to_vec();

@@ -194,22 +194,31 @@ ab() {
   python3 - "$out" "$rounds" "${names[@]}" <<'PY' | tee "$out/ab-table.txt"
 import json, os, sys
 out, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-def medians(name):
+def medians(name, field):
     cells = {}
     for i in range(1, rounds + 1):
         path = os.path.join(out, f"{name}-{i}", "sonic-bench.json")
         if os.path.exists(path):
             for r in json.load(open(path)).get("results", []):
-                cells.setdefault((r["workload"], r["dtype"], r["vocab"], r["batch"]), []).append(r["median_us"])
+                if r.get(field) is not None:
+                    cells.setdefault((r["workload"], r["dtype"], r["vocab"], r["batch"]), []).append(r[field])
     return {k: sum(v) / len(v) for k, v in cells.items()}
-m = {n: medians(n) for n in names}
-base = names[0]
-print("| workload | dtype | V | B | " + " | ".join(f"{n} µs" for n in names) + " | " + " | ".join(f"{n}/{base}" for n in names[1:]) + " |")
-print("|---|---|---|---|" + "---|" * (2 * len(names) - 1))
-for k in sorted(m[base]):
-    if all(k in m[n] for n in names):
-        print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | " + " | ".join(f"{m[n][k]:.2f}" for n in names)
-              + " | " + " | ".join(f"{m[n][k] / m[base][k]:.3f}" for n in names[1:]) + " |")
+def table(field, unit):
+    m = {n: medians(n, field) for n in names}
+    base = names[0]
+    print("| workload | dtype | V | B | " + " | ".join(f"{n} {unit}" for n in names) + " | " + " | ".join(f"{n}/{base}" for n in names[1:]) + " |")
+    print("|---|---|---|---|" + "---|" * (2 * len(names) - 1))
+    for k in sorted(m[base]):
+        if all(k in m[n] for n in names):
+            print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | " + " | ".join(f"{m[n][k]:.2f}" for n in names)
+                  + " | " + " | ".join(f"{m[n][k] / m[base][k]:.3f}" for n in names[1:]) + " |")
+table("median_us", "µs")
+# Builds that time output reads (sonic-bench's read_us): the host's wall time per read.
+if all(medians(n, "read_us") for n in names):
+    print()
+    print("Reading a finished step's outputs (host wall time, read_us):")
+    print()
+    table("read_us", "read µs")
 PY
   return "$rc"
 }

@@ -446,13 +446,13 @@ mkdir -p "$out"; rows=""
 IFS=, read -ra cells <<< "$only"
 for c in "${cells[@]}"; do
   IFS=: read -r w d v b <<< "$c"
-  rows="$rows${rows:+,}{\"workload\":\"$w\",\"dtype\":\"$d\",\"vocab\":$v,\"batch\":$b,\"median_us\":$median}"
+  rows="$rows${rows:+,}{\"workload\":\"$w\",\"dtype\":\"$d\",\"vocab\":$v,\"batch\":$b,\"median_us\":$median,\"read_us\":$((median / 2))}"
 done
 echo "{\"results\":[$rows]}" > "$out/sonic-bench.json"
 "#;
 
     /// `run.sh ab`: the builds alternate round by round, the table has each build's mean
-    /// median and its ratio to the first, a failing run fails the command and leaves its cells
+    /// median and its ratio to the first (and the same of their output reads), a failing run fails the command and leaves its cells
     /// out, and one build is refused. Runs the script with bash and python3, as the GPU
     /// machine does.
     #[test]
@@ -484,6 +484,10 @@ echo "{\"results\":[$rows]}" > "$out/sonic-bench.json"
         assert!(table.contains("| workload | dtype | V | B | old µs | new µs | new/old |"), "{table}");
         assert!(table.contains("| greedy | f32 | 128256 | 1 | 10.00 | 8.00 | 0.800 |"), "{table}");
         assert!(table.contains("| topk50_topp09_t07 | bf16 | 32000 | 64 | 10.00 | 8.00 | 0.800 |"), "{table}");
+        // The builds time their output reads too: a second table of those.
+        let reads = table.split("read_us").nth(1).unwrap_or_default();
+        assert!(reads.contains("| workload | dtype | V | B | old read µs | new read µs | new/old |"), "{table}");
+        assert!(reads.contains("| greedy | f32 | 128256 | 1 | 5.00 | 4.00 | 0.800 |"), "{table}");
 
         let failed = ab("failed", &["old", "bad"]);
         assert_eq!(failed.status.code(), Some(1));

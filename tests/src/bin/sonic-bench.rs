@@ -199,6 +199,38 @@ struct Measured {
     exact_rows: usize,
     /// Of those, the rows the single-block exact pass took.
     exact_single_rows: usize,
+    /// Host wall time of reading a finished step's outputs (`read_outputs`, `GpuTopK::read`).
+    read: Timing,
+}
+
+/// Reads timed per cell (`time_reads`).
+const READS: usize = 100;
+
+/// What `time_reads`' closure is asked to do.
+#[derive(Clone, Copy)]
+enum ReadPhase {
+    /// Enqueue step `i`.
+    Step(usize),
+    /// Read the finished step's outputs.
+    Read,
+}
+
+/// Host wall time of reading the outputs of a step that has finished (`f(ReadPhase::Read)`,
+/// after `f(ReadPhase::Step(i))` and a stream sync): the copies and their waits, what a serving
+/// loop pays for each step's tokens besides the step itself. Wall clock, not CUDA events: the
+/// cost is on the host.
+fn time_reads(stream: &CudaStream, mut f: impl FnMut(ReadPhase) -> BenchResult<()>) -> BenchResult<Timing> {
+    let mut samples = Vec::with_capacity(READS);
+    for i in 0..READS + 5 {
+        f(ReadPhase::Step(i))?;
+        stream.synchronize()?;
+        let start = std::time::Instant::now();
+        f(ReadPhase::Read)?;
+        if i >= 5 {
+            samples.push(start.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    Ok(timing(samples))
 }
 
 enum LogitsSet {
@@ -227,8 +259,15 @@ fn run_topk_cell(cell: &Cell, flush: &mut L2Flush, replays: usize, rng: &mut imp
         graphs.push(unsafe { topk.capture(&set.view(cell.dtype, batch, vocab), TOPK_BENCH_K) }?);
     }
     let timing = time_replays(&stream, flush, 10, replays, |i| Ok(topk.replay(&graphs[i % graphs.len()])?))?;
+    let read = time_reads(&stream, |phase| {
+        match phase {
+            ReadPhase::Step(i) => topk.replay(&graphs[i % graphs.len()])?,
+            ReadPhase::Read => drop(std::hint::black_box(topk.read()?)),
+        }
+        Ok(())
+    })?;
     let element = if cell.dtype == LogitsDtype::F32 { 4 } else { 2 };
-    Ok(Measured { timing, bytes: (batch * vocab * element) as f64, exact_rows: 0, exact_single_rows: 0 })
+    Ok(Measured { timing, bytes: (batch * vocab * element) as f64, exact_rows: 0, exact_single_rows: 0, read })
 }
 
 /// Two logits sets of the cell's shape (replays alternate between them): generated on the GPU,
@@ -349,9 +388,18 @@ fn run_cell(
     let timing = time_replays(&stream, flush, 10, replays, |i| Ok(sampler.replay(&graphs[i % graphs.len()])?))?;
     let (split, exact_single_rows) = sampler.exact_paths_last_step()?;
     let exact_rows = split + exact_single_rows;
+    // `read_outputs` also moves each request's host state on; no upload follows here, so the
+    // replays keep their rows and settings.
+    let read = time_reads(&stream, |phase| {
+        match phase {
+            ReadPhase::Step(i) => sampler.replay(&graphs[i % graphs.len()])?,
+            ReadPhase::Read => drop(std::hint::black_box(sampler.read_outputs()?)),
+        }
+        Ok(())
+    })?;
     let element = if cell.dtype == LogitsDtype::F32 { 4 } else { 2 };
     let bytes = (elements * element + mask_rows * words * 4 + penalty_rows * vocab * 4) as f64;
-    Ok(Measured { timing, bytes, exact_rows, exact_single_rows })
+    Ok(Measured { timing, bytes, exact_rows, exact_single_rows, read })
 }
 
 /// Every sampling workload, for parsing cell names.
@@ -525,7 +573,7 @@ fn main() -> BenchResult<()> {
         let frac = gbs / copy_gbs;
         let t = m.timing;
         eprintln!(
-            "{:>18} {:>4} V={:>6} B={:>4}: {:>9.2} µs  {:>6.0} GB/s  {:>5.1}% of copy  exact rows {}",
+            "{:>18} {:>4} V={:>6} B={:>4}: {:>9.2} µs  {:>6.0} GB/s  {:>5.1}% of copy  exact rows {}  read {:.1} µs",
             cell.workload.name(),
             dtype_name(cell.dtype),
             cell.vocab,
@@ -533,11 +581,12 @@ fn main() -> BenchResult<()> {
             t.median_us,
             gbs,
             frac * 100.0,
-            m.exact_rows
+            m.exact_rows,
+            m.read.median_us
         );
         let _ = writeln!(
             md_rows,
-            "| {} | {} | {} | {} | {:.2} | {:.2} – {:.2} | {:.0} | {:.1}% | {} |",
+            "| {} | {} | {} | {} | {:.2} | {:.2} – {:.2} | {:.0} | {:.1}% | {} | {:.1} |",
             cell.workload.name(),
             dtype_name(cell.dtype),
             cell.vocab,
@@ -547,11 +596,12 @@ fn main() -> BenchResult<()> {
             t.p90_us,
             gbs,
             frac * 100.0,
-            if m.exact_single_rows > 0 { format!("{} ({})", m.exact_rows, m.exact_single_rows) } else { m.exact_rows.to_string() }
+            if m.exact_single_rows > 0 { format!("{} ({})", m.exact_rows, m.exact_single_rows) } else { m.exact_rows.to_string() },
+            m.read.median_us
         );
         json_rows.push(format!(
-            "{{\"impl\":\"sonic\",\"workload\":\"{}\",\"dtype\":\"{}\",\"batch\":{},\"vocab\":{},\"median_us\":{:.3},\"p10_us\":{:.3},\"p90_us\":{:.3},\"bytes\":{},\"gb_per_s\":{:.1},\"copy_fraction\":{:.4},\"exact_rows\":{},\"exact_single_rows\":{},\"note\":\"\"}}",
-            cell.workload.name(), dtype_name(cell.dtype), cell.batch, cell.vocab, t.median_us, t.p10_us, t.p90_us, m.bytes, gbs, frac, m.exact_rows, m.exact_single_rows
+            "{{\"impl\":\"sonic\",\"workload\":\"{}\",\"dtype\":\"{}\",\"batch\":{},\"vocab\":{},\"median_us\":{:.3},\"p10_us\":{:.3},\"p90_us\":{:.3},\"bytes\":{},\"gb_per_s\":{:.1},\"copy_fraction\":{:.4},\"exact_rows\":{},\"exact_single_rows\":{},\"read_us\":{:.2},\"note\":\"\"}}",
+            cell.workload.name(), dtype_name(cell.dtype), cell.batch, cell.vocab, t.median_us, t.p10_us, t.p90_us, m.bytes, gbs, frac, m.exact_rows, m.exact_single_rows, m.read.median_us
         ));
         results.push((cell.workload, cell.vocab, cell.batch, t.median_us));
     }
@@ -637,7 +687,9 @@ fn main() -> BenchResult<()> {
          ({base_seed} here), so a cell measures the same rows in every run. \
          GB/s counts the bytes a step must move (logits once, bitmask rows, penalty counts of rows with penalties); \
          the fraction is of the copy bandwidth measured in this run. \"exact rows\" is how many rows of the last \
-         replay the exact pass finished (in parentheses: how many of them the single-block pass took, when any).\n\n\
+         replay the exact pass finished (in parentheses: how many of them the single-block pass took, when any). \
+         \"read µs\" is the host's wall time to read a finished step's outputs (`read_outputs`; `GpuTopK::read` for \
+         topk128), median of 100 reads, each after a replay and a stream sync: the copies and their waits.\n\n\
          Ceilings in this run: driver memcpy {memcpy_gbs:.0} GB/s, 16-byte copy kernel {kernel_gbs:.0} GB/s \
          (reference: {copy_gbs:.0} GB/s, read + write), graph-replayed empty kernel {:.2} µs.\n\n\
          Workloads: greedy; topk50_topp09_t07 (top-k 50, top-p 0.9, T 0.7); heterogeneous (per row a random mix of \
@@ -651,8 +703,8 @@ fn main() -> BenchResult<()> {
          more than its list's 32 of a row's 50 best); \
          topk128 (top-k alone: the 128 largest logits and their indices per row, sorted, exact; no sampling; \
          compare with torch.topk and FlashInfer's top-k in the peer files).\n\n\
-         | workload | dtype | V | B | median µs | p10 – p90 µs | GB/s | of copy BW | exact rows |\n\
-         |---|---|---|---|---|---|---|---|---|\n{md_rows}\n\
+         | workload | dtype | V | B | median µs | p10 – p90 µs | GB/s | of copy BW | exact rows | read µs |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n{md_rows}\n\
          ## Exact pass against the fast path (f32, T 1, per step, the same flat rows)\n\n\
          The fast path is `flat_full`: the same rows with no truncation, which stage 2 decides from the mass \
          scan (no exact pass). `flat_topp095` adds top-p 0.95, whose nucleus never fits the candidate lists, so \
