@@ -1440,8 +1440,8 @@ impl GpuSampler {
 
     /// Captures a step for up to `rows` rows of `logits` into CUDA graphs, one per
     /// [`StepKernels`], under `ExactPassLaunch::BySettings` [`StepExactPass`], and for four
-    /// exact-pass launches each build of its kernels the rows' settings may call for
-    /// (`exact_builds`: four to sixteen graphs). Replays use the logits' contents,
+    /// exact-pass launches each build of its kernels, and each order of its first launch, the
+    /// rows' settings may call for (`exact_builds`: four to sixteen graphs). Replays use the logits' contents,
     /// settings, seeds and penalty state current at replay time.
     ///
     /// # Safety
