@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaGraph, CudaModule, CudaSlice, CudaStream, CudaView, DeviceRepr, LaunchConfig,
+    sys, CudaContext, CudaEvent, CudaFunction, CudaGraph, CudaModule, CudaSlice, CudaStream, CudaView, DeviceRepr, LaunchConfig,
     PinnedHostSlice, PushKernelArg, ValidAsZeroBits,
 };
 use cudarc::nvrtc::Ptx;
@@ -49,6 +49,10 @@ pub(crate) fn cuda_err(op: &'static str) -> impl FnOnce(cudarc::driver::DriverEr
 /// memory is a synchronous round trip per array.
 pub(crate) struct PinnedReadback<T> {
     buffer: PinnedHostSlice<T>,
+    /// Recorded on the stream after the last queued copy. cudarc records the pinned buffer's
+    /// own event only in a context that tracks events, which the sampler's does not: waiting
+    /// on that one returned before the copy had run (zeros read, session 62, run 2).
+    copied: CudaEvent,
     /// Elements the last queued copy wrote.
     queued: usize,
 }
@@ -64,7 +68,8 @@ impl<T: DeviceRepr + ValidAsZeroBits> PinnedReadback<T> {
         // SAFETY: `ptr` starts `len` elements of host memory this buffer owns, and all-zero bytes
         // are a valid `T` (`ValidAsZeroBits`).
         unsafe { std::ptr::write_bytes(ptr, 0, len) };
-        Ok(Self { buffer, queued: 0 })
+        let copied = ctx.new_event(None).map_err(cuda_err(what))?;
+        Ok(Self { buffer, copied, queued: 0 })
     }
 
     /// Queues the copy of `src` into the buffer on `stream`. A source longer than the buffer is
@@ -74,6 +79,7 @@ impl<T: DeviceRepr + ValidAsZeroBits> PinnedReadback<T> {
             return Err(Error::CapacityExceeded { what: "pinned readback elements", requested: src.len(), capacity: self.buffer.len() });
         }
         stream.memcpy_dtoh(src, &mut self.buffer).map_err(cuda_err(what))?;
+        self.copied.record(stream).map_err(cuda_err(what))?;
         self.queued = src.len();
         Ok(())
     }
@@ -81,6 +87,7 @@ impl<T: DeviceRepr + ValidAsZeroBits> PinnedReadback<T> {
     /// Waits for the last queued copy (and so for everything before it on its stream) and
     /// returns what it wrote.
     pub(crate) fn read(&self, what: &'static str) -> Result<&[T]> {
+        self.copied.synchronize().map_err(cuda_err(what))?;
         let all = self.buffer.as_slice().map_err(cuda_err(what))?;
         Ok(all.get(..self.queued).unwrap_or(all))
     }

@@ -108,12 +108,12 @@ pub enum ExactPassOrder {
 
 /// Fewest rows stage 2 may list for which [`ExactPassOrder::ByRows`] overlaps the exact pass's
 /// first kernel with `sample_rows`. Measured on the H200, overlapped against stream order, on
-/// top-p 0.95 steps whose every row may be listed: at 48 to 128 rows 0.960–0.978× the time, at
-/// 16 and 32 rows 1.002–1.011× (session 62, bench/results/h200-2026-12-05-s62/, run 1); at 1
-/// and 8 rows 1.02–1.03× (session 61). Heterogeneous steps of 16 to 128 rows, about a third of
-/// whose rows may be listed, took 1.001–1.020× overlapped: keyed on the batch instead (session
-/// 61's rule, from 64 rows), their 64-row step was 0.7% slower.
-pub const OVERLAP_FIRST_MIN_LISTABLE: u32 = 48;
+/// top-p 0.95 steps whose every row may be listed: at 40 to 128 rows 0.958–0.994× the time, at
+/// 16 and 32 rows 1.002–1.011× (session 62, bench/results/h200-2026-12-05-s62/, runs 1 and 2);
+/// at 1 and 8 rows 1.02–1.03× (sessions 61 and 62). Heterogeneous steps of 16 to 128 rows,
+/// about a third of whose rows may be listed, took 1.000–1.020× overlapped: keyed on the batch
+/// instead (session 61's rule, from 64 rows), their 64-row step was 0.8% slower.
+pub const OVERLAP_FIRST_MIN_LISTABLE: u32 = 40;
 
 impl ExactPassOrder {
     /// Whether the exact pass's first kernel is launched overlapped with `sample_rows`, for a
@@ -1868,11 +1868,11 @@ mod tests {
             (1, 1, false),
             (8, 8, false),
             (32, 32, false),
-            (47, 47, false),
-            (48, 48, true),
+            (39, 39, false),
+            (40, 40, true),
             (48, 64, true),
             (21, 64, false),
-            (47, 132, false),
+            (39, 132, false),
             (100, 100, true),
             (132, 132, true),
             (133, 133, false),
@@ -1880,7 +1880,7 @@ mod tests {
             (256, 256, false),
             (1024, 1024, false),
             // More listable rows than the grid's (raw settings: every row) count as the grid's.
-            (1024, 40, false),
+            (1024, 39, false),
             (1024, 64, true),
         ];
         for (listable, rows, overlapped) in expected {
@@ -1891,6 +1891,7 @@ mod tests {
         }
         // A GPU of fewer SMs than the threshold never overlaps it.
         assert!(!ExactPassOrder::ByRows.first_overlapped(48, 48, 40));
+        assert!(ExactPassOrder::ByRows.first_overlapped(40, 40, 40));
         assert_eq!(ExactPassOrder::default(), ExactPassOrder::ByRows);
     }
 
@@ -1989,10 +1990,10 @@ mod tests {
             vec![b(false, false), overlapped(b(false, false)), b(false, true), overlapped(b(false, true))]
         );
         assert_eq!(ExactBuilds::possible(four, ExactPassOrder::Overlapped, 100, sms, true), vec![overlapped(b(false, false)), overlapped(b(false, true))]);
-        assert_eq!(ExactBuilds::possible(four, by_rows, 40, sms, false), vec![b(false, false)]);
+        assert_eq!(ExactBuilds::possible(four, by_rows, 39, sms, false), vec![b(false, false)]);
         for order in [by_rows, ExactPassOrder::Overlapped, ExactPassOrder::FirstSerial, ExactPassOrder::Serial] {
             for exact in [four, StepExactPass::OneLaunch, StepExactPass::InStageTwo] {
-                for rows in [1u32, 3, 47, 48, 64, 132, 133, 257] {
+                for rows in [1u32, 3, 39, 40, 64, 132, 133, 257] {
                     for runs_fit in [false, true] {
                         let possible = ExactBuilds::possible(exact, order, rows, sms, runs_fit);
                         for listable in 0..=rows {
