@@ -732,7 +732,7 @@ fn main() -> BenchResult<()> {
             (true, _) => "in plain stream order: --serial-launches",
             (false, ExactPassOrder::Overlapped) => "each after the first launched overlapped with its predecessor: --exact-order overlapped",
             (false, ExactPassOrder::FirstSerial) => "each after the first launched overlapped with its predecessor, but the exact pass's first, which waits for stage 2 in stream order: --exact-order first-serial",
-            (false, ExactPassOrder::ByRows) => "each after the first launched overlapped with its predecessor, but the exact pass's first below 64 rows or above one row a SM, which waits for stage 2 in stream order",
+            (false, ExactPassOrder::ByRows) => "each after the first launched overlapped with its predecessor, but the exact pass's first, which waits for stage 2 in stream order unless at least 40 rows may be listed for the exact pass (by their settings) and there is at most one row a SM",
             (false, ExactPassOrder::Serial) => "the stages' launches overlapped, the exact pass's in plain stream order: --exact-order serial",
         },
         kernels = match exact_pass {
