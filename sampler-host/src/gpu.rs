@@ -702,8 +702,7 @@ pub struct GpuSampler {
     out_top_tokens: CudaSlice<i32>,
     out_top_logprobs: CudaSlice<f32>,
     /// Where `read_outputs` copies `row_words`, `out_logprobs`, `out_top_tokens` and
-    /// `out_top_logprobs` when it reads more than `row_words`: every copy is queued, then
-    /// waited for once.
+    /// `out_top_logprobs`: every copy a read needs is queued, then waited for once.
     readback: OutputReadback,
     /// Device copy of host logits for [`Backend::sample`].
     logits_staging: CudaSlice<u8>,
@@ -1515,30 +1514,21 @@ impl GpuSampler {
         let last = self.row_array(if track { ROW_FLAGS } else { ROW_STATUS });
         let (token_words, status_words) = (self.row_array(ROW_TOKENS), self.row_array(ROW_STATUS));
         // The log-probability arrays only when a row asked for them (a row's entries are read
-        // below only then). Several arrays go through pinned memory, every copy queued before
-        // one wait: 0.70–0.76× the read time of a heterogeneous step, whose rows ask for both
-        // kinds. One array is one synchronous copy into pageable memory, which measured about
-        // 1 µs faster than the pinned path's extra event calls (session 62, run 3).
+        // below only then). Every copy is queued before the wait.
         let wants_logprob = self.uploaded.iter().any(|&(_, want_lp, _)| want_lp);
         let wants_top = self.uploaded.iter().any(|&(_, _, top)| top > 0);
         let top_n = MAX_TOP_LOGPROBS as usize;
-        let pageable_words;
-        let words: &[u32] = if wants_logprob || wants_top {
-            let rb = &mut self.readback;
-            rb.words.queue(&stream, &self.row_words.slice(0..last.end), READ_OP)?;
-            if wants_logprob {
-                rb.logprobs.queue(&stream, &self.out_logprobs.slice(0..n), READ_OP)?;
-            }
-            if wants_top {
-                rb.top_tokens.queue(&stream, &self.out_top_tokens.slice(0..n * top_n), READ_OP)?;
-                rb.top_logprobs.queue(&stream, &self.out_top_logprobs.slice(0..n * top_n), READ_OP)?;
-            }
-            self.readback.words.read(READ_OP)?
-        } else {
-            pageable_words = stream.clone_dtoh(&self.row_words.slice(0..last.end)).map_err(cuda_err(READ_OP))?;
-            &pageable_words
-        };
+        let rb = &mut self.readback;
+        rb.words.queue(&stream, &self.row_words.slice(0..last.end), READ_OP)?;
+        if wants_logprob {
+            rb.logprobs.queue(&stream, &self.out_logprobs.slice(0..n), READ_OP)?;
+        }
+        if wants_top {
+            rb.top_tokens.queue(&stream, &self.out_top_tokens.slice(0..n * top_n), READ_OP)?;
+            rb.top_logprobs.queue(&stream, &self.out_top_logprobs.slice(0..n * top_n), READ_OP)?;
+        }
         let rb = &self.readback;
+        let words = rb.words.read(READ_OP)?;
         let (tokens, status) = (&words[token_words], &words[status_words]);
         let flags = if track { &words[last] } else { &[] };
         let logprobs = if wants_logprob { rb.logprobs.read(READ_OP)? } else { &[] };

@@ -214,8 +214,8 @@ pub struct GpuVerifier {
     out_words: CudaSlice<u32>,
     out_layout: OutputWords,
     out_logprobs: CudaSlice<f32>,
-    /// Pinned host copies of `out_words` and `out_logprobs` for calls that read both: both
-    /// copies are queued, then waited for once.
+    /// Pinned host copies of `out_words` and `out_logprobs`: both copies are queued, then
+    /// waited for once.
     readback_words: PinnedReadback<u32>,
     readback_logprobs: PinnedReadback<f32>,
     /// Device copies of host logits and draft probabilities for [`Verifier::verify`], grown on
@@ -675,19 +675,14 @@ impl GpuVerifier {
         let stream = self.sampler.gpu.stream().clone();
         const READ_OP: &str = "reading the verification outputs";
         let out = self.out_layout;
-        // The log-probabilities only when a request asked for them. Then both copies go
-        // through pinned memory, queued before one wait; alone, the words are one synchronous
-        // copy into pageable memory, which was about 1 µs faster for `GpuSampler::read_outputs`.
+        // The log-probabilities only when a request asked for them; both copies are queued
+        // before the wait.
         let wants_logprobs = self.uploaded.iter().any(|u| u.want_logprobs);
-        let pageable_words;
-        let words: &[u32] = if wants_logprobs {
-            self.readback_words.queue(&stream, &self.out_words.slice(0..out.read_len(n)), READ_OP)?;
+        self.readback_words.queue(&stream, &self.out_words.slice(0..out.read_len(n)), READ_OP)?;
+        if wants_logprobs {
             self.readback_logprobs.queue(&stream, &self.out_logprobs.slice(0..n * width), READ_OP)?;
-            self.readback_words.read(READ_OP)?
-        } else {
-            pageable_words = stream.clone_dtoh(&self.out_words.slice(0..out.read_len(n))).map_err(cuda_err(READ_OP))?;
-            &pageable_words
-        };
+        }
+        let words = self.readback_words.read(READ_OP)?;
         let (accepted, status) = (&words[out.accepted()], &words[out.status()]);
         // Bits of i32 tokens (−1 padding).
         let tokens: Vec<i32> = words[out.tokens().start..].iter().map(|&w| w as i32).collect();
