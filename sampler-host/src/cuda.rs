@@ -45,8 +45,8 @@ pub(crate) fn cuda_err(op: &'static str) -> impl FnOnce(cudarc::driver::DriverEr
 }
 
 /// Pinned host memory that one device array is copied into for the host to read. A read of
-/// several arrays queues every copy, then waits once, for the first: `clone_dtoh` into pageable
-/// memory is a synchronous round trip per array.
+/// several arrays queues every copy before it waits on any: only the first wait blocks on the
+/// step, where `clone_dtoh` into pageable memory is a synchronous round trip per array.
 pub(crate) struct PinnedReadback<T> {
     buffer: PinnedHostSlice<T>,
     /// Recorded on the stream after the last queued copy. cudarc records the pinned buffer's
