@@ -702,7 +702,8 @@ pub struct GpuSampler {
     out_top_tokens: CudaSlice<i32>,
     out_top_logprobs: CudaSlice<f32>,
     /// Where `read_outputs` copies `row_words`, `out_logprobs`, `out_top_tokens` and
-    /// `out_top_logprobs`: every copy a read needs is queued, then waited for once.
+    /// `out_top_logprobs`: every copy a read needs is queued before the first wait, which alone
+    /// waits for the step.
     readback: OutputReadback,
     /// Device copy of host logits for [`Backend::sample`].
     logits_staging: CudaSlice<u8>,
@@ -1514,7 +1515,7 @@ impl GpuSampler {
         let last = self.row_array(if track { ROW_FLAGS } else { ROW_STATUS });
         let (token_words, status_words) = (self.row_array(ROW_TOKENS), self.row_array(ROW_STATUS));
         // The log-probability arrays only when a row asked for them (a row's entries are read
-        // below only then). Every copy is queued before the wait.
+        // below only then). Every copy is queued before the first wait.
         let wants_logprob = self.uploaded.iter().any(|&(_, want_lp, _)| want_lp);
         let wants_top = self.uploaded.iter().any(|&(_, _, top)| top > 0);
         let top_n = MAX_TOP_LOGPROBS as usize;
@@ -1889,7 +1890,8 @@ mod tests {
             assert!(!ExactPassOrder::FirstSerial.first_overlapped(listable, rows, sms));
             assert!(!ExactPassOrder::Serial.first_overlapped(listable, rows, sms));
         }
-        // A GPU of fewer SMs than the threshold never overlaps it.
+        // A GPU of fewer SMs than the threshold never overlaps it; one of as many only at one
+        // row a SM.
         assert!(!ExactPassOrder::ByRows.first_overlapped(48, 48, 40));
         assert!(ExactPassOrder::ByRows.first_overlapped(40, 40, 40));
         assert_eq!(ExactPassOrder::default(), ExactPassOrder::ByRows);

@@ -214,8 +214,8 @@ pub struct GpuVerifier {
     out_words: CudaSlice<u32>,
     out_layout: OutputWords,
     out_logprobs: CudaSlice<f32>,
-    /// Pinned host copies of `out_words` and `out_logprobs`: both copies are queued, then
-    /// waited for once.
+    /// Pinned host copies of `out_words` and `out_logprobs`: both copies are queued before the
+    /// first wait, which alone waits for the call.
     readback_words: PinnedReadback<u32>,
     readback_logprobs: PinnedReadback<f32>,
     /// Device copies of host logits and draft probabilities for [`Verifier::verify`], grown on
@@ -676,7 +676,7 @@ impl GpuVerifier {
         const READ_OP: &str = "reading the verification outputs";
         let out = self.out_layout;
         // The log-probabilities only when a request asked for them; both copies are queued
-        // before the wait.
+        // before the first wait.
         let wants_logprobs = self.uploaded.iter().any(|u| u.want_logprobs);
         self.readback_words.queue(&stream, &self.out_words.slice(0..out.read_len(n)), READ_OP)?;
         if wants_logprobs {

@@ -38,7 +38,7 @@ use sampler_host::settings::SamplingParams;
 use sampler_kernels::abi::{DTYPE_F32, FILL_PEAKED};
 use sampler_tests::{below, bitmask_row, draft_q_row, first_argmax, mixed_params, sample_weights, unit};
 
-use super::{time_replays, BenchResult, L2Flush, Timing};
+use super::{split_cell_name, time_replays, BenchResult, L2Flush, Timing};
 
 /// The two verification workloads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +51,10 @@ pub enum VerifyWorkload {
 }
 
 impl VerifyWorkload {
+    /// Every verification workload, in the grid's order.
+    pub const ALL: [VerifyWorkload; 5] =
+        [VerifyWorkload::Uniform, VerifyWorkload::Hetero, VerifyWorkload::Accepted, VerifyWorkload::Accept70, VerifyWorkload::Sampled];
+
     pub fn name(self) -> &'static str {
         match self {
             VerifyWorkload::Uniform => "verify_uniform",
@@ -86,9 +90,7 @@ pub fn cells(quick: bool) -> Vec<VerifyCell> {
     let mut out = Vec::new();
     for &vocab in vocabs {
         for &batch in batches {
-            for workload in
-                [VerifyWorkload::Uniform, VerifyWorkload::Hetero, VerifyWorkload::Accepted, VerifyWorkload::Accept70, VerifyWorkload::Sampled]
-            {
+            for workload in VerifyWorkload::ALL {
                 out.push(VerifyCell { workload, vocab, batch });
             }
         }
@@ -99,16 +101,9 @@ pub fn cells(quick: bool) -> Vec<VerifyCell> {
 /// The cell `workload:f32:vocab:batch` names, if it names a verification cell (any batch, not
 /// only the grid's).
 pub fn parse_cell(name: &str) -> Option<VerifyCell> {
-    let mut parts = name.split(':');
-    let (w, d, v, b) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() || d != "f32" {
-        return None;
-    }
-    let workload = [VerifyWorkload::Uniform, VerifyWorkload::Hetero, VerifyWorkload::Accepted, VerifyWorkload::Accept70, VerifyWorkload::Sampled]
-        .into_iter()
-        .find(|x| x.name() == w)?;
-    let (vocab, batch) = (v.parse().ok()?, b.parse().ok()?);
-    (vocab > 0 && batch > 0).then_some(VerifyCell { workload, vocab, batch })
+    let (w, d, vocab, batch) = split_cell_name(name)?;
+    let workload = VerifyWorkload::ALL.into_iter().find(|x| x.name() == w)?;
+    (d == "f32").then_some(VerifyCell { workload, vocab, batch })
 }
 
 /// A draft-probability row in [0, 1]: random weights normalised to sum 1.

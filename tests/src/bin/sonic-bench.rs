@@ -36,7 +36,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use rand_xoshiro::rand_core::Rng;
 use sampler_host::backend::Backend;
 use sampler_host::cuda::GpuDevice;
-use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig, StepGraph};
+use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSampler, GpuSamplerConfig, StepGraph, OVERLAP_FIRST_MIN_LISTABLE};
 use sampler_host::gpu_topk::{GpuTopK, TopKGraph};
 use sampler_host::logits::LogitsDtype;
 use sampler_host::logits_file::LogitsFile;
@@ -416,17 +416,21 @@ const WORKLOADS: [Workload; 10] = [
     Workload::AlternatingTopP095,
 ];
 
-/// The sampling cell `workload:dtype:vocab:batch` names, if it names one.
-fn parse_cell(name: &str) -> Option<Cell> {
+/// The parts of a cell name, `workload:dtype:vocab:batch` (`--only`), with a vocab and a batch
+/// of at least one; shared with `verify_bench::parse_cell`.
+fn split_cell_name(name: &str) -> Option<(&str, &str, usize, usize)> {
     let mut parts = name.split(':');
     let (w, d, v, b) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() {
-        return None;
-    }
+    let (vocab, batch) = (v.parse().ok()?, b.parse().ok()?);
+    (parts.next().is_none() && vocab > 0 && batch > 0).then_some((w, d, vocab, batch))
+}
+
+/// The sampling cell `workload:dtype:vocab:batch` names, if it names one.
+fn parse_cell(name: &str) -> Option<Cell> {
+    let (w, d, vocab, batch) = split_cell_name(name)?;
     let workload = WORKLOADS.into_iter().find(|x| x.name() == w)?;
     let dtype = [LogitsDtype::F32, LogitsDtype::Bf16, LogitsDtype::F16].into_iter().find(|&x| dtype_name(x) == d)?;
-    let (vocab, batch) = (v.parse().ok()?, b.parse().ok()?);
-    (vocab > 0 && batch > 0).then_some(Cell { workload, dtype, batch, vocab })
+    Some(Cell { workload, dtype, batch, vocab })
 }
 
 fn dtype_name(d: LogitsDtype) -> &'static str {
@@ -689,7 +693,7 @@ fn main() -> BenchResult<()> {
          the fraction is of the copy bandwidth measured in this run. \"exact rows\" is how many rows of the last \
          replay the exact pass finished (in parentheses: how many of them the single-block pass took, when any). \
          \"read µs\" is the host's wall time to read a finished step's outputs (`read_outputs`; `GpuTopK::read` for \
-         topk128), median of 100 reads, each after a replay and a stream sync: the copies and their waits.\n\n\
+         topk128), median of {READS} reads, each after a replay and a stream sync: the copies and their waits.\n\n\
          Ceilings in this run: driver memcpy {memcpy_gbs:.0} GB/s, 16-byte copy kernel {kernel_gbs:.0} GB/s \
          (reference: {copy_gbs:.0} GB/s, read + write), graph-replayed empty kernel {:.2} µs.\n\n\
          Workloads: greedy; topk50_topp09_t07 (top-k 50, top-p 0.9, T 0.7); heterogeneous (per row a random mix of \
@@ -729,11 +733,13 @@ fn main() -> BenchResult<()> {
             "built for every top-p row: --no-skip-lists"
         },
         launches = match (serial, exact_pass_order) {
-            (true, _) => "in plain stream order: --serial-launches",
-            (false, ExactPassOrder::Overlapped) => "each after the first launched overlapped with its predecessor: --exact-order overlapped",
-            (false, ExactPassOrder::FirstSerial) => "each after the first launched overlapped with its predecessor, but the exact pass's first, which waits for stage 2 in stream order: --exact-order first-serial",
-            (false, ExactPassOrder::ByRows) => "each after the first launched overlapped with its predecessor, but the exact pass's first, which waits for stage 2 in stream order unless at least 40 rows may be listed for the exact pass (by their settings) and there is at most one row a SM",
-            (false, ExactPassOrder::Serial) => "the stages' launches overlapped, the exact pass's in plain stream order: --exact-order serial",
+            (true, _) => "in plain stream order: --serial-launches".to_string(),
+            (false, ExactPassOrder::Overlapped) => "each after the first launched overlapped with its predecessor: --exact-order overlapped".to_string(),
+            (false, ExactPassOrder::FirstSerial) => "each after the first launched overlapped with its predecessor, but the exact pass's first, which waits for stage 2 in stream order: --exact-order first-serial".to_string(),
+            (false, ExactPassOrder::ByRows) => format!(
+                "each after the first launched overlapped with its predecessor, but the exact pass's first, which waits for stage 2 in stream order unless at least {OVERLAP_FIRST_MIN_LISTABLE} rows may be listed for the exact pass (by their settings) and there is at most one row a SM"
+            ),
+            (false, ExactPassOrder::Serial) => "the stages' launches overlapped, the exact pass's in plain stream order: --exact-order serial".to_string(),
         },
         kernels = match exact_pass {
             ExactPassLaunch::OneLaunch => "four kernels (three when no row or every row needs the row mass; one, sample_tiles_greedy (sample_tiles_greedy_pairs on large grids), for greedy rows alone; each its own graph): the exact pass in one launch, --exact-pass one",
@@ -776,3 +782,23 @@ fn main() -> BenchResult<()> {
     Ok(())
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--only` names: any batch, sampling and verification cells alike; a wrong part count, a
+    /// zero size, an unknown workload or dtype names no cell.
+    #[test]
+    fn cell_names_parse_outside_the_grid() {
+        let cell = parse_cell("flat_topp095:bf16:128256:44").map(|c| (c.workload, c.dtype, c.vocab, c.batch));
+        assert_eq!(cell, Some((Workload::FlatTopP095, LogitsDtype::Bf16, 128_256, 44)));
+        let verify = verify_bench::parse_cell("verify_hetero:f32:151936:17").map(|c| (c.workload, c.vocab, c.batch));
+        assert_eq!(verify, Some((verify_bench::VerifyWorkload::Hetero, 151_936, 17)));
+        for bad in ["greedy:f32:128256", "greedy:f32:128256:1:2", "greedy:f32:0:1", "greedy:f32:128256:0", "greedy:f64:128256:1", "nope:f32:128256:1"] {
+            assert!(parse_cell(bad).is_none(), "{bad}");
+        }
+        assert!(verify_bench::parse_cell("verify_hetero:bf16:128256:8").is_none());
+        assert!(parse_cell("verify_hetero:f32:128256:8").is_none());
+    }
+}
