@@ -610,6 +610,50 @@ impl OutputReadback {
     }
 }
 
+/// A step's outputs as copied to the host, row `i` at index `i`: token (`i32` bits) and status
+/// words, log-probability (empty when no row asked for one), and `top_stride` top-logprob
+/// entries a row, best first, token −1 past the last (empty when no row asked for any).
+struct HostStepOutputs<'a> {
+    tokens: &'a [u32],
+    status: &'a [u32],
+    logprobs: &'a [f32],
+    top_tokens: &'a [i32],
+    top_logprobs: &'a [f32],
+    top_stride: usize,
+}
+
+/// Writes one [`RowOutput`] a row of `uploaded` (request, wants a logprob, top-logprob count)
+/// into `out`, reusing its entries and their vectors, and drops the entries past them. A row
+/// without `STATUS_OK` gets its token (−1) and status alone.
+fn fill_row_outputs(uploaded: &[(u64, bool, u32)], read: &HostStepOutputs<'_>, out: &mut Vec<RowOutput>) {
+    out.truncate(uploaded.len());
+    let rows = uploaded.iter().zip(read.tokens.iter().zip(read.status));
+    for (i, (&(_, want_logprob, top), (&token, &status))) in rows.enumerate() {
+        let ok = status == STATUS_OK;
+        let logprob = if ok && want_logprob { read.logprobs.get(i).copied() } else { None };
+        let top = if ok { (top as usize).min(read.top_stride) } else { 0 };
+        let span = i * read.top_stride..i * read.top_stride + top;
+        let top_tokens = read.top_tokens.get(span.clone()).unwrap_or(&[]);
+        let top_logprobs = read.top_logprobs.get(span).unwrap_or(&[]);
+        // −1 pads a row whose support is narrower than its count.
+        let entries = top_tokens.iter().zip(top_logprobs).filter(|&(&t, _)| t >= 0).map(|(&t, &lp)| (t as u32, lp));
+        // The token's `i32` bits: -1 (no token) stays -1.
+        let token = token as i32;
+        match out.get_mut(i) {
+            Some(row) => {
+                (row.token, row.status, row.logprob) = (token, status, logprob);
+                row.top_logprobs.clear();
+                row.top_logprobs.extend(entries);
+            }
+            None => {
+                let mut top_logprobs = Vec::with_capacity(top);
+                top_logprobs.extend(entries);
+                out.push(RowOutput { token, status, logprob, top_logprobs });
+            }
+        }
+    }
+}
+
 /// The arrays of `GpuSampler::row_words`, `max_batch` words each, in order.
 const ROW_TOKENS: usize = 0;
 const ROW_STATUS: usize = 1;
@@ -1503,7 +1547,21 @@ impl GpuSampler {
     }
 
     /// Waits for the step and reads the outputs of the rows of the last upload.
+    ///
+    /// Allocates the rows it returns; [`Self::read_outputs_into`] reuses a caller's.
     pub fn read_outputs(&mut self) -> Result<Vec<RowOutput>> {
+        let mut out = Vec::new();
+        self.read_outputs_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// Waits for the step and reads the outputs of the rows of the last upload into `out`,
+    /// one entry a row, in upload order.
+    ///
+    /// `out`'s entries, and their `top_logprobs` vectors, are overwritten in place: an engine
+    /// that keeps one `Vec` from step to step allocates nothing here once it has held its
+    /// largest batch. Entries past the batch are dropped.
+    pub fn read_outputs_into(&mut self, out: &mut Vec<RowOutput>) -> Result<()> {
         let n = self.uploaded.len();
         let stream = self.gpu.stream().clone();
         const READ_OP: &str = "reading the outputs";
@@ -1518,53 +1576,39 @@ impl GpuSampler {
         // below only then). Every copy is queued before the first wait.
         let wants_logprob = self.uploaded.iter().any(|&(_, want_lp, _)| want_lp);
         let wants_top = self.uploaded.iter().any(|&(_, _, top)| top > 0);
-        let top_n = MAX_TOP_LOGPROBS as usize;
+        let top_stride = MAX_TOP_LOGPROBS as usize;
         let rb = &mut self.readback;
         rb.words.queue(&stream, &self.row_words.slice(0..last.end), READ_OP)?;
         if wants_logprob {
             rb.logprobs.queue(&stream, &self.out_logprobs.slice(0..n), READ_OP)?;
         }
         if wants_top {
-            rb.top_tokens.queue(&stream, &self.out_top_tokens.slice(0..n * top_n), READ_OP)?;
-            rb.top_logprobs.queue(&stream, &self.out_top_logprobs.slice(0..n * top_n), READ_OP)?;
+            rb.top_tokens.queue(&stream, &self.out_top_tokens.slice(0..n * top_stride), READ_OP)?;
+            rb.top_logprobs.queue(&stream, &self.out_top_logprobs.slice(0..n * top_stride), READ_OP)?;
         }
         let rb = &self.readback;
         let words = rb.words.read(READ_OP)?;
-        let (tokens, status) = (&words[token_words], &words[status_words]);
-        let flags = if track { &words[last] } else { &[] };
-        let logprobs = if wants_logprob { rb.logprobs.read(READ_OP)? } else { &[] };
-        let (top_tokens, top_lps) = if wants_top { (rb.top_tokens.read(READ_OP)?, rb.top_logprobs.read(READ_OP)?) } else { (&[][..], &[][..]) };
-        let mut out = Vec::with_capacity(n);
-        for (i, &(request, want_lp, top)) in self.uploaded.iter().enumerate() {
-            let ok = status[i] == STATUS_OK;
-            // The token's `i32` bits: -1 (no token) stays -1.
-            let mut row = RowOutput { token: tokens[i] as i32, status: status[i], logprob: None, top_logprobs: Vec::new() };
-            if ok {
-                if want_lp {
-                    row.logprob = Some(logprobs[i]);
-                }
-                for j in 0..top as usize {
-                    let t = top_tokens[i * top_n + j];
-                    if t >= 0 {
-                        row.top_logprobs.push((t as u32, top_lps[i * top_n + j]));
-                    }
-                }
-            }
-            if let Some(state) = self.table.get_mut(request) {
-                state.record(row.token);
-            }
-            match flags.get(i) {
-                Some(&flag) if flag != 0 => {
+        let read = HostStepOutputs {
+            tokens: &words[token_words],
+            status: &words[status_words],
+            logprobs: if wants_logprob { rb.logprobs.read(READ_OP)? } else { &[] },
+            top_tokens: if wants_top { rb.top_tokens.read(READ_OP)? } else { &[] },
+            top_logprobs: if wants_top { rb.top_logprobs.read(READ_OP)? } else { &[] },
+            top_stride,
+        };
+        fill_row_outputs(&self.uploaded, &read, out);
+        // Penalty counts and step counters advanced on the device; the host keeps only the
+        // exact-pass hint.
+        if track {
+            for (&(request, _, _), &flag) in self.uploaded.iter().zip(&words[last]) {
+                if flag != 0 {
                     self.undecided.insert(request);
-                }
-                Some(_) => {
+                } else {
                     self.undecided.remove(&request);
                 }
-                None => {}
             }
-            out.push(row);
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The step outputs in device memory, for work that consumes them without a host round
@@ -1858,6 +1902,59 @@ impl Backend for GpuSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand_xoshiro::rand_core::{Rng, SeedableRng};
+    use rand_xoshiro::Xoshiro256PlusPlus;
+    use sampler_kernels::status::{STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN};
+
+    /// `fill_row_outputs` gives each row what the read copied, indexed directly (the read
+    /// before session 63, restated), into a fresh `Vec` and into one left dirty by a larger and
+    /// by a smaller earlier batch alike: reuse leaks nothing from earlier rows.
+    #[test]
+    fn row_outputs_are_the_rows_read_whatever_the_vector_held() {
+        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(11, |d| d.as_nanos() as u64);
+        eprintln!("row outputs seed {seed}");
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let stride = MAX_TOP_LOGPROBS as usize;
+        let mut dirty = Vec::new();
+        for n in [257usize, 3, 1, 64, 257, 0, 5] {
+            let uploaded: Vec<(u64, bool, u32)> =
+                (0..n).map(|_| (rng.next_u64(), rng.next_u32() % 2 == 0, if rng.next_u32() % 3 == 0 { 0 } else { rng.next_u32() % (stride as u32 + 1) })).collect();
+            let status: Vec<u32> = (0..n).map(|_| [STATUS_OK, STATUS_OK, STATUS_OK, STATUS_NO_VALID_TOKEN, STATUS_INVALID_SETTINGS][rng.next_u32() as usize % 5]).collect();
+            let tokens: Vec<u32> = status.iter().map(|&s| if s == STATUS_OK { rng.next_u32() % 151_936 } else { u32::MAX }).collect();
+            let logprobs: Vec<f32> = (0..n).map(|_| (rng.next_u32() % 10_000) as f32 * -1e-3).collect();
+            // Rows narrower than their count pad with −1.
+            let top_tokens: Vec<i32> = (0..n * stride).map(|_| if rng.next_u32() % 7 == 0 { -1 } else { (rng.next_u32() % 151_936) as i32 }).collect();
+            let top_logprobs: Vec<f32> = (0..n * stride).map(|_| (rng.next_u32() % 10_000) as f32 * -1e-3).collect();
+            let read = HostStepOutputs { tokens: &tokens, status: &status, logprobs: &logprobs, top_tokens: &top_tokens, top_logprobs: &top_logprobs, top_stride: stride };
+            let expected: Vec<RowOutput> = (0..n)
+                .map(|i| {
+                    let (_, want_logprob, top) = uploaded[i];
+                    let ok = status[i] == STATUS_OK;
+                    let mut row = RowOutput { token: tokens[i] as i32, status: status[i], logprob: None, top_logprobs: Vec::new() };
+                    if ok {
+                        row.logprob = want_logprob.then_some(logprobs[i]);
+                        for j in 0..top as usize {
+                            if top_tokens[i * stride + j] >= 0 {
+                                row.top_logprobs.push((top_tokens[i * stride + j] as u32, top_logprobs[i * stride + j]));
+                            }
+                        }
+                    }
+                    row
+                })
+                .collect();
+            let mut fresh = Vec::new();
+            fill_row_outputs(&uploaded, &read, &mut fresh);
+            assert_eq!(fresh, expected, "{n} rows into a fresh vector");
+            fill_row_outputs(&uploaded, &read, &mut dirty);
+            assert_eq!(dirty, expected, "{n} rows into a reused vector");
+        }
+        // Without the optional arrays (no row asked), no row gets a logprob or top entries.
+        let uploaded = [(1, false, 0), (2, false, 0)];
+        let read = HostStepOutputs { tokens: &[5, u32::MAX], status: &[STATUS_OK, STATUS_NO_VALID_TOKEN], logprobs: &[], top_tokens: &[], top_logprobs: &[], top_stride: stride };
+        fill_row_outputs(&uploaded, &read, &mut dirty);
+        let bare = |token, status| RowOutput { token, status, logprob: None, top_logprobs: Vec::new() };
+        assert_eq!(dirty, [bare(5, STATUS_OK), bare(-1, STATUS_NO_VALID_TOKEN)]);
+    }
 
     /// `ByRows` overlaps the exact pass's first launch only on grids of up to one row a SM with
     /// at least `OVERLAP_FIRST_MIN_LISTABLE` rows stage 2 may list; the fixed orders ignore both.

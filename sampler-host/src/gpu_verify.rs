@@ -181,9 +181,46 @@ impl VerifyGraph {
 /// What the last upload holds about each request.
 #[derive(Clone, Copy, Debug)]
 struct Uploaded {
-    request: u64,
     drafts: usize,
     want_logprobs: bool,
+}
+
+/// A call's outputs as copied to the host, request `i` at index `i` of `accepted` and
+/// `status` and at row `i` of `tokens` and `logprobs` (`width` entries a row; `logprobs` empty
+/// when no request asked for them).
+struct HostVerifyOutputs<'a> {
+    accepted: &'a [u32],
+    status: &'a [u32],
+    /// `i32` bits, −1 padding.
+    tokens: &'a [u32],
+    logprobs: &'a [f32],
+    width: usize,
+}
+
+/// Writes one [`VerifyOutput`] a request of `uploaded` into `outs`, reusing its entries and
+/// their vectors, and drops the entries past them. A request's row is its `drafts + 1` token
+/// slots; its log-probabilities are those of its emitted tokens, when it asked.
+fn fill_verify_outputs(uploaded: &[Uploaded], read: &HostVerifyOutputs<'_>, outs: &mut Vec<VerifyOutput>) {
+    outs.truncate(uploaded.len());
+    for (i, u) in uploaded.iter().enumerate() {
+        let start = i * read.width;
+        let row = read.tokens.get(start..start + u.drafts + 1).unwrap_or(&[]);
+        let emitted = row.iter().take_while(|&&t| t as i32 >= 0).count();
+        let logprobs = if u.want_logprobs { read.logprobs.get(start..start + emitted).unwrap_or(&[]) } else { &[] };
+        let accepted = read.accepted.get(i).copied().unwrap_or(0) as usize;
+        let status = read.status.get(i).copied().unwrap_or(STATUS_INVALID_SETTINGS);
+        if outs.len() <= i {
+            outs.push(VerifyOutput { accepted: 0, tokens: Vec::with_capacity(row.len()), status, logprobs: Vec::new(), top_logprobs: Vec::new() });
+        }
+        let Some(o) = outs.get_mut(i) else { return };
+        (o.accepted, o.status) = (accepted, status);
+        o.tokens.clear();
+        o.tokens.extend(row.iter().map(|&w| w as i32));
+        o.logprobs.clear();
+        o.logprobs.extend_from_slice(logprobs);
+        // GPU verification reports no top log-probabilities (refused at upload).
+        o.top_logprobs.clear();
+    }
 }
 
 /// Speculative verification on the GPU. See the module documentation.
@@ -438,7 +475,7 @@ impl GpuVerifier {
             if req.has_draft_probs {
                 q_rows += n;
             }
-            uploaded.push(Uploaded { request: id, drafts: n, want_logprobs: p.logprobs });
+            uploaded.push(Uploaded { drafts: n, want_logprobs: p.logprobs });
         }
         let max_bias = self.sampler.config.max_bias_entries;
         if bias_tokens.len() > max_bias {
@@ -667,9 +704,19 @@ impl GpuVerifier {
         graph.graph.launch().map_err(cuda_err("replaying the verification graph"))
     }
 
-    /// Waits for the call, reads every request's outputs, and brings the host mirror of the
-    /// request state along (emitted tokens counted, step + 1).
+    /// Waits for the call and reads every request's outputs.
+    ///
+    /// Allocates the outputs it returns; [`Self::read_verify_outputs_into`] reuses a caller's.
     pub fn read_verify_outputs(&mut self) -> Result<Vec<VerifyOutput>> {
+        let mut outs = Vec::new();
+        self.read_verify_outputs_into(&mut outs)?;
+        Ok(outs)
+    }
+
+    /// Waits for the call and reads every request's outputs into `outs`, one entry a request,
+    /// in upload order. Entries and their vectors are overwritten in place, so a `Vec` kept
+    /// from call to call stops allocating; entries past the batch are dropped.
+    pub fn read_verify_outputs_into(&mut self, outs: &mut Vec<VerifyOutput>) -> Result<()> {
         let n = self.uploaded.len();
         let width = self.max_drafts + 1;
         let stream = self.sampler.gpu.stream().clone();
@@ -683,37 +730,16 @@ impl GpuVerifier {
             self.readback_logprobs.queue(&stream, &self.out_logprobs.slice(0..n * width), READ_OP)?;
         }
         let words = self.readback_words.read(READ_OP)?;
-        let (accepted, status) = (&words[out.accepted()], &words[out.status()]);
-        // Bits of i32 tokens (−1 padding).
-        let tokens: Vec<i32> = words[out.tokens().start..].iter().map(|&w| w as i32).collect();
-        let logprobs = if wants_logprobs { self.readback_logprobs.read(READ_OP)? } else { &[] };
-        let mut outs = Vec::with_capacity(n);
-        for (i, u) in self.uploaded.iter().enumerate() {
-            let row = tokens.get(i * width..i * width + u.drafts + 1).unwrap_or(&[]).to_vec();
-            let emitted = row.iter().take_while(|&&t| t >= 0).count();
-            let st = status.get(i).copied().unwrap_or(STATUS_INVALID_SETTINGS);
-            let mut out = VerifyOutput {
-                accepted: accepted.get(i).copied().unwrap_or(0) as usize,
-                tokens: row,
-                status: st,
-                logprobs: Vec::new(),
-                top_logprobs: Vec::new(),
-            };
-            if u.want_logprobs {
-                out.logprobs = logprobs.get(i * width..i * width + emitted).unwrap_or(&[]).to_vec();
-            }
-            if st != STATUS_INVALID_SETTINGS {
-                if let Some(state) = self.sampler.table.get_mut(u.request) {
-                    for &t in out.emitted() {
-                        let c = state.output_counts.entry(t as u32).or_insert(0);
-                        *c = c.saturating_add(1);
-                    }
-                    state.step = state.step.wrapping_add(1);
-                }
-            }
-            outs.push(out);
-        }
-        Ok(outs)
+        let read = HostVerifyOutputs {
+            accepted: &words[out.accepted()],
+            status: &words[out.status()],
+            tokens: &words[out.tokens().start..],
+            logprobs: if wants_logprobs { self.readback_logprobs.read(READ_OP)? } else { &[] },
+            width,
+        };
+        // Penalty counts and step counters advanced on the device: the host keeps no copy.
+        fill_verify_outputs(&self.uploaded, &read, outs);
+        Ok(())
     }
 
     /// The outputs of verification calls in device memory, for work that consumes them without
@@ -894,6 +920,54 @@ impl Backend for GpuVerifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand_xoshiro::rand_core::{Rng, SeedableRng};
+    use rand_xoshiro::Xoshiro256PlusPlus;
+    use sampler_kernels::status::{STATUS_NO_VALID_TOKEN, STATUS_OK};
+
+    /// `fill_verify_outputs` gives each request its `drafts + 1` token slots, its accepted
+    /// count and status, and the log-probabilities of its emitted tokens when it asked (the
+    /// read before session 63, restated), into a fresh `Vec` and into one left dirty by larger
+    /// and smaller earlier calls alike.
+    #[test]
+    fn verify_outputs_are_the_requests_read_whatever_the_vector_held() {
+        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(13, |d| d.as_nanos() as u64);
+        eprintln!("verify outputs seed {seed}");
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut dirty = Vec::new();
+        for (n, max_drafts) in [(128usize, 8usize), (3, 8), (1, 0), (32, 7), (128, 8), (0, 8)] {
+            let width = max_drafts + 1;
+            let uploaded: Vec<Uploaded> = (0..n)
+                .map(|_| Uploaded { drafts: rng.next_u32() as usize % width, want_logprobs: rng.next_u32() % 2 == 0 })
+                .collect();
+            let status: Vec<u32> = (0..n).map(|_| [STATUS_OK, STATUS_OK, STATUS_NO_VALID_TOKEN, STATUS_INVALID_SETTINGS][rng.next_u32() as usize % 4]).collect();
+            let accepted: Vec<u32> = uploaded.iter().map(|u| rng.next_u32() % (u.drafts as u32 + 1)).collect();
+            // Each row: its emitted tokens, then −1 to the end of the row.
+            let mut tokens = vec![u32::MAX; n * width];
+            for (i, u) in uploaded.iter().enumerate() {
+                let emitted = rng.next_u32() as usize % (u.drafts + 2);
+                for t in &mut tokens[i * width..i * width + emitted] {
+                    *t = rng.next_u32() % 128_256;
+                }
+            }
+            let logprobs: Vec<f32> = (0..n * width).map(|_| (rng.next_u32() % 10_000) as f32 * -1e-3).collect();
+            let read = HostVerifyOutputs { accepted: &accepted, status: &status, tokens: &tokens, logprobs: &logprobs, width };
+            let expected: Vec<VerifyOutput> = uploaded
+                .iter()
+                .enumerate()
+                .map(|(i, u)| {
+                    let row: Vec<i32> = tokens[i * width..i * width + u.drafts + 1].iter().map(|&w| w as i32).collect();
+                    let emitted = row.iter().take_while(|&&t| t >= 0).count();
+                    let logprobs = if u.want_logprobs { logprobs[i * width..i * width + emitted].to_vec() } else { Vec::new() };
+                    VerifyOutput { accepted: accepted[i] as usize, tokens: row, status: status[i], logprobs, top_logprobs: Vec::new() }
+                })
+                .collect();
+            let mut fresh = Vec::new();
+            fill_verify_outputs(&uploaded, &read, &mut fresh);
+            assert_eq!(fresh, expected, "{n} requests into a fresh vector");
+            fill_verify_outputs(&uploaded, &read, &mut dirty);
+            assert_eq!(dirty, expected, "{n} requests into a reused vector");
+        }
+    }
 
     /// The three arrays tile the allocation without overlap, each as long as its kind needs,
     /// and one read of `read_len(n)` words from 0 holds the first `n` requests of each.

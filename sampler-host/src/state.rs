@@ -1,8 +1,9 @@
 //! Per-request state that lives with the sampler: settings, penalty history, Philox position.
 //!
-//! The sampler updates it itself after each step (step + 1; the emitted token counted), so
-//! a serving engine only adds, resets, updates and drops requests. The GPU backend keeps a
-//! mirror of the same data in device memory.
+//! The CPU reference updates it itself after each step (step + 1; the emitted token counted),
+//! so a serving engine only adds, resets, updates and drops requests. The GPU backends keep
+//! their counts and steps in device memory, advanced by the kernels, and use this table for
+//! settings and prompts only.
 
 use std::collections::HashMap;
 

@@ -199,7 +199,7 @@ struct Measured {
     exact_rows: usize,
     /// Of those, the rows the single-block exact pass took.
     exact_single_rows: usize,
-    /// Host wall time of reading a finished step's outputs (`read_outputs`, `GpuTopK::read`).
+    /// Host wall time of reading a finished step's outputs (`read_outputs_into`, `GpuTopK::read`).
     read: Timing,
 }
 
@@ -388,12 +388,13 @@ fn run_cell(
     let timing = time_replays(&stream, flush, 10, replays, |i| Ok(sampler.replay(&graphs[i % graphs.len()])?))?;
     let (split, exact_single_rows) = sampler.exact_paths_last_step()?;
     let exact_rows = split + exact_single_rows;
-    // `read_outputs` also moves each request's host state on; no upload follows here, so the
-    // replays keep their rows and settings.
+    // Into one vector kept across reads, as a serving loop keeps it. No upload follows here,
+    // so the replays keep their rows and settings.
+    let mut outputs = Vec::with_capacity(batch);
     let read = time_reads(&stream, |phase| {
         match phase {
             ReadPhase::Step(i) => sampler.replay(&graphs[i % graphs.len()])?,
-            ReadPhase::Read => drop(std::hint::black_box(sampler.read_outputs()?)),
+            ReadPhase::Read => sampler.read_outputs_into(std::hint::black_box(&mut outputs))?,
         }
         Ok(())
     })?;
@@ -692,8 +693,8 @@ fn main() -> BenchResult<()> {
          GB/s counts the bytes a step must move (logits once, bitmask rows, penalty counts of rows with penalties); \
          the fraction is of the copy bandwidth measured in this run. \"exact rows\" is how many rows of the last \
          replay the exact pass finished (in parentheses: how many of them the single-block pass took, when any). \
-         \"read µs\" is the host's wall time to read a finished step's outputs (`read_outputs`; `GpuTopK::read` for \
-         topk128), median of {READS} reads, each after a replay and a stream sync: the copies and their waits.\n\n\
+         \"read µs\" is the host's wall time to read a finished step's outputs (`read_outputs_into`, into a vector kept \
+         across reads; `GpuTopK::read` for topk128), median of {READS} reads, each after a replay and a stream sync: the copies and their waits.\n\n\
          Ceilings in this run: driver memcpy {memcpy_gbs:.0} GB/s, 16-byte copy kernel {kernel_gbs:.0} GB/s \
          (reference: {copy_gbs:.0} GB/s, read + write), graph-replayed empty kernel {:.2} µs.\n\n\
          Workloads: greedy; topk50_topp09_t07 (top-k 50, top-p 0.9, T 0.7); heterogeneous (per row a random mix of \

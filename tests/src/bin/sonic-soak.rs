@@ -19,8 +19,10 @@
 //! from a pitched device buffer (`upload_step_with_bitmask`; the rows that ask for none are all
 //! zeros there, which allow no token, so a row that read one would lose its token). Every
 //! third step's tokens and statuses are also copied out of `device_outputs` on the device and
-//! compared with `read_outputs`. Half the verification calls that mask requests take their
-//! masks from the device too (`upload_verify_with_bitmask`).
+//! compared with the read ones. Half the verification calls that mask requests take their
+//! masks from the device too (`upload_verify_with_bitmask`). Steps and verification calls read
+//! their outputs with `read_outputs_into` and `read_verify_outputs_into`, each into one vector
+//! kept for the whole run, so every read reuses entries a batch of another size left.
 //!
 //! Every K replays the step is checked against the CPU reference: R rows of the logits are copied
 //! back and `reference::sample_row` is run with the model's state from before the step; their
@@ -360,6 +362,8 @@ fn drive(
     let mut device_masks: CudaSlice<i32> = stream.alloc_zeros::<i32>(CAPACITY * DEVICE_MASK_STRIDE)?;
     let mut device_tokens: CudaSlice<i32> = stream.alloc_zeros::<i32>(CAPACITY)?;
     let mut device_status: CudaSlice<u32> = stream.alloc_zeros::<u32>(CAPACITY)?;
+    // Kept across the run, as an engine keeps them.
+    let (mut step_outputs, mut verify_outputs) = (Vec::new(), Vec::new());
 
     let first: Vec<BatchRow> = soak.live[..CAPACITY].iter().map(|&(id, _)| BatchRow::new(id)).collect();
     soak.gpu.sampler_mut().upload_step(&first)?;
@@ -392,7 +396,7 @@ fn drive(
         if options.verify_every > 0 && replay % options.verify_every == options.verify_every / 2 {
             // As often as the steps are checked, by replay count.
             let check = (replay / options.verify_every).is_multiple_of((options.check_every / options.verify_every).max(1));
-            verify_call(soak, rng, replay, logits, &mut q_buf, &verify_graph, &masks, &mut device_masks, check)?;
+            verify_call(soak, rng, replay, logits, &mut q_buf, &verify_graph, &masks, &mut device_masks, check, &mut verify_outputs)?;
             continue;
         }
 
@@ -461,7 +465,8 @@ fn drive(
             stream.memcpy_dtod(&outs.tokens.slice(..b), &mut device_tokens.slice_mut(..b))?;
             stream.memcpy_dtod(&outs.status.slice(..b), &mut device_status.slice_mut(..b))?;
         }
-        let out = soak.gpu.sampler_mut().read_outputs()?;
+        soak.gpu.sampler_mut().read_outputs_into(&mut step_outputs)?;
+        let out = &step_outputs;
         soak.counters.replays += 1;
         *soak.counters.batch_sizes.entry(b).or_insert(0) += 1;
         if out.len() != b {
@@ -474,7 +479,7 @@ fn drive(
             soak.counters.device_output_reads += 1;
             if let Some(r) = (0..b).find(|&r| tokens[r] != out[r].token || status[r] != out[r].status) {
                 soak.counters.fail(format!(
-                    "replay {replay} row {r} of {b}: device outputs token {} status {}, read_outputs token {} status {}",
+                    "replay {replay} row {r} of {b}: device outputs token {} status {}, read token {} status {}",
                     tokens[r], status[r], out[r].token, out[r].status
                 ));
             }
@@ -626,6 +631,7 @@ fn verify_call(
     masks: &[Vec<i32>],
     device_masks: &mut CudaSlice<i32>,
     check: bool,
+    outs: &mut Vec<VerifyOutput>,
 ) -> SoakResult<()> {
     let stream = soak.gpu.device().stream().clone();
     // Requests without top log-probabilities (the GPU verifier reports the chosen tokens' only).
@@ -712,7 +718,7 @@ fn verify_call(
     } else {
         soak.gpu.replay(graph)?;
     }
-    let outs = soak.gpu.read_verify_outputs()?;
+    soak.gpu.read_verify_outputs_into(outs)?;
     soak.counters.verify_calls += 1;
     soak.counters.verify_rows += rows as u64;
     if outs.len() != k {
