@@ -23,7 +23,7 @@
 //! counters stay on the device and the kernels advance them.
 
 use std::cell::Cell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::marker::PhantomData;
 
 use std::sync::Arc;
@@ -610,6 +610,145 @@ impl OutputReadback {
     }
 }
 
+/// One row of an upload, as its read needs it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct UploadedRow {
+    /// The request's state slot (`RowSettings::slot`).
+    slot: u32,
+    want_logprob: bool,
+    /// Top log-probabilities asked for, at most `MAX_TOP_LOGPROBS`.
+    top_logprobs: u32,
+}
+
+/// What `PreparedRows::fill` checks an upload's rows against.
+#[derive(Clone, Copy, Debug)]
+struct UploadLimits {
+    vocab: usize,
+    bitmask_words: usize,
+    max_bias_entries: usize,
+    /// The upload takes its bitmasks from a device buffer (`upload_step_with_bitmask`).
+    device_bitmask: bool,
+}
+
+/// Slot marks that refuse a request named twice in one upload without hashing (its slot is
+/// its own): slot `s` is taken in the current upload when `marks[s] == upload`.
+#[derive(Clone, Debug)]
+struct SlotMarks {
+    marks: Vec<u32>,
+    upload: u32,
+}
+
+impl SlotMarks {
+    fn new(slots: usize) -> Self {
+        Self { marks: vec![0; slots], upload: 0 }
+    }
+
+    /// Starts an upload with no slot taken. Marks are cleared only when the count wraps.
+    fn begin(&mut self) {
+        self.upload = self.upload.wrapping_add(1);
+        if self.upload == 0 {
+            self.marks.fill(0);
+            self.upload = 1;
+        }
+    }
+
+    /// Takes `slot` for this upload; false when it was taken already (or is no slot).
+    fn take(&mut self, slot: u32) -> bool {
+        match self.marks.get_mut(slot as usize) {
+            Some(mark) if *mark != self.upload => {
+                *mark = self.upload;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The host half of an upload: each row's `RowSettings`, the step's logit-bias entries in row
+/// order, what the read needs of each row, and the heights of the two bitmask copies.
+#[derive(Clone, Debug, Default)]
+struct PreparedRows {
+    settings: Vec<RowSettings>,
+    bias_tokens: Vec<u32>,
+    bias_values: Vec<f32>,
+    uploaded: Vec<UploadedRow>,
+    /// Rows up to the last one with a host bitmask: the staged bitmask's height.
+    mask_rows: usize,
+    /// Rows up to the last one that reads the device bitmask: the copy's height.
+    device_mask_rows: usize,
+}
+
+impl PreparedRows {
+    /// Checks `rows` against the request table and `limits` and refills `self` from them, in
+    /// place. The first row that fails gives the error, and the step's bias count is checked
+    /// after every row; on error `self` holds a partial upload, which nothing copies.
+    fn fill(&mut self, rows: &[BatchRow<'_>], table: &RequestTable, slots: &HashMap<u64, u32>, marks: &mut SlotMarks, limits: UploadLimits) -> Result<()> {
+        self.settings.clear();
+        self.bias_tokens.clear();
+        self.bias_values.clear();
+        self.uploaded.clear();
+        (self.mask_rows, self.device_mask_rows) = (0, 0);
+        marks.begin();
+        for (i, row) in rows.iter().enumerate() {
+            let unknown = || Error::UnknownRequest { request: row.request };
+            let state = table.get(row.request).ok_or_else(unknown)?;
+            let slot = slots.get(&row.request).copied().ok_or_else(unknown)?;
+            if !marks.take(slot) {
+                return Err(Error::DuplicateRequest { request: row.request });
+            }
+            let p: &SamplingParams = &state.params;
+            let mut flags = 0;
+            let bitmask_error = |reason: &str| Error::InvalidSetting { request: Some(row.request), field: Field::Bitmask, reason: reason.into() };
+            if reads_device_bitmask(row.bitmask.is_some(), row.device_bitmask, limits.device_bitmask).map_err(bitmask_error)? {
+                flags |= ROW_HAS_BITMASK;
+                self.device_mask_rows = i + 1;
+            }
+            if let Some(mask) = row.bitmask {
+                if mask.len() < limits.bitmask_words {
+                    return Err(Error::InvalidSetting {
+                        request: Some(row.request),
+                        field: Field::Bitmask,
+                        reason: format!("{} words given, vocab {} needs {}", mask.len(), limits.vocab, limits.bitmask_words),
+                    });
+                }
+                flags |= ROW_HAS_BITMASK;
+                self.mask_rows = i + 1;
+            }
+            if p.logprobs {
+                flags |= ROW_WANT_LOGPROB;
+            }
+            flags |= p.top_logprobs << ROW_TOP_LOGPROBS_SHIFT;
+            self.settings.push(RowSettings {
+                temperature: p.temperature,
+                top_p: p.top_p,
+                min_p: p.min_p,
+                repetition_penalty: p.repetition_penalty,
+                frequency_penalty: p.frequency_penalty,
+                presence_penalty: p.presence_penalty,
+                top_k: p.top_k,
+                slot,
+                bias_offset: self.bias_tokens.len() as u32,
+                bias_len: p.logit_bias.len() as u32,
+                flags,
+                _pad: 0,
+            });
+            for &(t, v) in &p.logit_bias {
+                self.bias_tokens.push(t);
+                self.bias_values.push(v);
+            }
+            self.uploaded.push(UploadedRow { slot, want_logprob: p.logprobs, top_logprobs: p.top_logprobs });
+        }
+        if self.bias_tokens.len() > limits.max_bias_entries {
+            return Err(Error::CapacityExceeded {
+                what: "logit-bias entries in one step",
+                requested: self.bias_tokens.len(),
+                capacity: limits.max_bias_entries,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// A step's outputs as copied to the host, row `i` at index `i`: token (`i32` bits) and status
 /// words, log-probability (empty when no row asked for one), and `top_stride` top-logprob
 /// entries a row, best first, token −1 past the last (empty when no row asked for any).
@@ -622,16 +761,15 @@ struct HostStepOutputs<'a> {
     top_stride: usize,
 }
 
-/// Writes one [`RowOutput`] a row of `uploaded` (request, wants a logprob, top-logprob count)
-/// into `out`, reusing its entries and their vectors, and drops the entries past them. A row
+/// Writes one [`RowOutput`] a row of `uploaded` into `out`, reusing its entries and their vectors, and drops the entries past them. A row
 /// without `STATUS_OK` gets its token (−1) and status alone.
-fn fill_row_outputs(uploaded: &[(u64, bool, u32)], read: &HostStepOutputs<'_>, out: &mut Vec<RowOutput>) {
+fn fill_row_outputs(uploaded: &[UploadedRow], read: &HostStepOutputs<'_>, out: &mut Vec<RowOutput>) {
     out.truncate(uploaded.len());
     let rows = uploaded.iter().zip(read.tokens.iter().zip(read.status));
-    for (i, (&(_, want_logprob, top), (&token, &status))) in rows.enumerate() {
+    for (i, (row, (&token, &status))) in rows.enumerate() {
         let ok = status == STATUS_OK;
-        let logprob = if ok && want_logprob { read.logprobs.get(i).copied() } else { None };
-        let top = if ok { (top as usize).min(read.top_stride) } else { 0 };
+        let logprob = if ok && row.want_logprob { read.logprobs.get(i).copied() } else { None };
+        let top = if ok { (row.top_logprobs as usize).min(read.top_stride) } else { 0 };
         let span = i * read.top_stride..i * read.top_stride + top;
         let top_tokens = read.top_tokens.get(span.clone()).unwrap_or(&[]);
         let top_logprobs = read.top_logprobs.get(span).unwrap_or(&[]);
@@ -751,8 +889,13 @@ pub struct GpuSampler {
     readback: OutputReadback,
     /// Device copy of host logits for [`Backend::sample`].
     logits_staging: CudaSlice<u8>,
-    /// Rows of the last upload, and which of them asked for logprobs.
-    uploaded: Vec<(u64, bool, u32)>,
+    /// Rows of the last upload: their slots and the outputs they asked for.
+    uploaded: Vec<UploadedRow>,
+    /// The host half of the next upload, checked before anything is copied; its vectors are
+    /// reused from upload to upload.
+    prepared: PreparedRows,
+    /// Which slots the upload being prepared has taken (a request named twice is refused).
+    slot_marks: SlotMarks,
     /// The kernels the last upload's step needs, and whether it is quiet: eager steps launch
     /// them, and replays launch their graph. `All`, not quiet, after a raw write of settings,
     /// which the host cannot see.
@@ -769,14 +912,14 @@ pub struct GpuSampler {
     /// the listable rows, as before session 51 (their block path is then what takes a step
     /// with a block row).
     warp_runs_by_batch: bool,
-    /// Requests whose row stage 2 left undecided in the last step whose outputs were read
+    /// By slot: the request whose row stage 2 left undecided in the last step whose outputs were read
     /// (`read_outputs` reads the rows' exact-pass flags under `BySettings`, after a step that
     /// is not greedy). Such a request's next step is not quiet: a row whose logits defeat the
     /// prediction (a top-k row of thousands of equal values, which overflows stage 2's merge;
     /// crowded tiles no longer do, since stage 2 re-reads them) takes the split pass after its
     /// first miss, not the single-block pass every step. New settings, a reset or a drop forget
     /// it.
-    undecided: HashSet<u64>,
+    slot_undecided: Vec<bool>,
 }
 
 /// The host side of a step's upload: two pinned buffers, used in turn, each with an event
@@ -994,12 +1137,14 @@ impl GpuSampler {
             bitmask_words: words,
             layout,
             uploaded: Vec::new(),
+            prepared: PreparedRows::default(),
+            slot_marks: SlotMarks::new(config.max_requests),
             step_plan: StepPlan { kernels: StepKernels::All, quiet: false, listable: config.max_batch as u32, block_listable: config.max_batch as u32 },
             last_eager_exact: None,
             last_two_per_sm: false,
             last_exact_builds: ExactBuilds::default(),
             warp_runs_by_batch: false,
-            undecided: HashSet::new(),
+            slot_undecided: vec![false; config.max_requests],
         };
         sampler.gpu.synchronize()?;
         Ok(sampler)
@@ -1017,6 +1162,13 @@ impl GpuSampler {
 
     fn slot_of(&self, id: u64) -> Result<u32> {
         self.slots.get(&id).copied().ok_or(Error::UnknownRequest { request: id })
+    }
+
+    /// New settings, a reset or a drop: the slot's last step no longer predicts its next.
+    fn forget_undecided(&mut self, slot: u32) {
+        if let Some(undecided) = self.slot_undecided.get_mut(slot as usize) {
+            *undecided = false;
+        }
     }
 
     /// Writes a slot's penalty row (prompt bits, zero counts), seed and step. Synchronous: this
@@ -1084,68 +1236,15 @@ impl GpuSampler {
         if rows.len() > self.config.max_batch {
             return Err(Error::CapacityExceeded { what: "batch rows", requested: rows.len(), capacity: self.config.max_batch });
         }
-        let mut settings = Vec::with_capacity(rows.len());
-        let mut bias_tokens = Vec::new();
-        let mut bias_values = Vec::new();
-        let mut seen = std::collections::HashSet::with_capacity(rows.len());
-        let mut uploaded = Vec::with_capacity(rows.len());
-        let mut mask_rows = 0usize;
-        // Rows up to the last one that reads the device bitmask: the copy's height.
-        let mut device_mask_rows = 0usize;
-        for (i, row) in rows.iter().enumerate() {
-            let state = self.table.get(row.request).ok_or(Error::UnknownRequest { request: row.request })?;
-            if !seen.insert(row.request) {
-                return Err(Error::DuplicateRequest { request: row.request });
-            }
-            let p: &SamplingParams = &state.params;
-            let mut flags = 0;
-            let bitmask_error = |reason: &str| Error::InvalidSetting { request: Some(row.request), field: Field::Bitmask, reason: reason.into() };
-            if reads_device_bitmask(row.bitmask.is_some(), row.device_bitmask, device_bitmask.is_some()).map_err(bitmask_error)? {
-                flags |= ROW_HAS_BITMASK;
-                device_mask_rows = i + 1;
-            }
-            if let Some(mask) = row.bitmask {
-                if mask.len() < self.bitmask_words {
-                    return Err(Error::InvalidSetting {
-                        request: Some(row.request),
-                        field: Field::Bitmask,
-                        reason: format!("{} words given, vocab {} needs {}", mask.len(), self.config.vocab, self.bitmask_words),
-                    });
-                }
-                flags |= ROW_HAS_BITMASK;
-                mask_rows = i + 1;
-            }
-            if p.logprobs {
-                flags |= ROW_WANT_LOGPROB;
-            }
-            flags |= p.top_logprobs << ROW_TOP_LOGPROBS_SHIFT;
-            settings.push(RowSettings {
-                temperature: p.temperature,
-                top_p: p.top_p,
-                min_p: p.min_p,
-                repetition_penalty: p.repetition_penalty,
-                frequency_penalty: p.frequency_penalty,
-                presence_penalty: p.presence_penalty,
-                top_k: p.top_k,
-                slot: self.slot_of(row.request)?,
-                bias_offset: bias_tokens.len() as u32,
-                bias_len: p.logit_bias.len() as u32,
-                flags,
-                _pad: 0,
-            });
-            for &(t, v) in &p.logit_bias {
-                bias_tokens.push(t);
-                bias_values.push(v);
-            }
-            uploaded.push((row.request, p.logprobs, p.top_logprobs));
-        }
-        if bias_tokens.len() > self.config.max_bias_entries {
-            return Err(Error::CapacityExceeded {
-                what: "logit-bias entries in one step",
-                requested: bias_tokens.len(),
-                capacity: self.config.max_bias_entries,
-            });
-        }
+        let limits = UploadLimits {
+            vocab: self.config.vocab,
+            bitmask_words: self.bitmask_words,
+            max_bias_entries: self.config.max_bias_entries,
+            device_bitmask: device_bitmask.is_some(),
+        };
+        self.prepared.fill(rows, &self.table, &self.slots, &mut self.slot_marks, limits)?;
+        let PreparedRows { settings, bias_tokens, bias_values, uploaded, mask_rows, device_mask_rows } = &self.prepared;
+        let (mask_rows, device_mask_rows) = (*mask_rows, *device_mask_rows);
         if let Some(mask) = device_bitmask {
             self.check_device_bitmask(mask, device_mask_rows)?;
         }
@@ -1153,16 +1252,16 @@ impl GpuSampler {
         let staging = self.staging.next_buffer()?;
         staging[0..4].copy_from_slice(&(rows.len() as u32).to_le_bytes());
         let put = |staging: &mut [u8], at: usize, bytes: &[u8]| staging[at..at + bytes.len()].copy_from_slice(bytes);
-        put(staging, l.settings, as_bytes(&settings));
+        put(staging, l.settings, as_bytes(settings));
         // The rows each stage-1 kernel scans, so that its warps share out their tiles alone.
-        let undecided: Vec<bool> = uploaded.iter().map(|&(request, _, _)| self.undecided.contains(&request)).collect();
-        let (step_plan, mass_rows, scan_rows) = plan_step(&settings, &undecided, self.config.vocab as u32);
+        let undecided: Vec<bool> = uploaded.iter().map(|u| self.slot_undecided.get(u.slot as usize).copied().unwrap_or(false)).collect();
+        let (step_plan, mass_rows, scan_rows) = plan_step(settings, &undecided, self.config.vocab as u32);
         put(staging, l.mass_rows, &(mass_rows.len() as u32).to_le_bytes());
         put(staging, l.mass_rows + 4, as_bytes(&mass_rows));
         put(staging, l.scan_rows, &(scan_rows.len() as u32).to_le_bytes());
         put(staging, l.scan_rows + 4, as_bytes(&scan_rows));
-        put(staging, l.bias_tokens, as_bytes(&bias_tokens));
-        put(staging, l.bias_values, as_bytes(&bias_values));
+        put(staging, l.bias_tokens, as_bytes(bias_tokens));
+        put(staging, l.bias_values, as_bytes(bias_values));
         let words = self.bitmask_words;
         for (i, row) in rows.iter().enumerate() {
             if let Some(mask) = row.bitmask {
@@ -1182,7 +1281,8 @@ impl GpuSampler {
         // SAFETY: `upload` holds `layout.total ≥ used` bytes, which only this sampler's stream
         // touches, in order.
         unsafe { self.staging.copy_out(upload, used, &stream) }?;
-        self.uploaded = uploaded;
+        // The last upload's rows become the scratch the next one fills.
+        std::mem::swap(&mut self.uploaded, &mut self.prepared.uploaded);
         self.step_plan = step_plan;
         Ok(())
     }
@@ -1574,8 +1674,8 @@ impl GpuSampler {
         let (token_words, status_words) = (self.row_array(ROW_TOKENS), self.row_array(ROW_STATUS));
         // The log-probability arrays only when a row asked for them (a row's entries are read
         // below only then). Every copy is queued before the first wait.
-        let wants_logprob = self.uploaded.iter().any(|&(_, want_lp, _)| want_lp);
-        let wants_top = self.uploaded.iter().any(|&(_, _, top)| top > 0);
+        let wants_logprob = self.uploaded.iter().any(|row| row.want_logprob);
+        let wants_top = self.uploaded.iter().any(|row| row.top_logprobs > 0);
         let top_stride = MAX_TOP_LOGPROBS as usize;
         let rb = &mut self.readback;
         rb.words.queue(&stream, &self.row_words.slice(0..last.end), READ_OP)?;
@@ -1600,11 +1700,9 @@ impl GpuSampler {
         // Penalty counts and step counters advanced on the device; the host keeps only the
         // exact-pass hint.
         if track {
-            for (&(request, _, _), &flag) in self.uploaded.iter().zip(&words[last]) {
-                if flag != 0 {
-                    self.undecided.insert(request);
-                } else {
-                    self.undecided.remove(&request);
+            for (row, &flag) in self.uploaded.iter().zip(&words[last]) {
+                if let Some(undecided) = self.slot_undecided.get_mut(row.slot as usize) {
+                    *undecided = flag != 0;
                 }
             }
         }
@@ -1856,7 +1954,7 @@ impl Backend for GpuSampler {
     fn reset_request(&mut self, id: u64, prompt: &[u32]) -> Result<()> {
         let slot = self.slot_of(id)?;
         self.table.reset(id, prompt)?;
-        self.undecided.remove(&id);
+        self.forget_undecided(slot);
         let seed = self.table.get(id).map(|s| s.params.seed).unwrap_or(0);
         self.write_slot(slot, prompt, seed)
     }
@@ -1865,7 +1963,7 @@ impl Backend for GpuSampler {
         let slot = self.slot_of(id)?;
         let seed = params.seed;
         self.table.update_params(id, params)?;
-        self.undecided.remove(&id);
+        self.forget_undecided(slot);
         let s = slot as usize;
         let stream = self.gpu.stream().clone();
         stream.memcpy_htod(&[seed], &mut self.seeds.slice_mut(s..s + 1)).map_err(cuda_err("writing a seed"))?;
@@ -1877,7 +1975,7 @@ impl Backend for GpuSampler {
     fn drop_request(&mut self, id: u64) -> Result<()> {
         let slot = self.slot_of(id)?;
         self.table.drop_request(id)?;
-        self.undecided.remove(&id);
+        self.forget_undecided(slot);
         self.slots.remove(&id);
         self.free_slots.push(slot);
         Ok(())
@@ -1917,8 +2015,13 @@ mod tests {
         let stride = MAX_TOP_LOGPROBS as usize;
         let mut dirty = Vec::new();
         for n in [257usize, 3, 1, 64, 257, 0, 5] {
-            let uploaded: Vec<(u64, bool, u32)> =
-                (0..n).map(|_| (rng.next_u64(), rng.next_u32() % 2 == 0, if rng.next_u32() % 3 == 0 { 0 } else { rng.next_u32() % (stride as u32 + 1) })).collect();
+            let uploaded: Vec<UploadedRow> = (0..n)
+                .map(|_| UploadedRow {
+                    slot: rng.next_u32(),
+                    want_logprob: rng.next_u32() % 2 == 0,
+                    top_logprobs: if rng.next_u32() % 3 == 0 { 0 } else { rng.next_u32() % (stride as u32 + 1) },
+                })
+                .collect();
             let status: Vec<u32> = (0..n).map(|_| [STATUS_OK, STATUS_OK, STATUS_OK, STATUS_NO_VALID_TOKEN, STATUS_INVALID_SETTINGS][rng.next_u32() as usize % 5]).collect();
             let tokens: Vec<u32> = status.iter().map(|&s| if s == STATUS_OK { rng.next_u32() % 151_936 } else { u32::MAX }).collect();
             let logprobs: Vec<f32> = (0..n).map(|_| (rng.next_u32() % 10_000) as f32 * -1e-3).collect();
@@ -1928,7 +2031,7 @@ mod tests {
             let read = HostStepOutputs { tokens: &tokens, status: &status, logprobs: &logprobs, top_tokens: &top_tokens, top_logprobs: &top_logprobs, top_stride: stride };
             let expected: Vec<RowOutput> = (0..n)
                 .map(|i| {
-                    let (_, want_logprob, top) = uploaded[i];
+                    let UploadedRow { want_logprob, top_logprobs: top, .. } = uploaded[i];
                     let ok = status[i] == STATUS_OK;
                     let mut row = RowOutput { token: tokens[i] as i32, status: status[i], logprob: None, top_logprobs: Vec::new() };
                     if ok {
@@ -1949,11 +2052,158 @@ mod tests {
             assert_eq!(dirty, expected, "{n} rows into a reused vector");
         }
         // Without the optional arrays (no row asked), no row gets a logprob or top entries.
-        let uploaded = [(1, false, 0), (2, false, 0)];
+        let uploaded = [UploadedRow { slot: 1, want_logprob: false, top_logprobs: 0 }, UploadedRow { slot: 2, want_logprob: false, top_logprobs: 0 }];
         let read = HostStepOutputs { tokens: &[5, u32::MAX], status: &[STATUS_OK, STATUS_NO_VALID_TOKEN], logprobs: &[], top_tokens: &[], top_logprobs: &[], top_stride: stride };
         fill_row_outputs(&uploaded, &read, &mut dirty);
         let bare = |token, status| RowOutput { token, status, logprob: None, top_logprobs: Vec::new() };
         assert_eq!(dirty, [bare(5, STATUS_OK), bare(-1, STATUS_NO_VALID_TOKEN)]);
+    }
+
+    /// A request table of `n` requests (ids `1000 + 7i`, slots a permutation of `0..n`) with
+    /// settings drawn at random: bias lists of 0–40 entries, logprobs and top-logprobs or not.
+    fn drawn_requests(rng: &mut impl Rng, n: usize, vocab: usize) -> (RequestTable, HashMap<u64, u32>, Vec<u64>) {
+        let mut table = RequestTable::new(vocab);
+        let ids: Vec<u64> = (0..n as u64).map(|i| 1000 + 7 * i).collect();
+        let mut slots: Vec<u32> = (0..n as u32).collect();
+        for i in (1..n).rev() {
+            slots.swap(i, rng.next_u32() as usize % (i + 1));
+        }
+        for &id in &ids {
+            let mut params = SamplingParams::random(0.5 + (rng.next_u32() % 100) as f32 * 0.01, rng.next_u64())
+                .with_top_k(rng.next_u32() % 5000)
+                .with_top_p(0.5 + (rng.next_u32() % 50) as f32 * 0.01)
+                .with_penalties(1.1, 0.2, 0.3);
+            let bias_len = [0, 0, 1, 3, 40][rng.next_u32() as usize % 5];
+            let mut bias_ids: Vec<u32> = (0..bias_len).map(|_| rng.next_u32() % vocab as u32).collect();
+            bias_ids.sort_unstable();
+            bias_ids.dedup();
+            params = params.with_logit_bias(bias_ids.iter().map(|&t| (t, (t % 7) as f32 - 3.0)).collect());
+            if rng.next_u32() % 2 == 0 {
+                params = params.with_logprobs(rng.next_u32() % (MAX_TOP_LOGPROBS + 1));
+            }
+            table.add(id, params, &[]).expect("drawn settings are valid");
+        }
+        (table, ids.iter().copied().zip(slots).collect(), ids)
+    }
+
+    /// `PreparedRows::fill` turns each row into its request's settings, slot, bias entries (in
+    /// row order, at consecutive offsets) and read needs, and measures the two bitmask heights;
+    /// refilled in place, a smaller batch after a larger one leaves nothing of it behind.
+    #[test]
+    fn prepared_rows_are_the_rows_requests_in_row_order() {
+        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(17, |d| d.as_nanos() as u64);
+        eprintln!("prepared rows seed {seed}");
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let vocab = 50_257;
+        let words = bitmask_words(vocab as u32) as usize;
+        let (table, slots, ids) = drawn_requests(&mut rng, 300, vocab);
+        let mask = vec![-1i32; words];
+        let limits = UploadLimits { vocab, bitmask_words: words, max_bias_entries: 300 * 40, device_bitmask: false };
+        let mut marks = SlotMarks::new(300);
+        let mut prepared = PreparedRows::default();
+        for n in [257usize, 3, 1, 257, 64] {
+            // `n` distinct requests in a random order, about a third of them masked.
+            let mut picked = ids.clone();
+            for i in (1..picked.len()).rev() {
+                picked.swap(i, rng.next_u32() as usize % (i + 1));
+            }
+            picked.truncate(n);
+            let masked: Vec<bool> = (0..n).map(|_| rng.next_u32() % 3 == 0).collect();
+            let rows: Vec<BatchRow<'_>> =
+                picked.iter().zip(&masked).map(|(&id, &m)| if m { BatchRow::with_bitmask(id, &mask) } else { BatchRow::new(id) }).collect();
+            prepared.fill(&rows, &table, &slots, &mut marks, limits).expect("a valid batch");
+            assert_eq!(prepared.settings.len(), n);
+            assert_eq!(prepared.uploaded.len(), n);
+            assert_eq!(prepared.mask_rows, masked.iter().rposition(|&m| m).map_or(0, |i| i + 1), "{n} rows");
+            assert_eq!(prepared.device_mask_rows, 0);
+            let mut offset = 0;
+            for (i, (&id, s)) in picked.iter().zip(&prepared.settings).enumerate() {
+                let p = &table.get(id).expect("drawn").params;
+                let (bias_offset, bias_len) = (s.bias_offset as usize, s.bias_len as usize);
+                assert_eq!((s.slot, bias_offset, bias_len), (slots[&id], offset, p.logit_bias.len()), "row {i} of {n}");
+                assert_eq!((s.temperature, s.top_p, s.top_k), (p.temperature, p.top_p, p.top_k), "row {i} of {n}");
+                let bias: Vec<(u32, f32)> = prepared.bias_tokens[offset..offset + bias_len]
+                    .iter()
+                    .copied()
+                    .zip(prepared.bias_values[offset..offset + bias_len].iter().copied())
+                    .collect();
+                assert_eq!(bias, p.logit_bias, "row {i} of {n}");
+                offset += bias_len;
+                assert_eq!(s.flags & ROW_HAS_BITMASK != 0, masked[i]);
+                assert_eq!(s.flags & ROW_WANT_LOGPROB != 0, p.logprobs);
+                assert_eq!(s.flags >> ROW_TOP_LOGPROBS_SHIFT, p.top_logprobs);
+                assert_eq!(prepared.uploaded[i], UploadedRow { slot: slots[&id], want_logprob: p.logprobs, top_logprobs: p.top_logprobs });
+            }
+            assert_eq!(prepared.bias_tokens.len(), offset);
+            assert_eq!(prepared.bias_values.len(), offset);
+        }
+        // Device bitmask rows: their height, and host rows refused beside them.
+        let device = UploadLimits { device_bitmask: true, ..limits };
+        let rows = [BatchRow::with_device_bitmask(ids[0]), BatchRow::new(ids[1]), BatchRow::with_device_bitmask(ids[2]), BatchRow::new(ids[3])];
+        prepared.fill(&rows, &table, &slots, &mut marks, device).expect("device rows");
+        assert_eq!((prepared.mask_rows, prepared.device_mask_rows), (0, 3));
+    }
+
+    /// Every refusal of `PreparedRows::fill`, with the first failing row's error; and after a
+    /// refused upload the same rows pass, even across the mark count's wrap.
+    #[test]
+    fn prepared_rows_refuse_bad_batches_by_their_first_bad_row() {
+        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(19, |d| d.as_nanos() as u64);
+        eprintln!("refused rows seed {seed}");
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let vocab = 151_936;
+        let words = bitmask_words(vocab as u32) as usize;
+        let (table, slots, ids) = drawn_requests(&mut rng, 40, vocab);
+        let limits = UploadLimits { vocab, bitmask_words: words, max_bias_entries: 40 * 40, device_bitmask: false };
+        let mut marks = SlotMarks::new(40);
+        let mut prepared = PreparedRows::default();
+        let (short, full) = (vec![-1i32; words - 1], vec![-1i32; words]);
+        let plain: Vec<BatchRow<'_>> = ids.iter().map(|&id| BatchRow::new(id)).collect();
+        let bias_total: usize = ids.iter().map(|&id| table.get(id).map_or(0, |s| s.params.logit_bias.len())).sum();
+        let with = |at: usize, row: BatchRow<'static>| -> Vec<BatchRow<'static>> {
+            let mut rows = plain.clone();
+            rows.insert(at, row);
+            rows
+        };
+        let at = 1 + rng.next_u32() as usize % 38;
+        let cases: Vec<(&str, Vec<BatchRow<'_>>, UploadLimits)> = vec![
+            ("unknown request", with(at, BatchRow::new(5)), limits),
+            ("request twice", with(at, BatchRow::new(ids[rng.next_u32() as usize % at])), limits),
+            ("short host bitmask", { let mut r = plain.clone(); r[at] = BatchRow::with_bitmask(ids[at], &short); r }, limits),
+            ("device row, no device bitmask", { let mut r = plain.clone(); r[at] = BatchRow::with_device_bitmask(ids[at]); r }, limits),
+            ("host row in a device upload", { let mut r = plain.clone(); r[at] = BatchRow::with_bitmask(ids[at], &full); r }, UploadLimits { device_bitmask: true, ..limits }),
+            ("bias over capacity", plain.clone(), UploadLimits { max_bias_entries: bias_total.saturating_sub(1), ..limits }),
+            // The first bad row wins over the step's bias count.
+            ("request twice, bias over", with(at, BatchRow::new(ids[0])), UploadLimits { max_bias_entries: 0, ..limits }),
+        ];
+        for (what, rows, case_limits) in cases {
+            let refused = prepared.fill(&rows, &table, &slots, &mut marks, case_limits);
+            let right = match (what, &refused) {
+                ("unknown request", Err(Error::UnknownRequest { request: 5 })) => true,
+                ("request twice" | "request twice, bias over", Err(Error::DuplicateRequest { .. })) => true,
+                ("short host bitmask" | "device row, no device bitmask" | "host row in a device upload", Err(Error::InvalidSetting { field: Field::Bitmask, request, .. })) => {
+                    *request == Some(ids[at])
+                }
+                ("bias over capacity", Err(Error::CapacityExceeded { requested, .. })) => *requested == bias_total,
+                _ => false,
+            };
+            assert!(right, "{what} (row {at}): {refused:?}");
+            // A refused upload leaves no slot taken for the next.
+            prepared.fill(&plain, &table, &slots, &mut marks, limits).unwrap_or_else(|e| panic!("after {what}: {e}"));
+        }
+        // Across the wrap of the marks' upload count: the first upload after it takes slots
+        // that the first upload of all (count 1) marked, and no slot is taken twice falsely.
+        let (first, second) = plain.split_at(20);
+        let mut marks = SlotMarks::new(40);
+        prepared.fill(first, &table, &slots, &mut marks, limits).expect("count 1");
+        marks.upload = u32::MAX - 1;
+        prepared.fill(second, &table, &slots, &mut marks, limits).expect("count u32::MAX");
+        prepared.fill(first, &table, &slots, &mut marks, limits).expect("no false duplicate across the wrap");
+        assert_eq!(marks.upload, 1, "the count wrapped");
+        for _ in 0..3 {
+            assert!(matches!(prepared.fill(&with(at, BatchRow::new(ids[0])), &table, &slots, &mut marks, limits), Err(Error::DuplicateRequest { .. })));
+            prepared.fill(&plain, &table, &slots, &mut marks, limits).expect("after the wrap");
+        }
     }
 
     /// `ByRows` overlaps the exact pass's first launch only on grids of up to one row a SM with
