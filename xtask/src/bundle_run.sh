@@ -213,14 +213,16 @@ def table(field, unit, names):
             print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | " + " | ".join(f"{m[n][k]:.2f}" for n in names)
                   + " | " + " | ".join(f"{m[n][k] / m[base][k]:.3f}" for n in names[1:]) + " |")
 table("median_us", "µs", names)
-# The builds that time output reads (sonic-bench's read_us), against the first of them: the
-# host's wall time per read.
-timed = [n for n in names if medians(n, "read_us")]
-if len(timed) >= 2:
-    print()
-    print("Reading a finished step's outputs (host wall time, read_us):")
-    print()
-    table("read_us", "read µs", timed)
+# The builds that time host work (sonic-bench's read_us from session 62, upload_us from 63),
+# against the first of them: the host's wall time per read and per upload.
+for field, unit, what in (("read_us", "read µs", "Reading a finished step's outputs"),
+                          ("upload_us", "upload µs", "Uploading a step's settings")):
+    timed = [n for n in names if medians(n, field)]
+    if len(timed) >= 2:
+        print()
+        print(f"{what} (host wall time, {field}):")
+        print()
+        table(field, unit, timed)
 PY
   return "$rc"
 }

@@ -446,13 +446,16 @@ mkdir -p "$out"; rows=""
 IFS=, read -ra cells <<< "$only"
 for c in "${cells[@]}"; do
   IFS=: read -r w d v b <<< "$c"
-  rows="$rows${rows:+,}{\"workload\":\"$w\",\"dtype\":\"$d\",\"vocab\":$v,\"batch\":$b,\"median_us\":$median,\"read_us\":$((median / 2))}"
+  # Builds whose median is below 10 time their uploads too (as sonic-bench from session 63).
+  upload=""; [ "$median" -lt 10 ] && upload=",\"upload_us\":$((median * 3))"
+  rows="$rows${rows:+,}{\"workload\":\"$w\",\"dtype\":\"$d\",\"vocab\":$v,\"batch\":$b,\"median_us\":$median,\"read_us\":$((median / 2))$upload}"
 done
 echo "{\"results\":[$rows]}" > "$out/sonic-bench.json"
 "#;
 
     /// `run.sh ab`: the builds alternate round by round, the table has each build's mean
-    /// median and its ratio to the first (and the same of their output reads), a failing run fails the command and leaves its cells
+    /// median and its ratio to the first (and the same of their output reads and, where two
+    /// builds time them, their uploads), a failing run fails the command and leaves its cells
     /// out, and one build is refused. Runs the script with bash and python3, as the GPU
     /// machine does.
     #[test]
@@ -461,7 +464,7 @@ echo "{\"results\":[$rows]}" > "$out/sonic-bench.json"
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         std::fs::write(dir.join("run.sh"), super::RUN_SCRIPT).expect("run.sh");
-        for (name, median) in [("old", "10"), ("new", "8"), ("bad", "fail")] {
+        for (name, median) in [("old", "10"), ("new", "8"), ("newer", "4"), ("bad", "fail")] {
             let script = FAKE_BENCH.replacen("median=\"$1\"; shift", &format!("median={median}"), 1);
             std::fs::write(dir.join(name), script).expect("fake bench");
             use std::os::unix::fs::PermissionsExt;
@@ -488,6 +491,14 @@ echo "{\"results\":[$rows]}" > "$out/sonic-bench.json"
         let reads = table.split("read_us").nth(1).unwrap_or_default();
         assert!(reads.contains("| workload | dtype | V | B | old read µs | new read µs | new/old |"), "{table}");
         assert!(reads.contains("| greedy | f32 | 128256 | 1 | 5.00 | 4.00 | 0.800 |"), "{table}");
+        // Only one build times its uploads: no upload table.
+        assert!(!table.contains("upload_us"), "{table}");
+        let run = ab("uploads", &["new", "newer"]);
+        assert_eq!(run.status.code(), Some(0), "{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+        let table = std::fs::read_to_string(dir.join("uploads/ab-table.txt")).expect("table");
+        let uploads = table.split("upload_us").nth(1).unwrap_or_default();
+        assert!(uploads.contains("| workload | dtype | V | B | new upload µs | newer upload µs | newer/new |"), "{table}");
+        assert!(uploads.contains("| greedy | f32 | 128256 | 1 | 24.00 | 12.00 | 0.500 |"), "{table}");
 
         let failed = ab("failed", &["old", "bad"]);
         assert_eq!(failed.status.code(), Some(1));

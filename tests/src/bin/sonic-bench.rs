@@ -201,31 +201,34 @@ struct Measured {
     exact_single_rows: usize,
     /// Host wall time of reading a finished step's outputs (`read_outputs_into`, `GpuTopK::read`).
     read: Timing,
+    /// Host wall time of uploading the step's settings (`upload_step`); none for top-k alone,
+    /// which uploads nothing.
+    upload: Option<Timing>,
 }
 
-/// Reads timed per cell (`time_reads`).
+/// Reads and uploads timed per cell (`time_host_work`).
 const READS: usize = 100;
 
-/// What `time_reads`' closure is asked to do.
+/// What `time_host_work`'s closure is asked to do.
 #[derive(Clone, Copy)]
-enum ReadPhase {
+enum HostPhase {
     /// Enqueue step `i`.
     Step(usize),
-    /// Read the finished step's outputs.
-    Read,
+    /// The host work timed: read the finished step's outputs, or upload the next step.
+    Timed,
 }
 
-/// Host wall time of reading the outputs of a step that has finished (`f(ReadPhase::Read)`,
-/// after `f(ReadPhase::Step(i))` and a stream sync): the copies and their waits, what a serving
-/// loop pays for each step's tokens besides the step itself. Wall clock, not CUDA events: the
-/// cost is on the host.
-fn time_reads(stream: &CudaStream, mut f: impl FnMut(ReadPhase) -> BenchResult<()>) -> BenchResult<Timing> {
+/// Host wall time of work done after a step has finished (`f(HostPhase::Timed)`, after
+/// `f(HostPhase::Step(i))` and a stream sync): a read's copies and waits, or an upload's
+/// checks, staging and queued copy, what a serving loop pays each step besides the step itself.
+/// Wall clock, not CUDA events: the cost is on the host.
+fn time_host_work(stream: &CudaStream, mut f: impl FnMut(HostPhase) -> BenchResult<()>) -> BenchResult<Timing> {
     let mut samples = Vec::with_capacity(READS);
     for i in 0..READS + 5 {
-        f(ReadPhase::Step(i))?;
+        f(HostPhase::Step(i))?;
         stream.synchronize()?;
         let start = std::time::Instant::now();
-        f(ReadPhase::Read)?;
+        f(HostPhase::Timed)?;
         if i >= 5 {
             samples.push(start.elapsed().as_secs_f64() * 1e6);
         }
@@ -259,15 +262,15 @@ fn run_topk_cell(cell: &Cell, flush: &mut L2Flush, replays: usize, rng: &mut imp
         graphs.push(unsafe { topk.capture(&set.view(cell.dtype, batch, vocab), TOPK_BENCH_K) }?);
     }
     let timing = time_replays(&stream, flush, 10, replays, |i| Ok(topk.replay(&graphs[i % graphs.len()])?))?;
-    let read = time_reads(&stream, |phase| {
+    let read = time_host_work(&stream, |phase| {
         match phase {
-            ReadPhase::Step(i) => topk.replay(&graphs[i % graphs.len()])?,
-            ReadPhase::Read => drop(std::hint::black_box(topk.read()?)),
+            HostPhase::Step(i) => topk.replay(&graphs[i % graphs.len()])?,
+            HostPhase::Timed => drop(std::hint::black_box(topk.read()?)),
         }
         Ok(())
     })?;
     let element = if cell.dtype == LogitsDtype::F32 { 4 } else { 2 };
-    Ok(Measured { timing, bytes: (batch * vocab * element) as f64, exact_rows: 0, exact_single_rows: 0, read })
+    Ok(Measured { timing, bytes: (batch * vocab * element) as f64, exact_rows: 0, exact_single_rows: 0, read, upload: None })
 }
 
 /// Two logits sets of the cell's shape (replays alternate between them): generated on the GPU,
@@ -391,16 +394,29 @@ fn run_cell(
     // Into one vector kept across reads, as a serving loop keeps it. No upload follows here,
     // so the replays keep their rows and settings.
     let mut outputs = Vec::with_capacity(batch);
-    let read = time_reads(&stream, |phase| {
+    let read = time_host_work(&stream, |phase| {
         match phase {
-            ReadPhase::Step(i) => sampler.replay(&graphs[i % graphs.len()])?,
-            ReadPhase::Read => sampler.read_outputs_into(std::hint::black_box(&mut outputs))?,
+            HostPhase::Step(i) => sampler.replay(&graphs[i % graphs.len()])?,
+            HostPhase::Timed => sampler.read_outputs_into(std::hint::black_box(&mut outputs))?,
+        }
+        Ok(())
+    })?;
+    // The same rows again: each upload writes what the replays already read.
+    let upload = time_host_work(&stream, |phase| {
+        match phase {
+            HostPhase::Step(i) => sampler.replay(&graphs[i % graphs.len()])?,
+            HostPhase::Timed => sampler.upload_step(std::hint::black_box(&rows))?,
         }
         Ok(())
     })?;
     let element = if cell.dtype == LogitsDtype::F32 { 4 } else { 2 };
     let bytes = (elements * element + mask_rows * words * 4 + penalty_rows * vocab * 4) as f64;
-    Ok(Measured { timing, bytes, exact_rows, exact_single_rows, read })
+    Ok(Measured { timing, bytes, exact_rows, exact_single_rows, read, upload: Some(upload) })
+}
+
+/// A cell's upload time for the tables, "–" where it uploads nothing.
+fn upload_text(m: &Measured, unit: &str) -> String {
+    m.upload.map_or_else(|| "–".to_string(), |u| format!("{:.1}{unit}", u.median_us))
 }
 
 /// Every sampling workload, for parsing cell names.
@@ -578,7 +594,7 @@ fn main() -> BenchResult<()> {
         let frac = gbs / copy_gbs;
         let t = m.timing;
         eprintln!(
-            "{:>18} {:>4} V={:>6} B={:>4}: {:>9.2} µs  {:>6.0} GB/s  {:>5.1}% of copy  exact rows {}  read {:.1} µs",
+            "{:>18} {:>4} V={:>6} B={:>4}: {:>9.2} µs  {:>6.0} GB/s  {:>5.1}% of copy  exact rows {}  read {:.1} µs  upload {}",
             cell.workload.name(),
             dtype_name(cell.dtype),
             cell.vocab,
@@ -587,11 +603,12 @@ fn main() -> BenchResult<()> {
             gbs,
             frac * 100.0,
             m.exact_rows,
-            m.read.median_us
+            m.read.median_us,
+            upload_text(&m, " µs")
         );
         let _ = writeln!(
             md_rows,
-            "| {} | {} | {} | {} | {:.2} | {:.2} – {:.2} | {:.0} | {:.1}% | {} | {:.1} |",
+            "| {} | {} | {} | {} | {:.2} | {:.2} – {:.2} | {:.0} | {:.1}% | {} | {:.1} | {} |",
             cell.workload.name(),
             dtype_name(cell.dtype),
             cell.vocab,
@@ -602,11 +619,13 @@ fn main() -> BenchResult<()> {
             gbs,
             frac * 100.0,
             if m.exact_single_rows > 0 { format!("{} ({})", m.exact_rows, m.exact_single_rows) } else { m.exact_rows.to_string() },
-            m.read.median_us
+            m.read.median_us,
+            upload_text(&m, "")
         );
         json_rows.push(format!(
-            "{{\"impl\":\"sonic\",\"workload\":\"{}\",\"dtype\":\"{}\",\"batch\":{},\"vocab\":{},\"median_us\":{:.3},\"p10_us\":{:.3},\"p90_us\":{:.3},\"bytes\":{},\"gb_per_s\":{:.1},\"copy_fraction\":{:.4},\"exact_rows\":{},\"exact_single_rows\":{},\"read_us\":{:.2},\"note\":\"\"}}",
-            cell.workload.name(), dtype_name(cell.dtype), cell.batch, cell.vocab, t.median_us, t.p10_us, t.p90_us, m.bytes, gbs, frac, m.exact_rows, m.exact_single_rows, m.read.median_us
+            "{{\"impl\":\"sonic\",\"workload\":\"{}\",\"dtype\":\"{}\",\"batch\":{},\"vocab\":{},\"median_us\":{:.3},\"p10_us\":{:.3},\"p90_us\":{:.3},\"bytes\":{},\"gb_per_s\":{:.1},\"copy_fraction\":{:.4},\"exact_rows\":{},\"exact_single_rows\":{},\"read_us\":{:.2},{}\"note\":\"\"}}",
+            cell.workload.name(), dtype_name(cell.dtype), cell.batch, cell.vocab, t.median_us, t.p10_us, t.p90_us, m.bytes, gbs, frac, m.exact_rows, m.exact_single_rows, m.read.median_us,
+            m.upload.map(|u| format!("\"upload_us\":{:.2},", u.median_us)).unwrap_or_default()
         ));
         results.push((cell.workload, cell.vocab, cell.batch, t.median_us));
     }
@@ -694,7 +713,9 @@ fn main() -> BenchResult<()> {
          the fraction is of the copy bandwidth measured in this run. \"exact rows\" is how many rows of the last \
          replay the exact pass finished (in parentheses: how many of them the single-block pass took, when any). \
          \"read µs\" is the host's wall time to read a finished step's outputs (`read_outputs_into`, into a vector kept \
-         across reads; `GpuTopK::read` for topk128), median of {READS} reads, each after a replay and a stream sync: the copies and their waits.\n\n\
+         across reads; `GpuTopK::read` for topk128), median of {READS} reads, each after a replay and a stream sync: the copies and their waits. \
+         \"upload µs\" likewise times `upload_step` of the cell's rows (settings, bias entries, host bitmask rows \
+         staged and one copy queued), median of {READS}; topk128 uploads nothing.\n\n\
          Ceilings in this run: driver memcpy {memcpy_gbs:.0} GB/s, 16-byte copy kernel {kernel_gbs:.0} GB/s \
          (reference: {copy_gbs:.0} GB/s, read + write), graph-replayed empty kernel {:.2} µs.\n\n\
          Workloads: greedy; topk50_topp09_t07 (top-k 50, top-p 0.9, T 0.7); heterogeneous (per row a random mix of \
@@ -708,8 +729,8 @@ fn main() -> BenchResult<()> {
          more than its list's 32 of a row's 50 best); \
          topk128 (top-k alone: the 128 largest logits and their indices per row, sorted, exact; no sampling; \
          compare with torch.topk and FlashInfer's top-k in the peer files).\n\n\
-         | workload | dtype | V | B | median µs | p10 – p90 µs | GB/s | of copy BW | exact rows | read µs |\n\
-         |---|---|---|---|---|---|---|---|---|---|\n{md_rows}\n\
+         | workload | dtype | V | B | median µs | p10 – p90 µs | GB/s | of copy BW | exact rows | read µs | upload µs |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n{md_rows}\n\
          ## Exact pass against the fast path (f32, T 1, per step, the same flat rows)\n\n\
          The fast path is `flat_full`: the same rows with no truncation, which stage 2 decides from the mass \
          scan (no exact pass). `flat_topp095` adds top-p 0.95, whose nucleus never fits the candidate lists, so \
