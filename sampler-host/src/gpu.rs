@@ -2018,15 +2018,15 @@ mod tests {
             let uploaded: Vec<UploadedRow> = (0..n)
                 .map(|_| UploadedRow {
                     slot: rng.next_u32(),
-                    want_logprob: rng.next_u32() % 2 == 0,
-                    top_logprobs: if rng.next_u32() % 3 == 0 { 0 } else { rng.next_u32() % (stride as u32 + 1) },
+                    want_logprob: rng.next_u32().is_multiple_of(2),
+                    top_logprobs: if rng.next_u32().is_multiple_of(3) { 0 } else { rng.next_u32() % (stride as u32 + 1) },
                 })
                 .collect();
             let status: Vec<u32> = (0..n).map(|_| [STATUS_OK, STATUS_OK, STATUS_OK, STATUS_NO_VALID_TOKEN, STATUS_INVALID_SETTINGS][rng.next_u32() as usize % 5]).collect();
             let tokens: Vec<u32> = status.iter().map(|&s| if s == STATUS_OK { rng.next_u32() % 151_936 } else { u32::MAX }).collect();
             let logprobs: Vec<f32> = (0..n).map(|_| (rng.next_u32() % 10_000) as f32 * -1e-3).collect();
             // Rows narrower than their count pad with −1.
-            let top_tokens: Vec<i32> = (0..n * stride).map(|_| if rng.next_u32() % 7 == 0 { -1 } else { (rng.next_u32() % 151_936) as i32 }).collect();
+            let top_tokens: Vec<i32> = (0..n * stride).map(|_| if rng.next_u32().is_multiple_of(7) { -1 } else { (rng.next_u32() % 151_936) as i32 }).collect();
             let top_logprobs: Vec<f32> = (0..n * stride).map(|_| (rng.next_u32() % 10_000) as f32 * -1e-3).collect();
             let read = HostStepOutputs { tokens: &tokens, status: &status, logprobs: &logprobs, top_tokens: &top_tokens, top_logprobs: &top_logprobs, top_stride: stride };
             let expected: Vec<RowOutput> = (0..n)
@@ -2078,7 +2078,7 @@ mod tests {
             bias_ids.sort_unstable();
             bias_ids.dedup();
             params = params.with_logit_bias(bias_ids.iter().map(|&t| (t, (t % 7) as f32 - 3.0)).collect());
-            if rng.next_u32() % 2 == 0 {
+            if rng.next_u32().is_multiple_of(2) {
                 params = params.with_logprobs(rng.next_u32() % (MAX_TOP_LOGPROBS + 1));
             }
             table.add(id, params, &[]).expect("drawn settings are valid");
@@ -2108,7 +2108,7 @@ mod tests {
                 picked.swap(i, rng.next_u32() as usize % (i + 1));
             }
             picked.truncate(n);
-            let masked: Vec<bool> = (0..n).map(|_| rng.next_u32() % 3 == 0).collect();
+            let masked: Vec<bool> = (0..n).map(|_| rng.next_u32().is_multiple_of(3)).collect();
             let rows: Vec<BatchRow<'_>> =
                 picked.iter().zip(&masked).map(|(&id, &m)| if m { BatchRow::with_bitmask(id, &mask) } else { BatchRow::new(id) }).collect();
             prepared.fill(&rows, &table, &slots, &mut marks, limits).expect("a valid batch");

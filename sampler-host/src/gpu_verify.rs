@@ -937,7 +937,7 @@ mod tests {
         for (n, max_drafts) in [(128usize, 8usize), (3, 8), (1, 0), (32, 7), (128, 8), (0, 8)] {
             let width = max_drafts + 1;
             let uploaded: Vec<Uploaded> = (0..n)
-                .map(|_| Uploaded { drafts: rng.next_u32() as usize % width, want_logprobs: rng.next_u32() % 2 == 0 })
+                .map(|_| Uploaded { drafts: rng.next_u32() as usize % width, want_logprobs: rng.next_u32().is_multiple_of(2) })
                 .collect();
             let status: Vec<u32> = (0..n).map(|_| [STATUS_OK, STATUS_OK, STATUS_NO_VALID_TOKEN, STATUS_INVALID_SETTINGS][rng.next_u32() as usize % 4]).collect();
             let accepted: Vec<u32> = uploaded.iter().map(|u| rng.next_u32() % (u.drafts as u32 + 1)).collect();
