@@ -18,7 +18,8 @@
 # 2. alone on the GPU: an A/B of the four builds' steps, reads and (s63, rr, rrhy) uploads on
 #    session 62's read cells and the heterogeneous B = 1024 cell, two rounds (each build's run
 #    takes about 30 s).
-START=$(date +%s); W=$OUT/w; mkdir -p "$W"; trap 'tar czf $OUT/next-run.tar.gz -C $W .' EXIT
+# Work outside $OUT, which returns at most 8 files: the one tarball comes back.
+START=$(date +%s); W=/tmp/next-run-w; rm -rf "$W"; mkdir -p "$W"; trap 'tar czf $OUT/next-run.tar.gz -C $W .' EXIT
 . "$PWD/bench/candidates/carry-unpack.sh"
 cat */md5.txt > "$W/md5.txt"; cat */ptx.md5 >> "$W/md5.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$W/gpu.txt"
