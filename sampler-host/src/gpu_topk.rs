@@ -16,7 +16,7 @@ use sampler_kernels::abi::{
 };
 use sampler_kernels::topk::{geometry, record_stride, TopKGeometry};
 
-use crate::cuda::{cuda_err, GpuDevice, KernelParams, OwnedGraph};
+use crate::cuda::{cuda_err, GpuDevice, KernelParams, OwnedGraph, PinnedReadback};
 use crate::error::{Error, Field, Result};
 use crate::gpu::DeviceLogits;
 use crate::logits::{strided_span, LogitsDtype};
@@ -79,6 +79,17 @@ pub struct GpuTopK {
     indices: CudaSlice<i32>,
     /// (rows, k) of the last enqueue or replay: what [`Self::read`] returns.
     last: Option<(usize, usize)>,
+    /// Pinned host copies of `values` and `indices` for [`Self::read_into`], made by the first
+    /// read that needs them and remade larger by a larger one, not at creation: a top-k of up to
+    /// 65535 rows of k 1024 would pin half a gigabyte that a caller of `read` never uses.
+    readback: Option<TopKReadback>,
+}
+
+/// `GpuTopK::read_into`'s pinned buffers, each of `capacity` elements.
+struct TopKReadback {
+    values: PinnedReadback<f32>,
+    indices: PinnedReadback<i32>,
+    capacity: usize,
 }
 
 impl GpuTopK {
@@ -105,6 +116,7 @@ impl GpuTopK {
             max_k,
             target_blocks,
             last: None,
+            readback: None,
         };
         topk.gpu.synchronize()?;
         Ok(topk)
@@ -272,5 +284,42 @@ impl GpuTopK {
         let indices = stream.clone_dtoh(&self.indices.slice(0..n)).map_err(cuda_err("reading top-k indices"))?;
         stream.synchronize().map_err(cuda_err("synchronizing the stream"))?;
         Ok(TopK { rows, k, values, indices })
+    }
+
+    /// Waits for the last enqueue or replay and reads its outputs into `out`, reusing its
+    /// vectors. Both copies go into pinned memory and are queued before one wait, where
+    /// [`Self::read`] makes two synchronous copies into new vectors. The pinned buffers are
+    /// allocated by the first call that needs them (and again by a larger one), so time a
+    /// steady state after a first read of the largest shape. On error `out` is unchanged.
+    pub fn read_into(&mut self, out: &mut TopK) -> Result<()> {
+        const OP: &str = "reading top-k outputs";
+        let Some((rows, k)) = self.last else {
+            return Err(Error::InvalidSetting { request: None, field: Field::TopK, reason: "nothing was enqueued".into() });
+        };
+        let n = rows * k;
+        if n > 0 {
+            if self.readback.as_ref().is_none_or(|r| r.capacity < n) {
+                let ctx = self.gpu.context();
+                let values = PinnedReadback::new(ctx, n, "allocating the pinned top-k readback")?;
+                let indices = PinnedReadback::new(ctx, n, "allocating the pinned top-k readback")?;
+                self.readback = Some(TopKReadback { values, indices, capacity: n });
+            }
+            let Some(readback) = self.readback.as_mut() else {
+                return Err(Error::Cuda { op: OP, detail: "no pinned readback".into() });
+            };
+            let stream = self.gpu.stream().clone();
+            readback.values.queue(&stream, &self.values.slice(0..n), OP)?;
+            readback.indices.queue(&stream, &self.indices.slice(0..n), OP)?;
+            let (values, indices) = (readback.values.read(OP)?, readback.indices.read(OP)?);
+            out.values.clear();
+            out.values.extend_from_slice(values);
+            out.indices.clear();
+            out.indices.extend_from_slice(indices);
+        } else {
+            out.values.clear();
+            out.indices.clear();
+        }
+        (out.rows, out.k) = (rows, k);
+        Ok(())
     }
 }

@@ -3,7 +3,7 @@
 //! names, k from 1 to the cap, strided rows (aligned and not), graph replays with new logits,
 //! adversarial rows (all of the top k in one chunk, sorted rows, ties, NaN, ±inf, ±0), both
 //! kernel paths (one chunk per row, and chunks plus merge), and typed errors for bad k and
-//! shapes. Any difference fails. Under `SONIC_SANITIZE=1` the tests run fewer rows, ks and
+//! shapes, and `read_into` into one reused output across replays. Any difference fails. Under `SONIC_SANITIZE=1` the tests run fewer rows, ks and
 //! replays (`sized`), still on both kernel paths, every dtype and vocab class.
 
 use cudarc::driver::{CudaSlice, CudaStream};
@@ -70,6 +70,7 @@ impl Staged {
 /// Differences between the GPU's and the reference's top-k; prints the first few.
 fn compare(gpu: &TopK, cpu: &TopK, label: &str) -> usize {
     assert_eq!((gpu.rows, gpu.k), (cpu.rows, cpu.k), "{label}: shapes");
+    assert_eq!((gpu.values.len(), gpu.indices.len()), (cpu.values.len(), cpu.indices.len()), "{label}: lengths");
     let mut bad = 0;
     for r in 0..cpu.rows {
         let ((gv, gi), (cv, ci)) = (gpu.row(r), cpu.row(r));
@@ -209,6 +210,9 @@ fn gpu_topk_strided_rows_and_graph_replay() {
             // SAFETY: `staged` outlives every replay below and keeps its length.
             unsafe { topk.capture(&staged.device(rows, stride), k) }.expect("capture")
         });
+        // `read_into` reuses one output across replays of both ks, its pinned buffers grown by
+        // the larger k; it starts dirty.
+        let mut reused = TopK { rows: 9, k: 9, values: vec![f32::NAN; 5], indices: vec![-7; 3] };
         for replay in 0..sized(3, 2) {
             staged.rewrite(&stream, &rows_with_gaps(&mut rng, rows, vocab, stride));
             for graph in &graphs {
@@ -217,6 +221,8 @@ fn gpu_topk_strided_rows_and_graph_replay() {
                 let cpu = top_k(&staged.host(rows, vocab, stride), graph.k()).expect("reference");
                 let label = format!("{TEST} {dtype:?} V={vocab} B={rows} stride {stride} k={} replay {replay}", graph.k());
                 bad += compare(&gpu, &cpu, &label);
+                topk.read_into(&mut reused).expect("read_into");
+                bad += compare(&reused, &cpu, &format!("{label} read_into"));
             }
         }
     }

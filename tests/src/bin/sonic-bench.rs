@@ -40,6 +40,7 @@ use sampler_host::gpu::{DeviceLogits, ExactPassLaunch, ExactPassOrder, GpuSample
 use sampler_host::gpu_topk::{GpuTopK, TopKGraph};
 use sampler_host::logits::LogitsDtype;
 use sampler_host::logits_file::LogitsFile;
+use sampler_host::topk::TopK;
 use sampler_host::settings::SamplingParams;
 use sampler_kernels::abi::{DTYPE_BF16, DTYPE_F32, FILL_CROWDED, FILL_FLAT, FILL_PEAKED};
 use rand_xoshiro::rand_core::SeedableRng;
@@ -199,7 +200,8 @@ struct Measured {
     exact_rows: usize,
     /// Of those, the rows the single-block exact pass took.
     exact_single_rows: usize,
-    /// Host wall time of reading a finished step's outputs (`read_outputs_into`, `GpuTopK::read`).
+    /// Host wall time of reading a finished step's outputs (`read_outputs_into`,
+    /// `GpuTopK::read_into`).
     read: Timing,
     /// Host wall time of uploading the step's settings (`upload_step`); none for top-k alone,
     /// which uploads nothing.
@@ -262,10 +264,12 @@ fn run_topk_cell(cell: &Cell, flush: &mut L2Flush, replays: usize, rng: &mut imp
         graphs.push(unsafe { topk.capture(&set.view(cell.dtype, batch, vocab), TOPK_BENCH_K) }?);
     }
     let timing = time_replays(&stream, flush, 10, replays, |i| Ok(topk.replay(&graphs[i % graphs.len()])?))?;
+    // Into one output kept across reads; the warm-up reads allocate its pinned buffers.
+    let mut outputs = TopK { rows: 0, k: 0, values: Vec::new(), indices: Vec::new() };
     let read = time_host_work(&stream, |phase| {
         match phase {
             HostPhase::Step(i) => topk.replay(&graphs[i % graphs.len()])?,
-            HostPhase::Timed => drop(std::hint::black_box(topk.read()?)),
+            HostPhase::Timed => topk.read_into(std::hint::black_box(&mut outputs))?,
         }
         Ok(())
     })?;
@@ -713,7 +717,7 @@ fn main() -> BenchResult<()> {
          the fraction is of the copy bandwidth measured in this run. \"exact rows\" is how many rows of the last \
          replay the exact pass finished (in parentheses: how many of them the single-block pass took, when any). \
          \"read µs\" is the host's wall time to read a finished step's outputs (`read_outputs_into`, into a vector kept \
-         across reads; `GpuTopK::read` for topk128), median of {READS} reads, each after a replay and a stream sync: the copies and their waits. \
+         across reads; `GpuTopK::read_into` for topk128), median of {READS} reads, each after a replay and a stream sync: the copies and their waits. \
          \"upload µs\" likewise times `upload_step` of the cell's rows (settings, bias entries, host bitmask rows \
          staged and one copy queued), median of {READS}; topk128 uploads nothing.\n\n\
          Ceilings in this run: driver memcpy {memcpy_gbs:.0} GB/s, 16-byte copy kernel {kernel_gbs:.0} GB/s \
