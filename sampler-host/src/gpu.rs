@@ -761,8 +761,9 @@ struct HostStepOutputs<'a> {
     top_stride: usize,
 }
 
-/// Writes one [`RowOutput`] a row of `uploaded` into `out`, reusing its entries and their vectors, and drops the entries past them. A row
-/// without `STATUS_OK` gets its token (−1) and status alone.
+/// Writes one [`RowOutput`] a row of `uploaded` into `out`, reusing its entries and their
+/// vectors, and drops the entries past them. A row without `STATUS_OK` gets its token (−1)
+/// and status alone.
 fn fill_row_outputs(uploaded: &[UploadedRow], read: &HostStepOutputs<'_>, out: &mut Vec<RowOutput>) {
     out.truncate(uploaded.len());
     let rows = uploaded.iter().zip(read.tokens.iter().zip(read.status));
@@ -912,8 +913,8 @@ pub struct GpuSampler {
     /// the listable rows, as before session 51 (their block path is then what takes a step
     /// with a block row).
     warp_runs_by_batch: bool,
-    /// By slot: the request whose row stage 2 left undecided in the last step whose outputs were read
-    /// (`read_outputs` reads the rows' exact-pass flags under `BySettings`, after a step that
+    /// Per slot: stage 2 left its request's row undecided in the last step whose outputs were
+    /// read (`read_outputs` reads the rows' exact-pass flags under `BySettings`, after a step that
     /// is not greedy). Such a request's next step is not quiet: a row whose logits defeat the
     /// prediction (a top-k row of thousands of equal values, which overflows stage 2's merge;
     /// crowded tiles no longer do, since stage 2 re-reads them) takes the split pass after its
@@ -1659,8 +1660,9 @@ impl GpuSampler {
     /// one entry a row, in upload order.
     ///
     /// `out`'s entries, and their `top_logprobs` vectors, are overwritten in place: an engine
-    /// that keeps one `Vec` from step to step allocates nothing here once it has held its
-    /// largest batch. Entries past the batch are dropped.
+    /// that keeps one `Vec` from step to step stops allocating here once it has held its
+    /// largest batch, with the most top log-probabilities at each position. Entries past the
+    /// batch are dropped.
     pub fn read_outputs_into(&mut self, out: &mut Vec<RowOutput>) -> Result<()> {
         let n = self.uploaded.len();
         let stream = self.gpu.stream().clone();
