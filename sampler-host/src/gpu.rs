@@ -2002,8 +2002,7 @@ impl Backend for GpuSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand_xoshiro::rand_core::{Rng, SeedableRng};
-    use rand_xoshiro::Xoshiro256PlusPlus;
+    use rand_xoshiro::rand_core::Rng;
     use sampler_kernels::status::{STATUS_INVALID_SETTINGS, STATUS_NO_VALID_TOKEN};
 
     /// `fill_row_outputs` gives each row what the read copied, indexed directly (the read
@@ -2011,9 +2010,7 @@ mod tests {
     /// by a smaller earlier batch alike: reuse leaks nothing from earlier rows.
     #[test]
     fn row_outputs_are_the_rows_read_whatever_the_vector_held() {
-        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(11, |d| d.as_nanos() as u64);
-        eprintln!("row outputs seed {seed}");
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut rng = crate::test_rng("row outputs");
         let stride = MAX_TOP_LOGPROBS as usize;
         let mut dirty = Vec::new();
         for n in [257usize, 3, 1, 64, 257, 0, 5] {
@@ -2093,9 +2090,7 @@ mod tests {
     /// refilled in place, a smaller batch after a larger one leaves nothing of it behind.
     #[test]
     fn prepared_rows_are_the_rows_requests_in_row_order() {
-        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(17, |d| d.as_nanos() as u64);
-        eprintln!("prepared rows seed {seed}");
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut rng = crate::test_rng("prepared rows");
         let vocab = 50_257;
         let words = bitmask_words(vocab as u32) as usize;
         let (table, slots, ids) = drawn_requests(&mut rng, 300, vocab);
@@ -2150,9 +2145,7 @@ mod tests {
     /// refused upload the same rows pass, even across the mark count's wrap.
     #[test]
     fn prepared_rows_refuse_bad_batches_by_their_first_bad_row() {
-        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(19, |d| d.as_nanos() as u64);
-        eprintln!("refused rows seed {seed}");
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut rng = crate::test_rng("refused rows");
         let vocab = 151_936;
         let words = bitmask_words(vocab as u32) as usize;
         let (table, slots, ids) = drawn_requests(&mut rng, 40, vocab);

@@ -920,8 +920,7 @@ impl Backend for GpuVerifier {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand_xoshiro::rand_core::{Rng, SeedableRng};
-    use rand_xoshiro::Xoshiro256PlusPlus;
+    use rand_xoshiro::rand_core::Rng;
     use sampler_kernels::status::{STATUS_NO_VALID_TOKEN, STATUS_OK};
 
     /// `fill_verify_outputs` gives each request its `drafts + 1` token slots, its accepted
@@ -930,9 +929,7 @@ mod tests {
     /// and smaller earlier calls alike.
     #[test]
     fn verify_outputs_are_the_requests_read_whatever_the_vector_held() {
-        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(13, |d| d.as_nanos() as u64);
-        eprintln!("verify outputs seed {seed}");
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut rng = crate::test_rng("verify outputs");
         let mut dirty = Vec::new();
         for (n, max_drafts) in [(128usize, 8usize), (3, 8), (1, 0), (32, 7), (128, 8), (0, 8)] {
             let width = max_drafts + 1;

@@ -36,6 +36,16 @@ pub use error::{Error, Field, Result};
 /// Speculative verification on the GPU ([`gpu::verify::GpuVerifier`]).
 pub use gpu::verify as gpu_verify;
 
+/// A generator for a unit test, seeded from the clock so that each run draws fresh inputs; the
+/// seed is printed with `test`'s name, so a failure can be replayed by seeding it again.
+#[cfg(test)]
+pub(crate) fn test_rng(test: &str) -> rand_xoshiro::Xoshiro256PlusPlus {
+    use rand_xoshiro::rand_core::SeedableRng;
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(7, |d| d.as_nanos() as u64);
+    eprintln!("{test} seed {seed}");
+    rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed)
+}
+
 // A serving engine builds a sampler and its graphs on one thread and may drive them from
 // another (its GPU worker): these must stay `Send`. A field that is not fails the build here.
 const _: () = {

@@ -77,16 +77,11 @@ mod tests {
     use super::*;
     use crate::logits::LogitsData;
     use half::{bf16, f16};
-    use rand_xoshiro::rand_core::{Rng, SeedableRng};
+    use rand_xoshiro::rand_core::Rng;
     use rand_xoshiro::Xoshiro256PlusPlus;
 
     fn rng() -> Xoshiro256PlusPlus {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(7);
-        eprintln!("topk tests seed {seed}");
-        Xoshiro256PlusPlus::seed_from_u64(seed)
+        crate::test_rng("topk tests")
     }
 
     /// A row with ties, NaN, ±inf, ±0 and ordinary values.
