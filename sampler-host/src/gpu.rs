@@ -664,6 +664,26 @@ impl SlotMarks {
     }
 }
 
+/// A request's `RowSettings`: its settings `p`, its state slot, where its bias entries start
+/// among the step's (or call's), and its `ROW_*` flags. Steps and verification calls both lay
+/// a request out for the kernels here.
+pub(crate) fn row_settings(p: &SamplingParams, slot: u32, bias_offset: usize, flags: u32) -> RowSettings {
+    RowSettings {
+        temperature: p.temperature,
+        top_p: p.top_p,
+        min_p: p.min_p,
+        repetition_penalty: p.repetition_penalty,
+        frequency_penalty: p.frequency_penalty,
+        presence_penalty: p.presence_penalty,
+        top_k: p.top_k,
+        slot,
+        bias_offset: bias_offset as u32,
+        bias_len: p.logit_bias.len() as u32,
+        flags,
+        _pad: 0,
+    }
+}
+
 /// The host half of an upload: each row's `RowSettings`, the step's logit-bias entries in row
 /// order, what the read needs of each row, and the heights of the two bitmask copies.
 #[derive(Clone, Debug, Default)]
@@ -718,20 +738,7 @@ impl PreparedRows {
                 flags |= ROW_WANT_LOGPROB;
             }
             flags |= p.top_logprobs << ROW_TOP_LOGPROBS_SHIFT;
-            self.settings.push(RowSettings {
-                temperature: p.temperature,
-                top_p: p.top_p,
-                min_p: p.min_p,
-                repetition_penalty: p.repetition_penalty,
-                frequency_penalty: p.frequency_penalty,
-                presence_penalty: p.presence_penalty,
-                top_k: p.top_k,
-                slot,
-                bias_offset: self.bias_tokens.len() as u32,
-                bias_len: p.logit_bias.len() as u32,
-                flags,
-                _pad: 0,
-            });
+            self.settings.push(row_settings(p, slot, self.bias_tokens.len(), flags));
             for &(t, v) in &p.logit_bias {
                 self.bias_tokens.push(t);
                 self.bias_values.push(v);

@@ -19,18 +19,17 @@
 //! A child module of `gpu` so that it can use the sampler's buffers without widening
 //! `GpuSampler`'s API.
 
-use std::collections::HashSet;
 use std::marker::PhantomData;
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
 use sampler_kernels::abi::{
-    RowSettings, VerifyParams, VerifySettings, ROW_HAS_BITMASK, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
+    VerifyParams, VerifySettings, ROW_HAS_BITMASK, ROW_WANT_LOGPROB, SAMPLER_SHARED_BYTES, SAMPLER_THREADS,
     TILE_TOKENS, VERIFY_BLOCK_SCRATCH_BYTES, VERIFY_HEADER_RANDOM, VERIFY_HEADER_WORDS, VERIFY_CHAIN_THREADS, VERIFY_MAX_DRAFTS, VERIFY_MIN_DRAFTS, VERIFY_ONE_HOT, VERIFY_ROWS_SHARED_BYTES,
     VERIFY_CHUNK_TOKENS, VERIFY_ROW_SCRATCH_BYTES,
 };
 use sampler_kernels::status::STATUS_INVALID_SETTINGS;
 
-use super::{as_bytes, copy_device_bitmask, device_address, reads_device_bitmask, device_address_mut, dtype_bytes, dtype_code, DeviceBitmask, DeviceLogits, GpuSampler};
+use super::{as_bytes, copy_device_bitmask, device_address, reads_device_bitmask, device_address_mut, row_settings, dtype_bytes, dtype_code, DeviceBitmask, DeviceLogits, GpuSampler};
 use crate::backend::{Backend, Batch, RowOutput};
 use crate::cuda::{cuda_err, GpuDevice, KernelParams, OwnedGraph, PinnedReadback};
 use crate::error::{Error, Field, Result};
@@ -386,7 +385,9 @@ impl GpuVerifier {
         }
         let vocab = self.sampler.config.vocab;
         let words = self.sampler.bitmask_words;
-        let mut seen = HashSet::with_capacity(requests.len());
+        // A request named twice has its slot taken twice, as in a step's upload.
+        let marks = &mut self.sampler.slot_marks;
+        marks.begin();
         let mut settings = Vec::with_capacity(requests.len());
         let mut row_map: Vec<u32> = Vec::new();
         let mut bias_tokens = Vec::new();
@@ -398,7 +399,8 @@ impl GpuVerifier {
         for (r, req) in requests.iter().enumerate() {
             let id = req.request;
             let state = self.sampler.table.get(id).ok_or(Error::UnknownRequest { request: id })?;
-            if !seen.insert(id) {
+            let slot = self.sampler.slots.get(&id).copied().ok_or(Error::UnknownRequest { request: id })?;
+            if !marks.take(slot) {
                 return Err(Error::DuplicateRequest { request: id });
             }
             let p: &SamplingParams = &state.params;
@@ -441,20 +443,7 @@ impl GpuVerifier {
                 flags |= ROW_WANT_LOGPROB;
             }
             settings.push(VerifySettings {
-                row: RowSettings {
-                    temperature: p.temperature,
-                    top_p: p.top_p,
-                    min_p: p.min_p,
-                    repetition_penalty: p.repetition_penalty,
-                    frequency_penalty: p.frequency_penalty,
-                    presence_penalty: p.presence_penalty,
-                    top_k: p.top_k,
-                    slot: self.sampler.slot_of(id)?,
-                    bias_offset: bias_tokens.len() as u32,
-                    bias_len: p.logit_bias.len() as u32,
-                    flags,
-                    _pad: 0,
-                },
+                row: row_settings(p, slot, bias_tokens.len(), flags),
                 drafts: n as u32,
                 first_row: rows as u32,
                 // A request without drafts reads no q row, whatever the caller passed.

@@ -992,7 +992,8 @@ fn gpu_verify_graph_replays_equal_reference() {
 }
 
 /// Bad calls are typed errors and change nothing; a request that asks for top logprobs is refused
-/// (the GPU verifier does not report them); so are device bitmasks that cannot be read.
+/// (the GPU verifier does not report them); so are device bitmasks that cannot be read, and a
+/// request named twice in one upload.
 #[test]
 fn gpu_verify_rejects_bad_calls() {
     const TEST: &str = "gpu_verify_rejects_bad_calls";
@@ -1035,6 +1036,10 @@ fn gpu_verify_rejects_bad_calls() {
     assert!(refused(gpu.upload_verify_with_bitmask(&[req(Some(host), true)], &DeviceBitmask::new(&masks, 3, words))), "both kinds on one request");
     assert!(refused(gpu.upload_verify_with_bitmask(&[req(Some(host), false)], &DeviceBitmask::new(&masks, 3, words))), "a host mask in a device call");
     assert!(refused(gpu.upload_verify_with_bitmask(&[req(None, true)], &DeviceBitmask::new(&masks, 2, words))), "two rows for three target rows");
+    // A request named twice is refused at upload too (the slot marks steps use), and the good
+    // call below shows it left no slot taken.
+    let twice = gpu.upload_verify(&[req(None, false), req(None, false)]);
+    assert!(matches!(twice, Err(sampler_host::Error::DuplicateRequest { request: 1 })), "a request named twice: {twice:?}");
     assert_eq!(gpu.request_step(1).expect("step"), 0, "a refused upload changed state");
     let ok = VerifyBatch { logits: HostLogits::f32(&logits, 3, vocab).expect("l"), requests: vec![VerifyRequest::new(1, &drafts)] };
     let out = gpu.verify(&ok).expect("a good call after bad ones");
